@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The test command (README and .ci/run): unit and in-process API tests, then the
+# compiled binary, then the end-to-end tests against that binary. The last line is
+# "N passed, N failed"; the exit code is non-zero on any failure.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+mkdir -p test-artifacts
+passed=0; failed=0; status=0
+
+run_suite() { # name, then the command
+  local name=$1; shift
+  echo "== $name"
+  "$@" 2>&1 | tee "test-artifacts/$name.log"
+  local rc=${PIPESTATUS[0]}
+  local p f
+  p=$(grep -Eo '^ *[0-9]+ pass$' "test-artifacts/$name.log" | tail -1 | grep -Eo '[0-9]+' || echo 0)
+  f=$(grep -Eo '^ *[0-9]+ fail$' "test-artifacts/$name.log" | tail -1 | grep -Eo '[0-9]+' || echo 0)
+  passed=$((passed + p)); failed=$((failed + f))
+  if [ "$rc" -ne 0 ]; then status=1; [ "$f" -eq 0 ] && failed=$((failed + 1)); fi
+}
+
+run_suite unit bun test ./src
+echo "== build"
+if bun run build; then
+  SHORTLINK_BIN=dist/shortlink run_suite e2e bun test ./test
+else
+  echo "build failed"; status=1; failed=$((failed + 1))
+fi
+echo "$passed passed, $failed failed"
+exit $status

@@ -1,0 +1,149 @@
+/**
+ * The API: an envelope (request id, authentication, rate limit, read-only rule, body
+ * size and content type) around one Elysia app holding every module's routes, with the
+ * one error handler. Builds from deps; never listens.
+ */
+import { Elysia, ValidationError } from 'elysia'
+import { AppError, errorResponse, type ErrorCode } from './shared/errors'
+import { newId } from './shared/ids'
+import { describeRule } from './shared/validate'
+import { setRequestContext, requestContextOf, type RequestContext } from './shared/request-context'
+import { rateLimitHeaders } from './auth/rate-limit'
+import { assertMethodAllowed } from './auth/auth.service'
+import type { Deps } from './deps'
+import { tagRoutes } from './tags/tags.routes'
+import { docsRoutes, PUBLIC_DOC_PATHS } from './docs/docs.routes'
+
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
+
+export interface ApiApp {
+  handle(request: Request, clientIp: string): Promise<Response>
+  elysia: Elysia<any, any, any, any, any, any, any>
+}
+
+export function createApiApp(deps: Deps): ApiApp {
+  const { settings, log } = deps
+  const prefix = settings.apiPrefix
+
+  const routes = new Elysia({ prefix, normalize: false })
+    .onError(({ code, error, request }) => {
+      const ctx = requestContextOf(request)
+      return renderError(code, error, request, ctx, log)
+    })
+    .use(tagRoutes(deps))
+
+  const elysia = routes.use(docsRoutes(deps, routes))
+  elysia.compile()
+
+  const publicPaths = new Set(PUBLIC_DOC_PATHS.map((p) => prefix + p))
+  const multipartPaths = new Set([`${prefix}/files`])
+
+  async function handle(request: Request, clientIp: string): Promise<Response> {
+    const requestId = newId('req')
+    const ctx: RequestContext = { requestId, clientIp, caller: null }
+    const url = new URL(request.url)
+    let rateHeaders: Record<string, string> = {}
+    const fail = (e: AppError) =>
+      withHeaders(errorResponse(e.code, e.message, requestId, e.headers), rateHeaders, requestId)
+    try {
+      const isPublic = publicPaths.has(url.pathname) || url.pathname.startsWith(`${prefix}/docs/`)
+      let bucket = `ip:${clientIp}`
+      let authError: AppError | null = null
+      if (!isPublic) {
+        try {
+          ctx.caller = deps.auth.authenticate(request.headers.get('authorization'))
+          bucket = `key:${ctx.caller.keyId}`
+        } catch (e) {
+          authError = e as AppError
+        }
+      }
+      const rate = deps.limiter.hit(bucket)
+      rateHeaders = rateLimitHeaders(rate)
+      if (!rate.allowed)
+        throw new AppError('rate_limit_exceeded', `rate limit of ${rate.limit} requests per minute exceeded; retry in ${rate.reset} s`, {
+          'Retry-After': String(rate.reset),
+        })
+      if (authError) throw authError
+      if (ctx.caller) assertMethodAllowed(ctx.caller, request.method)
+      if (BODY_METHODS.has(request.method)) request = await checkBody(request, url, multipartPaths.has(url.pathname), deps)
+    } catch (e) {
+      if (e instanceof AppError) return fail(e)
+      throw e
+    }
+    setRequestContext(request, ctx)
+    const response = await elysia.handle(request)
+    return withHeaders(response, rateHeaders, requestId)
+  }
+
+  return { handle, elysia }
+}
+
+function withHeaders(res: Response, extra: Record<string, string>, requestId: string): Response {
+  for (const [k, v] of Object.entries(extra)) res.headers.set(k, v)
+  res.headers.set('X-Request-Id', requestId)
+  return res
+}
+
+/** Content type and size rules for request bodies; returns a request whose body is safe to read. */
+async function checkBody(request: Request, url: URL, multipartAllowed: boolean, deps: Deps): Promise<Request> {
+  const length = request.headers.get('content-length')
+  if (length === '0' || (length === null && request.body === null)) return request
+  const type = (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase()
+  const isJson = type === 'application/json' || type.endsWith('+json')
+  const isMultipart = type === 'multipart/form-data'
+  if (!isJson && !(isMultipart && multipartAllowed))
+    throw new AppError('bad_request', `unsupported content type '${type || '(none)'}': send application/json${multipartAllowed ? ' or multipart/form-data' : ''}`)
+  const max = isMultipart ? deps.config.files.maxBytes + 64 * 1024 : deps.config.server.maxBodyBytes
+  if (length !== null && Number(length) > max) throw new AppError('bad_request', `request body too large: ${length} bytes, the limit is ${max}`)
+  if (length === null) {
+    // Chunked upload without a length: read it with the limit, then hand on a copy.
+    const body = await readLimited(request, max)
+    return new Request(request, { body })
+  }
+  return request
+}
+
+async function readLimited(request: Request, max: number): Promise<Blob> {
+  const reader = request.body!.getReader()
+  const chunks: Uint8Array[] = []
+  let total = 0
+  for (;;) {
+    const { done, value } = await reader.read()
+    if (done) break
+    total += value.byteLength
+    if (total > max) {
+      reader.cancel().catch(() => {})
+      throw new AppError('bad_request', `request body too large: over ${max} bytes`)
+    }
+    chunks.push(value)
+  }
+  return new Blob(chunks as BlobPart[])
+}
+
+/** The one place errors become responses. */
+function renderError(code: string | number, error: unknown, request: Request, ctx: RequestContext | undefined, log: Deps['log']): Response {
+  const requestId = ctx?.requestId
+  if (error instanceof AppError) return errorResponse(error.code, error.message, requestId, error.headers)
+  if (code === 'VALIDATION' || error instanceof ValidationError) return errorResponse('parameter_error', validationMessage(error), requestId)
+  if (code === 'PARSE') return errorResponse('bad_request', 'request body is not valid JSON', requestId)
+  if (code === 'NOT_FOUND') {
+    const path = new URL(request.url).pathname
+    return errorResponse('not_found', `no route ${request.method} ${path}`, requestId)
+  }
+  const status = (error as { status?: number })?.status
+  if (status === 413) return errorResponse('bad_request', 'request body too large', requestId)
+  log.error('unhandled error', { requestId, method: request.method, url: request.url, error: String((error as Error)?.stack ?? error) })
+  const c: ErrorCode = 'internal_server_error'
+  return errorResponse(c, `internal error; quote request id ${requestId} when reporting it`, requestId)
+}
+
+function validationMessage(error: unknown): string {
+  const e = error as { type?: string; valueError?: { path: string; message: string; schema: any; value: unknown }; message?: string }
+  const where = e.type === 'params' ? 'path' : e.type === 'query' ? 'query' : 'body'
+  const ve = e.valueError
+  if (!ve) return `invalid ${where}`
+  const field = ve.path.replace(/^\//, '').replace(/\//g, '.') || where
+  if (ve.message === 'Unexpected property') return `unknown field '${field}' in ${where}`
+  if (ve.value === undefined && ve.path) return `'${field}' is required in ${where}`
+  return `'${field}' ${describeRule(ve.schema ?? {}, ve.message)}`
+}

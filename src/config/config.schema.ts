@@ -1,0 +1,118 @@
+/**
+import '../shared/formats'
+ * The whole configuration: one TypeBox schema, every key with a default and a
+ * description. The README's config table is generated from it (scripts/config-table.ts).
+ */
+import { Type as T, type Static } from '@sinclair/typebox'
+
+const Str = (def: string, description: string, extra: object = {}) => T.String({ default: def, description, ...extra })
+const Port = (def: number, description: string) => T.Integer({ minimum: 1, maximum: 65535, default: def, description })
+const StrList = (def: string[], description: string, item: object = {}) =>
+  T.Array(T.String({ minLength: 1, ...item }), { default: def, description })
+
+export const ServerConfig = T.Object(
+  {
+    baseUrl: Str('https://localhost:8443/api', 'Public URL of the API; its path is the API prefix.', {
+      pattern: '^https://[^/?#]+(/[^?#]*)?$',
+    }),
+    httpsPort: Port(8443, 'Port of the HTTPS listener (API, short links, hosted pages).'),
+    httpPort: Port(8080, 'Port of the plain-HTTP listener: ACME HTTP-01 challenges and 301 to https.'),
+    hostname: Str('0.0.0.0', 'Address both listeners bind to.', { minLength: 1 }),
+    dataDir: Str('./data', 'Directory holding the SQLite store, certificates and uploaded files.', { minLength: 1 }),
+    trustProxy: StrList([], 'CIDRs whose X-Forwarded-For is honoured for the client IP.', {
+      pattern: '^[0-9a-fA-F:.]+(/[0-9]{1,3})?$',
+    }),
+    maxBodyBytes: T.Integer({
+      minimum: 1024,
+      maximum: 64 * 1024 * 1024,
+      default: 1024 * 1024,
+      description: 'Largest JSON request body accepted; larger ones get 400 bad_request.',
+    }),
+  },
+  { additionalProperties: false, default: {} },
+)
+
+export const TlsConfig = T.Object(
+  {
+    mode: T.Union([T.Literal('self-signed'), T.Literal('files'), T.Literal('acme')], {
+      default: 'self-signed',
+      description: 'self-signed: local CA + certificate kept in dataDir; files: certFile/keyFile; acme: certificates from acmeDirectory.',
+    }),
+    names: StrList([], 'Extra DNS names or IPs for the self-signed certificate (localhost, the baseUrl host and default domains are always included).'),
+    certFile: Str('', 'PEM certificate chain for mode = files.'),
+    keyFile: Str('', 'PEM private key for mode = files.'),
+    acmeDirectory: Str('https://acme-staging-v02.api.letsencrypt.org/directory', 'ACME directory URL.', {
+      pattern: '^https?://',
+    }),
+    acmeEmail: Str('', 'Contact e-mail for the ACME account.'),
+    acmeCaFile: Str('', 'PEM CA bundle to trust when talking to the ACME server (e.g. a test CA).'),
+  },
+  { additionalProperties: false, default: {} },
+)
+
+export const DomainsConfig = T.Object(
+  {
+    defaults: StrList(['localhost'], 'Default short domains; the first one is used when a link names none.', {
+      pattern: '^[a-zA-Z0-9.-]+$',
+    }),
+    cnameTarget: Str('', 'Host that customer domains must CNAME to (defaults to the baseUrl host).'),
+    dnsServers: StrList([], 'DNS servers (host or host:port) for CNAME checks; empty: the system resolver.'),
+  },
+  { additionalProperties: false, default: {} },
+)
+
+export const AuthConfig = T.Object(
+  {
+    adminKey: Str('', 'A fixed admin API key (also SHORTLINK_ADMIN_KEY); at least 24 characters when set.', {
+      pattern: '^$|^[A-Za-z0-9_-]{24,200}$',
+    }),
+  },
+  { additionalProperties: false, default: {} },
+)
+
+export const ScanConfig = T.Object(
+  {
+    allowPrivateNetworks: T.Boolean({
+      default: false,
+      description: 'Let POST /qr/scan fetch images from private, loopback and link-local addresses.',
+    }),
+  },
+  { additionalProperties: false, default: {} },
+)
+
+export const LimitsConfig = T.Object(
+  {
+    apiPerMinute: T.Integer({ minimum: 1, maximum: 1_000_000, default: 600, description: 'API requests per key (or per client IP without a key) per minute.' }),
+  },
+  { additionalProperties: false, default: {} },
+)
+
+export const FilesConfig = T.Object(
+  {
+    maxBytes: T.Integer({ minimum: 1024, maximum: 1024 * 1024 * 1024, default: 25 * 1024 * 1024, description: 'Largest uploaded file.' }),
+  },
+  { additionalProperties: false, default: {} },
+)
+
+export const GeoipConfig = T.Object(
+  {
+    database: Str('', 'MMDB file for country/region/city lookups; a bundled default when empty.'),
+  },
+  { additionalProperties: false, default: {} },
+)
+
+export const Config = T.Object(
+  {
+    server: ServerConfig,
+    tls: TlsConfig,
+    domains: DomainsConfig,
+    auth: AuthConfig,
+    scan: ScanConfig,
+    limits: LimitsConfig,
+    files: FilesConfig,
+    geoip: GeoipConfig,
+  },
+  { additionalProperties: false },
+)
+
+export type Config = Static<typeof Config>

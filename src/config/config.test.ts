@@ -1,0 +1,69 @@
+import { describe, expect, test } from 'bun:test'
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { buildConfig, ConfigError, loadConfig } from './config.load'
+
+function problems(fn: () => unknown): string[] {
+  try {
+    fn()
+  } catch (e) {
+    if (e instanceof ConfigError) return e.problems
+    throw e
+  }
+  return []
+}
+
+describe('config', () => {
+  test('the embedded default matches the contract', () => {
+    const c = buildConfig({}, {})
+    expect(c.server).toMatchObject({ baseUrl: 'https://localhost:8443/api', httpsPort: 8443, httpPort: 8080, dataDir: './data' })
+    expect(c.tls.mode).toBe('self-signed')
+    expect(c.domains.defaults).toEqual(['localhost'])
+  })
+
+  test('file values override defaults, env overrides the file, typed by the schema', () => {
+    const c = buildConfig(
+      { server: { httpsPort: 9443 }, limits: { apiPerMinute: 10 } },
+      { SHORTLINK_SERVER_HTTPSPORT: '10443', SHORTLINK_DOMAINS_DEFAULTS: 'a.test, b.test', SHORTLINK_SCAN_ALLOWPRIVATENETWORKS: 'true' },
+    )
+    expect(c.server.httpsPort).toBe(10443)
+    expect(c.limits.apiPerMinute).toBe(10)
+    expect(c.domains.defaults).toEqual(['a.test', 'b.test'])
+    expect(c.scan.allowPrivateNetworks).toBe(true)
+  })
+
+  test('SHORTLINK_ADMIN_KEY sets auth.adminKey', () => {
+    expect(buildConfig({}, { SHORTLINK_ADMIN_KEY: 'k'.repeat(30) }).auth.adminKey).toBe('k'.repeat(30))
+  })
+
+  test('every bad key is listed with its rule, not just the first', () => {
+    const p = problems(() =>
+      buildConfig(
+        { server: { httpsPort: 'eighty', trustProxy: 'x' }, tls: { mode: 'magic' }, nosuch: {}, limits: { apiPerMinut: 1 } },
+        { SHORTLINK_LIMITS_APIPERMINUTE: '0' },
+      ),
+    )
+    expect(p.some((m) => m.startsWith('server.httpsPort:') && m.includes('integer'))).toBe(true)
+    expect(p.some((m) => m.startsWith('server.trustProxy:'))).toBe(true)
+    expect(p.some((m) => m.startsWith('tls.mode:') && m.includes('self-signed'))).toBe(true)
+    expect(p.some((m) => m.startsWith('[nosuch]'))).toBe(true)
+    expect(p.some((m) => m.startsWith('limits.apiPerMinut:') && m.includes('unknown key'))).toBe(true)
+    expect(p.some((m) => m.startsWith('limits.apiPerMinute:') && m.includes('between 1'))).toBe(true)
+  })
+
+  test('cross-field rules', () => {
+    expect(problems(() => buildConfig({ server: { httpPort: 8443 } }, {}))[0]).toContain('server.httpPort')
+    expect(problems(() => buildConfig({ tls: { mode: 'files' } }, {}))[0]).toContain('tls.certFile')
+  })
+
+  test('loadConfig reads TOML, reports bad TOML and a missing explicit file', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cfg-'))
+    writeFileSync(join(dir, 'ok.toml'), '[server]\nhttpsPort = 9000\n')
+    expect(loadConfig(join(dir, 'ok.toml'), {}).config.server.httpsPort).toBe(9000)
+    writeFileSync(join(dir, 'bad.toml'), '[server\nx = ')
+    expect(problems(() => loadConfig(join(dir, 'bad.toml'), {}))[0]).toContain('not valid TOML')
+    expect(problems(() => loadConfig(join(dir, 'missing.toml'), {}))[0]).toContain('no such file')
+    expect(loadConfig(undefined, { SHORTLINK_CONFIG: join(dir, 'ok.toml') }).file).toBe(join(dir, 'ok.toml'))
+  })
+})

@@ -1,0 +1,83 @@
+/**
+ * `<baseUrl>/openapi.json` generated from the route schemas, and `<baseUrl>/docs`, a
+ * Swagger UI page whose assets are embedded in the binary so it renders offline.
+ */
+import { Elysia } from 'elysia'
+import { toOpenAPISchema } from '@elysiajs/openapi/openapi'
+import swaggerBundle from 'swagger-ui-dist/swagger-ui-bundle.js' with { type: 'file' }
+import swaggerCss from 'swagger-ui-dist/swagger-ui.css' with { type: 'file' }
+import type { Deps } from '../deps'
+import { STATUS_BY_CODE } from '../shared/errors'
+import pkg from '../../package.json'
+
+export const PUBLIC_DOC_PATHS = ['/openapi.json', '/docs']
+
+const API_DESCRIPTION = `Short links with QR codes, tags, branded domains, files, QR templates and click statistics.
+
+**Authentication**: every operation needs \`Authorization: Bearer <API key>\`. Keys are created by the operator
+(\`shortlink keys create --user ID --role admin|member|readonly\`) and shown once. \`readonly\` keys may only GET;
+\`member\` keys act on their own links, tags and files; \`admin\` keys on everyone's.
+
+**Errors** have the body \`{ "code", "message" }\` (plus \`requestId\`). Status per code:
+${Object.entries(STATUS_BY_CODE)
+  .map(([c, s]) => `\`${c}\` ${s}`)
+  .join(', ')}. Bodies that are not JSON, have the wrong content type or are too large are \`bad_request\`;
+a value breaking a rule is \`parameter_error\` naming the field; unknown body fields are \`parameter_error\`;
+unknown query parameters are ignored.
+
+**Rate limits**: every response carries \`RateLimit-Limit\`, \`RateLimit-Remaining\` and \`RateLimit-Reset\` (seconds);
+over the limit the answer is 429 \`rate_limit_exceeded\` with \`Retry-After\`.
+
+**Conventions**: timestamps are ISO 8601 UTC with milliseconds; identifiers are opaque with a type prefix
+(\`lnk_\`, \`tag_\`, \`fil_\`, \`tpl_\`, \`usr_\`); array query filters repeat the name (\`ids=a&ids=b\`);
+list endpoints page with \`page\` (from 1) and \`pageSize\`; list endpoints answering an array put the number of matches
+before paging in \`X-Total-Count\`. Creation answers 200 with the record (upsert answers 201 when it creates).`
+
+export function docsRoutes(deps: Deps, api: Elysia<any, any, any, any, any, any, any>) {
+  const prefix = deps.settings.apiPrefix
+  let cached: string | null = null
+
+  const document = () => {
+    if (cached) return cached
+    const generated = toOpenAPISchema(api as any, { staticFile: true }, undefined, undefined, '3.1.0')
+    const paths: Record<string, unknown> = {}
+    for (const [path, item] of Object.entries(generated.paths ?? {})) {
+      if (path.startsWith(`${prefix}/docs`) || path === `${prefix}/openapi.json`) continue
+      paths[path.slice(prefix.length) || '/'] = item
+    }
+    cached = JSON.stringify({
+      openapi: '3.1.0',
+      info: { title: 'shortlink API', version: pkg.version, description: API_DESCRIPTION },
+      servers: [{ url: deps.settings.baseUrl }],
+      security: [{ bearer: [] }],
+      tags: [{ name: 'Links' }, { name: 'Tags' }, { name: 'Domains' }, { name: 'Files' }, { name: 'QR' }, { name: 'Statistics' }],
+      paths,
+      components: {
+        ...(generated.components ?? {}),
+        securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'An API key.' } },
+      },
+    })
+    return cached
+  }
+
+  const page = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>shortlink API</title><link rel="stylesheet" href="${prefix}/docs/swagger-ui.css"></head>
+<body><div id="swagger-ui"></div><script src="${prefix}/docs/swagger-ui-bundle.js"></script>
+<script src="${prefix}/docs/init.js"></script></body></html>`
+  const init = `window.ui = SwaggerUIBundle({ url: ${JSON.stringify(`${prefix}/openapi.json`)}, dom_id: '#swagger-ui', deepLinking: true, persistAuthorization: true });`
+  const cache = { 'cache-control': 'public, max-age=86400' }
+
+  return new Elysia({ name: 'docs' })
+    .get('/openapi.json', () => new Response(document(), { headers: { 'content-type': 'application/json; charset=utf-8' } }), {
+      detail: { hide: true },
+    })
+    .get('/docs', () => new Response(page, { headers: { 'content-type': 'text/html; charset=utf-8' } }), { detail: { hide: true } })
+    .get('/docs/init.js', () => new Response(init, { headers: { 'content-type': 'text/javascript', ...cache } }), { detail: { hide: true } })
+    .get('/docs/swagger-ui-bundle.js', () => new Response(Bun.file(swaggerBundle), { headers: { 'content-type': 'text/javascript', ...cache } }), {
+      detail: { hide: true },
+    })
+    .get('/docs/swagger-ui.css', () => new Response(Bun.file(swaggerCss), { headers: { 'content-type': 'text/css', ...cache } }), {
+      detail: { hide: true },
+    })
+}

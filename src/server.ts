@@ -1,0 +1,102 @@
+/**
+ * Starts the HTTPS listener (API under baseUrl, short links on every other path and
+ * host) and the plain-HTTP listener (ACME HTTP-01 challenges, 301 to https), and
+ * drains on SIGTERM.
+ */
+import type { Server } from 'bun'
+import type { Deps } from './deps'
+import { createApiApp } from './app'
+import { createShortDomainHandler } from './redirect/short-domain.handler'
+import { createClientIpResolver } from './shared/client-ip'
+import { errorResponse } from './shared/errors'
+import type { CertPair } from './tls/self-signed'
+
+export interface RunningServer {
+  https: Server<unknown>
+  http: Server<unknown>
+  stop(): Promise<void>
+}
+
+export function startServer(deps: Deps, cert: CertPair): RunningServer {
+  const { config, settings, log } = deps
+  const api = createApiApp(deps)
+  const shortDomain = createShortDomainHandler(settings)
+  const clientIpOf = createClientIpResolver(config.server.trustProxy)
+  const prefix = settings.apiPrefix
+
+  const isApiRequest = (host: string, path: string) =>
+    host === settings.apiHost && (prefix === '' || path === prefix || path.startsWith(`${prefix}/`))
+
+  const https = Bun.serve({
+    port: config.server.httpsPort,
+    hostname: config.server.hostname,
+    reusePort: true,
+    tls: { cert: cert.cert, key: cert.key },
+    maxRequestBodySize: config.files.maxBytes + 1024 * 1024,
+    async fetch(request, server) {
+      const url = new URL(request.url)
+      const host = hostnameOf(request.headers.get('host') ?? url.host)
+      try {
+        if (isApiRequest(host, url.pathname)) {
+          const peer = server.requestIP(request)?.address ?? ''
+          return await api.handle(request, clientIpOf(peer, request.headers.get('x-forwarded-for')))
+        }
+        return await shortDomain(request, url)
+      } catch (e) {
+        log.error('request failed', { url: request.url, error: String((e as Error)?.stack ?? e) })
+        return errorResponse('internal_server_error', 'internal error')
+      }
+    },
+    error(e) {
+      log.error('server error', { error: String(e?.stack ?? e) })
+      return errorResponse('internal_server_error', 'internal error')
+    },
+  })
+
+  const challenge = deps.db.query<{ key_authorization: string }, [string]>(
+    'SELECT key_authorization FROM acme_challenges WHERE token = ?',
+  )
+  const httpsPortSuffix = config.server.httpsPort === 443 ? '' : `:${config.server.httpsPort}`
+  const http = Bun.serve({
+    port: config.server.httpPort,
+    hostname: config.server.hostname,
+    reusePort: true,
+    maxRequestBodySize: 64 * 1024,
+    fetch(request) {
+      const url = new URL(request.url)
+      const m = /^\/\.well-known\/acme-challenge\/([A-Za-z0-9_-]+)$/.exec(url.pathname)
+      if (m) {
+        const row = challenge.get(m[1]!)
+        if (row) return new Response(row.key_authorization, { headers: { 'content-type': 'application/octet-stream' } })
+        return new Response('unknown challenge token\n', { status: 404, headers: { 'content-type': 'text/plain' } })
+      }
+      const host = hostnameOf(request.headers.get('host') ?? url.host)
+      const hostPart = host.includes(':') ? `[${host}]` : host
+      return new Response(null, { status: 301, headers: { location: `https://${hostPart}${httpsPortSuffix}${url.pathname}${url.search}` } })
+    },
+  })
+
+  log.info('listening', {
+    https: `https://${config.server.hostname}:${https.port}`,
+    http: `http://${config.server.hostname}:${http.port}`,
+    api: settings.baseUrl,
+    docs: `${settings.baseUrl}/docs`,
+  })
+
+  return {
+    https,
+    http,
+    async stop() {
+      http.stop(true)
+      await https.stop(false) // let in-flight requests finish
+    },
+  }
+}
+
+/** Host header → lower-case host name without port (IPv6 brackets removed). */
+export function hostnameOf(hostHeader: string): string {
+  const h = hostHeader.trim().toLowerCase()
+  if (h.startsWith('[')) return h.slice(1, h.indexOf(']'))
+  const colon = h.lastIndexOf(':')
+  return colon > 0 ? h.slice(0, colon) : h
+}

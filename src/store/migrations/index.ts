@@ -1,0 +1,10 @@
+import { foundation } from './0001_foundation'
+
+export interface Migration {
+  id: number
+  name: string
+  sql: string
+}
+
+/** Ordered by id; never edit a migration that has shipped, add a new one. */
+export const migrations: Migration[] = [foundation]

@@ -1,0 +1,68 @@
+import { AppError, notFound, parameterError } from '../shared/errors'
+import { newId } from '../shared/ids'
+import { canAccessOwnedBy, type Caller } from '../auth/auth.service'
+import { pageWindow } from '../shared/paging'
+import { TAG_COLORS } from './tags.schema'
+import type { TagStore, Tag } from './tags.store'
+
+/** A stable colour for a name, so the same tag name gets the same colour everywhere. */
+export function pickColor(name: string): string {
+  let h = 0
+  for (const ch of name.toLowerCase()) h = (h * 31 + ch.codePointAt(0)!) >>> 0
+  return TAG_COLORS[h % TAG_COLORS.length]!
+}
+
+export function createTagService(store: TagStore) {
+  function getOwned(caller: Caller, id: string): Tag {
+    const tag = store.get(id)
+    if (!tag) throw notFound(`tag ${id}`)
+    if (!canAccessOwnedBy(caller, tag.userId)) throw new AppError('forbidden', `tag ${id} belongs to another user`)
+    return tag
+  }
+
+  function assertNameFree(userId: string, name: string, exceptId?: string) {
+    const existing = store.findByName(userId, name)
+    if (existing && existing.id !== exceptId) throw parameterError(`'name' a tag named '${existing.name}' already exists`)
+  }
+
+  return {
+    getOwned,
+    create(caller: Caller, input: { name: string; color?: string }): Tag {
+      const name = input.name.trim()
+      if (!name) throw parameterError(`'name' must not be blank`)
+      assertNameFree(caller.userId, name)
+      const id = newId('tag')
+      store.insert({ id, userId: caller.userId, name, color: input.color ?? pickColor(name) })
+      return store.get(id)!
+    },
+    update(caller: Caller, id: string, input: { name?: string; color?: string }): Tag {
+      const tag = getOwned(caller, id)
+      const name = input.name?.trim() ?? tag.name
+      if (!name) throw parameterError(`'name' must not be blank`)
+      if (name.toLowerCase() !== tag.name.toLowerCase()) assertNameFree(tag.userId, name, tag.id)
+      store.update(id, name, input.color ?? tag.color)
+      return store.get(id)!
+    },
+    remove(caller: Caller, id: string): { id: string } {
+      getOwned(caller, id)
+      store.remove(id)
+      return { id }
+    },
+    list(
+      caller: Caller,
+      q: { ids?: string[]; search?: string; sortBy?: 'name' | 'created_at'; sortOrder?: 'asc' | 'desc'; page?: number; pageSize?: number },
+    ) {
+      const { limit, offset } = pageWindow(q.page, q.pageSize)
+      return store.list({
+        userId: caller.role === 'admin' ? undefined : caller.userId,
+        ids: q.ids,
+        search: q.search,
+        sortBy: q.sortBy ?? 'created_at',
+        sortOrder: q.sortOrder ?? 'desc',
+        limit,
+        offset,
+      })
+    },
+  }
+}
+export type TagService = ReturnType<typeof createTagService>

@@ -1,0 +1,86 @@
+import type { Store } from '../store/db'
+import { toIso } from '../shared/time'
+
+interface TagRow {
+  id: string
+  user_id: string
+  name: string
+  color: string
+  created_at: number
+  updated_at: number
+}
+
+export interface Tag {
+  id: string
+  name: string
+  color: string
+  userId: string
+  createdAt: string
+  updatedAt: string
+}
+
+const toTag = (r: TagRow): Tag => ({
+  id: r.id,
+  name: r.name,
+  color: r.color,
+  userId: r.user_id,
+  createdAt: toIso(r.created_at)!,
+  updatedAt: toIso(r.updated_at)!,
+})
+
+export interface TagFilter {
+  userId?: string
+  ids?: string[]
+  search?: string
+  sortBy: 'name' | 'created_at'
+  sortOrder: 'asc' | 'desc'
+  limit: number
+  offset: number
+}
+
+export function createTagStore(db: Store) {
+  const byId = db.query<TagRow, [string]>('SELECT * FROM tags WHERE id = ?')
+  const byName = db.query<TagRow, [string, string]>('SELECT * FROM tags WHERE user_id = ? AND name_key = ?')
+  const insert = db.query(
+    'INSERT INTO tags (id, user_id, name, name_key, color, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+  )
+  const update = db.query('UPDATE tags SET name = ?, name_key = ?, color = ?, updated_at = ? WHERE id = ?')
+  const remove = db.query('DELETE FROM tags WHERE id = ?')
+
+  return {
+    get: (id: string) => {
+      const r = byId.get(id)
+      return r ? toTag(r) : null
+    },
+    findByName: (userId: string, name: string) => {
+      const r = byName.get(userId, name.toLowerCase())
+      return r ? toTag(r) : null
+    },
+    insert: (tag: { id: string; userId: string; name: string; color: string }) => {
+      const now = Date.now()
+      insert.run(tag.id, tag.userId, tag.name, tag.name.toLowerCase(), tag.color, now, now)
+    },
+    update: (id: string, name: string, color: string) => update.run(name, name.toLowerCase(), color, Date.now(), id),
+    remove: (id: string) => remove.run(id),
+    list(f: TagFilter): { tags: Tag[]; total: number } {
+      const where: string[] = []
+      const args: (string | number)[] = []
+      if (f.userId) (where.push('user_id = ?'), args.push(f.userId))
+      if (f.ids?.length) (where.push(`id IN (${f.ids.map(() => '?').join(',')})`), args.push(...f.ids))
+      if (f.search) (where.push(`name_key LIKE ? ESCAPE '\\'`), args.push(`%${escapeLike(f.search.toLowerCase())}%`))
+      const clause = where.length ? `WHERE ${where.join(' AND ')}` : ''
+      const order = f.sortBy === 'name' ? 'name_key' : 'created_at'
+      const dir = f.sortOrder === 'asc' ? 'ASC' : 'DESC'
+      const rows = db
+        .query<TagRow, (string | number)[]>(`SELECT * FROM tags ${clause} ORDER BY ${order} ${dir}, id ${dir} LIMIT ? OFFSET ?`)
+        .all(...args, f.limit, f.offset)
+      const total = db.query<{ n: number }, (string | number)[]>(`SELECT count(*) AS n FROM tags ${clause}`).get(...args)!.n
+      return { tags: rows.map(toTag), total }
+    },
+  }
+}
+export type TagStore = ReturnType<typeof createTagStore>
+
+export function escapeLike(s: string): string {
+  return s.replace(/[\\%_]/g, (c) => `\\${c}`)
+}

@@ -1,0 +1,116 @@
+/**
+ * Self-signed mode: a local CA and a leaf certificate for localhost, the loopback
+ * addresses and the configured names, made in pure JS (@peculiar/x509 on WebCrypto,
+ * ECDSA P-256) and kept in `<dataDir>/tls`. The leaf is re-made when the names change
+ * or it nears expiry; the CA is kept so a client that trusted it keeps trusting.
+ */
+import * as x509 from '@peculiar/x509'
+import { existsSync, mkdirSync, readFileSync, writeFileSync, chmodSync } from 'node:fs'
+import { isIP } from 'node:net'
+
+x509.cryptoProvider.set(crypto)
+
+const ALG = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const
+const DAY = 86_400_000
+
+export interface CertPair {
+  cert: string
+  key: string
+}
+
+export interface SelfSignedFiles extends CertPair {
+  caCert: string
+  caFile: string
+}
+
+async function exportKeyPem(key: CryptoKey): Promise<string> {
+  const der = await crypto.subtle.exportKey('pkcs8', key)
+  return x509.PemConverter.encode(der, 'PRIVATE KEY')
+}
+
+async function importKeyPem(pem: string): Promise<CryptoKey> {
+  const der = x509.PemConverter.decode(pem)[0]!
+  return crypto.subtle.importKey('pkcs8', der, ALG, true, ['sign'])
+}
+
+function serial(): string {
+  return Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString('hex').replace(/^[89a-f]/, '1')
+}
+
+async function makeCa(): Promise<{ cert: x509.X509Certificate; keys: CryptoKeyPair }> {
+  const keys = (await crypto.subtle.generateKey(ALG, true, ['sign', 'verify'])) as CryptoKeyPair
+  const cert = await x509.X509CertificateGenerator.createSelfSigned({
+    serialNumber: serial(),
+    name: 'CN=shortlink local CA',
+    notBefore: new Date(Date.now() - DAY),
+    notAfter: new Date(Date.now() + 3650 * DAY),
+    keys,
+    signingAlgorithm: ALG,
+    extensions: [
+      new x509.BasicConstraintsExtension(true, 0, true),
+      new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign, true),
+      await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
+    ],
+  })
+  return { cert, keys }
+}
+
+async function makeLeaf(names: string[], ca: { cert: x509.X509Certificate; key: CryptoKey }): Promise<CertPair> {
+  const keys = (await crypto.subtle.generateKey(ALG, true, ['sign', 'verify'])) as CryptoKeyPair
+  const sans = names.map((n) => (isIP(n) ? { type: 'ip' as const, value: n } : { type: 'dns' as const, value: n }))
+  const cert = await x509.X509CertificateGenerator.create({
+    serialNumber: serial(),
+    subject: `CN=${names[0]}`,
+    issuer: ca.cert.subject,
+    notBefore: new Date(Date.now() - DAY),
+    notAfter: new Date(Date.now() + 397 * DAY),
+    signingKey: ca.key,
+    publicKey: keys.publicKey,
+    signingAlgorithm: ALG,
+    extensions: [
+      new x509.BasicConstraintsExtension(false, undefined, true),
+      new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true),
+      new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth]),
+      new x509.SubjectAlternativeNameExtension(sans),
+      await x509.AuthorityKeyIdentifierExtension.create(ca.cert),
+    ],
+  })
+  return { cert: cert.toString('pem') + '\n' + ca.cert.toString('pem') + '\n', key: await exportKeyPem(keys.privateKey) }
+}
+
+export function selfSignedNames(extra: string[]): string[] {
+  const names = ['localhost', '127.0.0.1', '::1', ...extra.map((n) => n.toLowerCase())]
+  return [...new Set(names)]
+}
+
+export async function ensureSelfSigned(dataDir: string, names: string[]): Promise<SelfSignedFiles> {
+  const dir = `${dataDir}/tls`
+  mkdirSync(dir, { recursive: true })
+  const p = { caCert: `${dir}/ca.pem`, caKey: `${dir}/ca-key.pem`, cert: `${dir}/cert.pem`, key: `${dir}/key.pem`, names: `${dir}/names.json` }
+
+  let ca: { cert: x509.X509Certificate; key: CryptoKey }
+  if (existsSync(p.caCert) && existsSync(p.caKey)) {
+    ca = { cert: new x509.X509Certificate(readFileSync(p.caCert, 'utf8')), key: await importKeyPem(readFileSync(p.caKey, 'utf8')) }
+  } else {
+    const made = await makeCa()
+    writeFileSync(p.caKey, await exportKeyPem(made.keys.privateKey), { mode: 0o600 })
+    writeFileSync(p.caCert, made.cert.toString('pem') + '\n')
+    ca = { cert: made.cert, key: made.keys.privateKey }
+  }
+
+  const wanted = JSON.stringify(names)
+  const current = existsSync(p.names) ? readFileSync(p.names, 'utf8') : ''
+  let fresh = current === wanted && existsSync(p.cert) && existsSync(p.key)
+  if (fresh) {
+    const leaf = new x509.X509Certificate(readFileSync(p.cert, 'utf8'))
+    fresh = leaf.notAfter.getTime() - Date.now() > 30 * DAY
+  }
+  if (!fresh) {
+    const leaf = await makeLeaf(names, ca)
+    writeFileSync(p.key, leaf.key, { mode: 0o600 })
+    chmodSync(p.key, 0o600)
+    writeFileSync(p.cert, leaf.cert)
+    writeFileSync(p.names, wanted)
+  }
+  return { cert: readFileSync(p.cert, 'utf8'), key: readFileSync(p.key, 'utf8'), caCert: readFileSync(p.caCert, 'utf8'), caFile: p.caCert }
+}

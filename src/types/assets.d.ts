@@ -1,0 +1,17 @@
+// Files imported `with { type: 'file' }` resolve to a path inside the compiled binary.
+declare module '*.css' {
+  const path: string
+  export default path
+}
+declare module 'swagger-ui-dist/swagger-ui-bundle.js' {
+  const path: string
+  export default path
+}
+declare module '*.wasm' {
+  const path: string
+  export default path
+}
+declare module '*.woff2' {
+  const path: string
+  export default path
+}

@@ -1,0 +1,48 @@
+/**
+ * In-process API harness: the real app and migrations on an in-memory store, driven
+ * through `handle(Request)`; no sockets. For API tests beside each module.
+ */
+import { buildConfig } from '../../src/config/config.load'
+import { createDeps, type Deps } from '../../src/deps'
+import { createApiApp } from '../../src/app'
+import { createLogger } from '../../src/shared/log'
+
+export interface ApiHarness {
+  deps: Deps
+  keys: { admin: string; member: string; other: string; readonly: string }
+  call(method: string, path: string, opts?: { key?: string | null; json?: unknown; body?: BodyInit; headers?: Record<string, string>; ip?: string }): Promise<{ status: number; body: any; headers: Headers }>
+}
+
+export function createHarness(toml: Record<string, unknown> = {}): ApiHarness {
+  const config = buildConfig(toml, {})
+  const deps = createDeps(config, ':memory:', createLogger(true))
+  const app = createApiApp(deps)
+  for (const u of ['alice', 'bob', 'carol']) deps.auth.addUser(u)
+  const keys = {
+    admin: deps.auth.createKey('usr_admin', 'admin').key,
+    member: deps.auth.createKey('alice', 'member').key,
+    other: deps.auth.createKey('bob', 'member').key,
+    readonly: deps.auth.createKey('carol', 'readonly').key,
+  }
+  return {
+    deps,
+    keys,
+    async call(method, path, opts = {}) {
+      const headers = new Headers(opts.headers)
+      const key = opts.key === undefined ? keys.admin : opts.key
+      if (key) headers.set('authorization', `Bearer ${key}`)
+      let body = opts.body
+      if (opts.json !== undefined) {
+        body = JSON.stringify(opts.json)
+        if (!headers.has('content-type')) headers.set('content-type', 'application/json')
+      }
+      const res = await app.handle(new Request(`https://localhost${deps.settings.apiPrefix}${path}`, { method, headers, body }), opts.ip ?? '127.0.0.1')
+      const text = await res.text()
+      let parsed: unknown = text
+      try {
+        parsed = JSON.parse(text)
+      } catch {}
+      return { status: res.status, body: parsed, headers: res.headers }
+    },
+  }
+}

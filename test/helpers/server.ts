@@ -1,0 +1,121 @@
+/**
+ * Starts a real shortlink server for end-to-end tests: the compiled binary when
+ * SHORTLINK_BIN is set (CI), else `bun src/main.ts`; random free ports, a temp data
+ * dir, real TLS verified against the server's own CA. Logs are printed on failure.
+ */
+import { mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import type { Subprocess } from 'bun'
+
+const ROOT = resolve(import.meta.dir, '../..')
+
+export function shortlinkCommand(): string[] {
+  const bin = process.env.SHORTLINK_BIN
+  return bin ? [resolve(ROOT, bin)] : ['bun', join(ROOT, 'src/main.ts')]
+}
+
+export async function freePort(): Promise<number> {
+  const s = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response('') })
+  const port = s.port!
+  s.stop(true)
+  return port
+}
+
+export interface TestServer {
+  dir: string
+  httpsPort: number
+  httpPort: number
+  baseUrl: string
+  adminKey: string
+  ca: string
+  proc: Subprocess
+  output(): string
+  /** fetch against the API with the admin key (or `key`), TLS verified with the server's CA. */
+  api(path: string, init?: RequestInit & { key?: string | null; json?: unknown }): Promise<Response>
+  fetch(url: string, init?: RequestInit): Promise<Response>
+  run(args: string[]): Promise<{ code: number; stdout: string; stderr: string }>
+  stop(signal?: NodeJS.Signals): Promise<number>
+}
+
+export interface StartOptions {
+  /** Extra TOML appended after the generated [server] section. */
+  toml?: string
+  env?: Record<string, string>
+  dir?: string
+}
+
+export async function startServer(opts: StartOptions = {}): Promise<TestServer> {
+  const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'shortlink-e2e-'))
+  const httpsPort = await freePort()
+  const httpPort = await freePort()
+  const config = `[server]
+baseUrl = "https://localhost:${httpsPort}/api"
+httpsPort = ${httpsPort}
+httpPort = ${httpPort}
+hostname = "127.0.0.1"
+dataDir = "${dir}/data"
+${opts.toml ?? ''}`
+  writeFileSync(join(dir, 'shortlink.toml'), config)
+  let out = ''
+  const proc = Bun.spawn([...shortlinkCommand(), 'serve', '--config', join(dir, 'shortlink.toml')], {
+    cwd: dir,
+    env: { ...process.env, ...opts.env },
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
+  const collect = async (stream: ReadableStream<Uint8Array>) => {
+    for await (const chunk of stream) out += new TextDecoder().decode(chunk)
+  }
+  void collect(proc.stdout as ReadableStream<Uint8Array>)
+  void collect(proc.stderr as ReadableStream<Uint8Array>)
+
+  const deadline = Date.now() + 15_000
+  while (!/"msg":"started"/.test(out)) {
+    if (proc.exitCode !== null || Date.now() > deadline) throw new Error(`server did not start:\n${out}`)
+    await Bun.sleep(25)
+  }
+  const adminKey = /(sk_[A-Za-z0-9_-]+)/.exec(out)?.[1] ?? opts.env?.SHORTLINK_ADMIN_KEY ?? ''
+  const caPath = `${dir}/data/tls/ca.pem`
+  const ca = existsSync(caPath) ? readFileSync(caPath, 'utf8') : ''
+  const baseUrl = `https://localhost:${httpsPort}/api`
+  const tlsFetch = (url: string, init: RequestInit = {}) => fetch(url, { ...init, tls: { ca }, redirect: 'manual' } as RequestInit)
+
+  const server: TestServer = {
+    dir,
+    httpsPort,
+    httpPort,
+    baseUrl,
+    adminKey,
+    ca,
+    proc,
+    output: () => out,
+    fetch: tlsFetch,
+    api(path, init = {}) {
+      const { key, json, ...rest } = init
+      const headers = new Headers(rest.headers)
+      const k = key === undefined ? adminKey : key
+      if (k) headers.set('authorization', `Bearer ${k}`)
+      if (json !== undefined) headers.set('content-type', 'application/json')
+      return tlsFetch(baseUrl + path, { ...rest, headers, body: json !== undefined ? JSON.stringify(json) : rest.body })
+    },
+    async run(args) {
+      const p = Bun.spawn([...shortlinkCommand(), ...args, '--config', join(dir, 'shortlink.toml')], { cwd: dir, stdout: 'pipe', stderr: 'pipe' })
+      const [stdout, stderr] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text()])
+      return { code: await p.exited, stdout, stderr }
+    },
+    async stop(signal = 'SIGTERM') {
+      if (proc.exitCode !== null) return proc.exitCode
+      proc.kill(signal)
+      return await proc.exited
+    },
+  }
+  return server
+}
+
+/** Runs the CLI once (no server) in a directory. */
+export async function runCli(args: string[], opts: { cwd: string; env?: Record<string, string> }) {
+  const p = Bun.spawn([...shortlinkCommand(), ...args], { cwd: opts.cwd, env: { ...process.env, ...opts.env }, stdout: 'pipe', stderr: 'pipe' })
+  const [stdout, stderr] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text()])
+  return { code: await p.exited, stdout, stderr }
+}
