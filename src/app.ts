@@ -12,6 +12,7 @@ import { rateLimitHeaders } from './auth/rate-limit'
 import { assertMethodAllowed } from './auth/auth.service'
 import type { Deps } from './deps'
 import { tagRoutes } from './tags/tags.routes'
+import { linkRoutes } from './links/links.routes'
 import { docsRoutes, PUBLIC_DOC_PATHS } from './docs/docs.routes'
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
@@ -31,6 +32,7 @@ export function createApiApp(deps: Deps): ApiApp {
       return renderError(code, error, request, ctx, log)
     })
     .use(tagRoutes(deps))
+    .use(linkRoutes(deps))
 
   const elysia = routes.use(docsRoutes(deps, routes))
   elysia.compile()

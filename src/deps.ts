@@ -8,6 +8,8 @@ import { createRateLimiter, type RateLimiter } from './auth/rate-limit'
 import { createLogger, type Logger } from './shared/log'
 import { createTagService, type TagService } from './tags/tags.service'
 import { createTagStore } from './tags/tags.store'
+import { createLinkStore } from './links/links.store'
+import { createLinkService, type LinkService } from './links/links.service'
 
 export interface Deps {
   config: Config
@@ -17,6 +19,7 @@ export interface Deps {
   auth: AuthService
   limiter: RateLimiter
   tags: TagService
+  links: LinkService
 }
 
 export function createDeps(config: Config, dbPath: string, log: Logger = createLogger()): Deps {
@@ -24,13 +27,21 @@ export function createDeps(config: Config, dbPath: string, log: Logger = createL
   const settings = deriveSettings(config)
   const auth = createAuthService(createAuthStore(db), { adminKey: config.auth.adminKey })
   auth.ensureAdminUser()
-  return {
+  const tagStore = createTagStore(db)
+  const deps: Deps = {
     config,
     settings,
     db,
     log,
     auth,
     limiter: createRateLimiter(config.limits.apiPerMinute),
-    tags: createTagService(createTagStore(db)),
+    tags: createTagService(tagStore),
+    links: createLinkService({
+      store: createLinkStore(db),
+      tags: tagStore,
+      settings,
+      isUsableDomain: (slug) => settings.defaultDomains.includes(slug),
+    }),
   }
+  return deps
 }

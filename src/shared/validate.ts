@@ -46,7 +46,7 @@ function fieldName(path: string, prefix: string): string {
 /** Throws parameter_error for the first violation, naming the field and the rule. */
 export function assertValid<S extends TSchema>(schema: S, value: unknown, prefix = ''): asserts value is Static<S> {
   if (Value.Check(schema, value)) return
-  const first = Value.Errors(schema, value).First()
+  const first = firstError(schema, value, '')
   if (!first) throw parameterError(`${prefix || 'value'} is invalid`)
   const field = fieldName(first.path, prefix)
   if (first.message === 'Unexpected property')
@@ -54,6 +54,35 @@ export function assertValid<S extends TSchema>(schema: S, value: unknown, prefix
   if (first.value === undefined && first.path)
     throw parameterError(`'${field}' is required`)
   throw parameterError(`'${field}' ${describeRule(first.schema as AnySchema, first.message)}`)
+}
+
+interface FoundError {
+  path: string
+  message: string
+  schema: TSchema
+  value: unknown
+}
+
+/**
+ * The first error, looking inside unions: for `X | null` (and unions whose members
+ * differ in kind) the member the value was meant for is checked, so the message names
+ * the nested field instead of "expected union value".
+ */
+function firstError(schema: TSchema, value: unknown, base: string): FoundError | undefined {
+  const e = Value.Errors(schema, value).First()
+  if (!e) return undefined
+  const s = e.schema as AnySchema
+  if (Array.isArray(s.anyOf) && e.value !== null && e.value !== undefined && !enumValues(s)) {
+    const kind = Array.isArray(e.value) ? 'array' : typeof e.value === 'object' ? 'object' : typeof e.value
+    const candidates = (s.anyOf as AnySchema[]).filter((m) => schemaKind(m) === kind)
+    if (candidates.length === 1) return firstError(candidates[0]!, e.value, base + e.path)
+  }
+  return { path: base + e.path, message: e.message, schema: e.schema, value: e.value }
+}
+
+function schemaKind(s: AnySchema): string {
+  if (s.type === 'integer') return 'number'
+  return s.type ?? 'unknown'
 }
 
 function isArraySchema(s: AnySchema): boolean {

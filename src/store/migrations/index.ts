@@ -1,4 +1,5 @@
 import { foundation } from './0001_foundation'
+import { links } from './0002_links'
 
 export interface Migration {
   id: number
@@ -7,4 +8,4 @@ export interface Migration {
 }
 
 /** Ordered by id; never edit a migration that has shipped, add a new one. */
-export const migrations: Migration[] = [foundation]
+export const migrations: Migration[] = [foundation, links]

@@ -1,0 +1,159 @@
+/**
+ * Pure rules about a link's content: URL normalisation, the per-type checks the
+ * schema cannot express, the destination each type implies, and the text searched.
+ */
+import { createHash } from 'node:crypto'
+import { parameterError } from '../shared/errors'
+import { assertValid } from '../shared/validate'
+import { DATA_BY_TYPE, HOSTED_TYPES, TARGET_ITEM_SCHEMA, type LinkType } from './links.schema'
+
+export type LinkDataValue = Record<string, any>
+
+/** http(s) only, parsed and re-serialised (lower-case host, punycode), at most 2000 characters. */
+export function normaliseUrl(raw: string, field: string, min = 1): string {
+  let u: URL
+  try {
+    u = new URL(raw.trim())
+  } catch {
+    throw parameterError(`'${field}' must be an absolute http or https URL`)
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw parameterError(`'${field}' must use http or https (got ${u.protocol.replace(':', '')})`)
+  if (!u.hostname) throw parameterError(`'${field}' must name a host`)
+  const href = u.href
+  if (href.length > 2000 || href.length < min) throw parameterError(`'${field}' length must be ${min}-2000`)
+  return href
+}
+
+/** Validates `data` against the variant of `type` and normalises its URLs. */
+export function checkData(type: LinkType, data: unknown): LinkDataValue {
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) throw parameterError(`'data' must be an object`)
+  assertValid(DATA_BY_TYPE[type], data, 'data')
+  const d: LinkDataValue = { ...(data as LinkDataValue) }
+  for (const f of ['url', 'ios', 'android', 'fallbackUrl']) if (typeof d[f] === 'string') d[f] = normaliseUrl(d[f], `data.${f}`)
+  switch (type) {
+    case 'document': case 'file': case 'image': case 'audio': case 'video': case 'svg':
+      if (!d.fileId === !d.url) throw parameterError(`'data' needs exactly one of fileId and url for ${type} links`)
+      break
+    case 'menu': {
+      const n = [d.fileId, d.url, d.sections].filter((x) => x !== undefined).length
+      if (n !== 1) throw parameterError(`'data' needs exactly one of fileId, url and sections for menu links`)
+      break
+    }
+    case 'app-stores':
+      if (!d.ios && !d.android) throw parameterError(`'data' needs ios and/or android for app-stores links`)
+      break
+    case 'map':
+      if (d.query === undefined && (d.latitude === undefined || d.longitude === undefined))
+        throw parameterError(`'data' needs query, or latitude and longitude, for map links`)
+      if (d.query !== undefined && (d.latitude !== undefined || d.longitude !== undefined))
+        throw parameterError(`'data' takes query or coordinates for map links, not both`)
+      break
+    case 'wi-fi': {
+      const enc = d.encryption ?? 'WPA'
+      const pw: string = d.password ?? ''
+      if (enc === 'nopass' && pw) throw parameterError(`'data.password' must be empty when encryption is nopass`)
+      if (enc === 'WPA' && (pw.length < 8 || pw.length > 63)) throw parameterError(`'data.password' length must be 8-63 for WPA`)
+      if (enc === 'WEP' && ![5, 13, 16, 29].includes(pw.length)) throw parameterError(`'data.password' length must be 5, 13, 16 or 29 for WEP`)
+      break
+    }
+  }
+  return d
+}
+
+/**
+ * Where a visitor is sent. Hosted types land on the page this service serves at the
+ * short link itself, so their destination is the short link.
+ */
+export function destinationOf(type: LinkType, d: LinkDataValue, shortLink: string): string {
+  switch (type) {
+    case 'link': case 'google-form':
+      return d.url
+    case 'email': {
+      const q = new URLSearchParams()
+      if (d.subject) q.set('subject', d.subject)
+      if (d.body) q.set('body', d.body)
+      const qs = q.toString().replace(/\+/g, '%20')
+      return `mailto:${encodeURIComponent(d.to).replace(/%40/g, '@')}${qs ? `?${qs}` : ''}`
+    }
+    case 'sms': {
+      const tel = d.phone.replace(/[^0-9+]/g, '')
+      return `sms:${tel}${d.message ? `?body=${encodeURIComponent(d.message)}` : ''}`
+    }
+    case 'whatsapp': {
+      const digits = d.phone.replace(/[^0-9]/g, '')
+      return `https://wa.me/${digits}${d.message ? `?text=${encodeURIComponent(d.message)}` : ''}`
+    }
+    case 'map': {
+      const q = d.query ?? `${d.latitude},${d.longitude}`
+      return `https://www.google.com/maps/search/?api=1&query=${encodeURIComponent(q)}`
+    }
+    default:
+      return shortLink
+  }
+}
+
+export const isHosted = (type: string) => HOSTED_TYPES.has(type)
+
+/**
+ * What upsert matches on besides owner and type: the destination for redirecting
+ * types; for hosted types (whose destination is their own short link) the content.
+ */
+export function matchKeyOf(type: LinkType, d: LinkDataValue, destination: string): string {
+  if (!isHosted(type)) return destination
+  return `data:${createHash('sha256').update(canonicalJson(d)).digest('base64url')}`
+}
+
+export function canonicalJson(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`
+  if (v && typeof v === 'object')
+    return `{${Object.keys(v as object).sort().map((k) => `${JSON.stringify(k)}:${canonicalJson((v as any)[k])}`).join(',')}}`
+  return JSON.stringify(v)
+}
+
+/** Text that `search` matches besides slug and destination. */
+export function searchTextOf(d: LinkDataValue): string {
+  const parts: string[] = []
+  const walk = (v: unknown) => {
+    if (typeof v === 'string') parts.push(v)
+    else if (Array.isArray(v)) v.forEach(walk)
+    else if (v && typeof v === 'object') Object.values(v).forEach(walk)
+  }
+  walk(d)
+  return parts.join(' ')
+}
+
+/** Checks of Targeting the schema cannot express: items match targetType, time zones exist, ranges ordered. */
+export function checkTargeting(targeting: { targetType: string; targetDatas: unknown } | null | undefined) {
+  if (!targeting) return
+  const { targetType, targetDatas } = targeting
+  if (targetType === 'device') {
+    if (Array.isArray(targetDatas)) throw parameterError(`'linkOptions.Targeting.targetDatas' must be an object { ios, android } for device targeting`)
+    const td = targetDatas as Record<string, string>
+    td.ios = normaliseUrl(td.ios!, 'linkOptions.Targeting.targetDatas.ios')
+    td.android = normaliseUrl(td.android!, 'linkOptions.Targeting.targetDatas.android')
+    return
+  }
+  if (!Array.isArray(targetDatas)) throw parameterError(`'linkOptions.Targeting.targetDatas' must be an array for ${targetType} targeting`)
+  const schema = TARGET_ITEM_SCHEMA[targetType as keyof typeof TARGET_ITEM_SCHEMA]
+  targetDatas.forEach((raw: unknown, i: number) => {
+    const field = `linkOptions.Targeting.targetDatas.${i}`
+    assertValid(schema, raw, field)
+    const item = raw as Record<string, any>
+    item.url = normaliseUrl(item.url, `${field}.url`)
+    if (targetType === 'number' && item.to < item.from) throw parameterError(`'${field}.to' must be ≥ from`)
+    if (targetType === 'time') {
+      if (item.start === item.end) throw parameterError(`'${field}' start and end must differ`)
+      if (item.timezone && !isTimeZone(item.timezone)) throw parameterError(`'${field}.timezone' is not an IANA time zone`)
+    }
+    if (targetType === 'language') item.language = item.language.toLowerCase()
+  })
+}
+
+export function isTimeZone(tz: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: tz })
+    return true
+  } catch {
+    return false
+  }
+}

@@ -1,0 +1,163 @@
+/** SQL for links. Rows in, rows out; the service owns the rules. */
+import type { Store } from '../store/db'
+import { escapeLike } from '../tags/tags.store'
+
+export interface LinkRow {
+  seq: number
+  id: string
+  user_id: string
+  domain: string
+  key: string
+  link_type: string
+  destination: string
+  match_key: string
+  data: string
+  options: string
+  qr_options: string | null
+  password_hash: string | null
+  expires_at: number | null
+  archived: number
+  clicks: number
+  last_clicked: number | null
+  created_at: number
+  updated_at: number
+  deleted_at: number | null
+}
+
+export type NewLinkRow = Omit<LinkRow, 'seq' | 'clicks' | 'last_clicked' | 'deleted_at'>
+
+export interface LinkFilter {
+  ids?: string[]
+  domainKeys?: { domain: string; key: string }[]
+  domain?: string
+  linkType?: string
+  tagIds?: string[]
+  search?: string
+  userIds?: string[]
+  includeArchived?: boolean
+}
+
+export interface LinkSort {
+  sortBy: 'created_at' | 'clicks' | 'last_created_at'
+  sortOrder: 'asc' | 'desc'
+  limit: number
+  offset: number
+}
+
+type Arg = string | number | null
+
+export function createLinkStore(db: Store) {
+  const byId = db.query<LinkRow, [string]>('SELECT * FROM links WHERE id = ?')
+  const byDomainKey = db.query<LinkRow, [string, string]>('SELECT * FROM links WHERE domain = ? AND key = ? AND deleted_at IS NULL')
+  const keyTaken = db.query<{ seq: number }, [string, string]>('SELECT seq FROM links WHERE domain = ? AND key = ? AND deleted_at IS NULL')
+  const forUpsert = db.query<LinkRow, [string, string, string]>(
+    'SELECT * FROM links WHERE user_id = ? AND link_type = ? AND match_key = ? AND deleted_at IS NULL ORDER BY created_at LIMIT 1',
+  )
+  const insert = db.query<{ seq: number }, Arg[]>(`INSERT INTO links
+    (id, user_id, domain, key, link_type, destination, match_key, data, options, qr_options, password_hash, expires_at, archived, created_at, updated_at)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`)
+  const update = db.query(`UPDATE links SET domain = ?, key = ?, destination = ?, match_key = ?, data = ?, options = ?, qr_options = ?,
+    password_hash = ?, expires_at = ?, archived = ?, updated_at = ? WHERE seq = ?`)
+  const softDelete = db.query('UPDATE links SET deleted_at = ?, updated_at = ? WHERE seq = ? AND deleted_at IS NULL')
+  const clearTags = db.query('DELETE FROM link_tags WHERE link_seq = ?')
+  const addTag = db.query('INSERT INTO link_tags (tag_id, link_seq, pos) VALUES (?, ?, ?)')
+  const searchDelete = db.query('DELETE FROM links_search WHERE rowid = ?')
+  const searchInsert = db.query('INSERT INTO links_search (rowid, body) VALUES (?, ?)')
+
+  function where(f: LinkFilter): { sql: string; args: Arg[] } {
+    const parts = ['l.deleted_at IS NULL']
+    const args: Arg[] = []
+    const inList = (col: string, values: string[]) => {
+      parts.push(`${col} IN (${values.map(() => '?').join(',')})`)
+      args.push(...values)
+    }
+    if (!f.includeArchived) parts.push('l.archived = 0')
+    if (f.userIds?.length) inList('l.user_id', f.userIds)
+    if (f.ids?.length) inList('l.id', f.ids)
+    if (f.domainKeys) {
+      if (f.domainKeys.length === 0) parts.push('0')
+      else {
+        parts.push(`(${f.domainKeys.map(() => '(l.domain = ? AND l.key = ?)').join(' OR ')})`)
+        for (const dk of f.domainKeys) args.push(dk.domain, dk.key)
+      }
+    }
+    if (f.domain) (parts.push('l.domain = ?'), args.push(f.domain.toLowerCase()))
+    if (f.linkType) (parts.push('l.link_type = ?'), args.push(f.linkType))
+    if (f.tagIds?.length) {
+      parts.push(`l.seq IN (SELECT link_seq FROM link_tags WHERE tag_id IN (${f.tagIds.map(() => '?').join(',')}))`)
+      args.push(...f.tagIds)
+    }
+    if (f.search) {
+      if ([...f.search].length >= 3) {
+        // Trigram FTS: a quoted phrase matches any substring of 3+ characters, case-insensitively.
+        parts.push('l.seq IN (SELECT rowid FROM links_search WHERE links_search MATCH ?)')
+        args.push(`"${f.search.replace(/"/g, '""')}"`)
+      } else {
+        parts.push(`(l.key LIKE ? ESCAPE '\\' OR l.destination LIKE ? ESCAPE '\\' OR l.data LIKE ? ESCAPE '\\')`)
+        const like = `%${escapeLike(f.search)}%`
+        args.push(like, like, like)
+      }
+    }
+    return { sql: parts.join(' AND '), args }
+  }
+
+  function orderBy(s: LinkSort): string {
+    const dir = s.sortOrder === 'asc' ? 'ASC' : 'DESC'
+    if (s.sortBy === 'clicks') return `l.clicks ${dir}, l.seq ${dir}`
+    // Never-clicked links come last in both orders.
+    if (s.sortBy === 'last_created_at') return dir === 'DESC' ? 'l.last_clicked DESC, l.seq DESC' : 'l.last_clicked IS NULL, l.last_clicked ASC, l.seq ASC'
+    return `l.created_at ${dir}, l.seq ${dir}`
+  }
+
+  return {
+    getById: (id: string) => byId.get(id),
+    getByDomainKey: (domain: string, key: string) => byDomainKey.get(domain, key),
+    keyTaken: (domain: string, key: string, exceptSeq?: number) => {
+      const r = keyTaken.get(domain, key)
+      return r !== null && r.seq !== exceptSeq
+    },
+    findForUpsert: (userId: string, type: string, matchKey: string) => forUpsert.get(userId, type, matchKey),
+    insert(r: NewLinkRow): number {
+      return insert.get(r.id, r.user_id, r.domain, r.key, r.link_type, r.destination, r.match_key, r.data, r.options, r.qr_options,
+        r.password_hash, r.expires_at, r.archived, r.created_at, r.updated_at)!.seq
+    },
+    update(r: LinkRow) {
+      update.run(r.domain, r.key, r.destination, r.match_key, r.data, r.options, r.qr_options, r.password_hash, r.expires_at, r.archived, r.updated_at, r.seq)
+    },
+    softDelete: (seq: number, now: number) => softDelete.run(now, now, seq).changes > 0,
+    setTags(seq: number, tagIds: string[]) {
+      clearTags.run(seq)
+      tagIds.forEach((tag, i) => addTag.run(tag, seq, i))
+    },
+    tagsOf(seqs: number[]): Map<number, string[]> {
+      const out = new Map<number, string[]>()
+      if (seqs.length === 0) return out
+      const rows = db
+        .query<{ link_seq: number; tag_id: string }, number[]>(
+          `SELECT link_seq, tag_id FROM link_tags WHERE link_seq IN (${seqs.map(() => '?').join(',')}) ORDER BY link_seq, pos`,
+        )
+        .all(...seqs)
+      for (const r of rows) {
+        const list = out.get(r.link_seq) ?? []
+        list.push(r.tag_id)
+        out.set(r.link_seq, list)
+      }
+      return out
+    },
+    indexSearch(seq: number, text: string) {
+      searchDelete.run(seq)
+      searchInsert.run(seq, text)
+    },
+    unindexSearch: (seq: number) => searchDelete.run(seq),
+    list(f: LinkFilter, s: LinkSort): LinkRow[] {
+      const w = where(f)
+      return db.query<LinkRow, Arg[]>(`SELECT l.* FROM links l WHERE ${w.sql} ORDER BY ${orderBy(s)} LIMIT ? OFFSET ?`).all(...w.args, s.limit, s.offset)
+    },
+    count(f: LinkFilter): number {
+      const w = where(f)
+      return db.query<{ n: number }, Arg[]>(`SELECT count(*) AS n FROM links l WHERE ${w.sql}`).get(...w.args)!.n
+    },
+    transaction: <T>(fn: () => T): T => db.transaction(fn)(),
+  }
+}
+export type LinkStore = ReturnType<typeof createLinkStore>

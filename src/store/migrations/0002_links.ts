@@ -1,0 +1,52 @@
+import type { Migration } from './index'
+
+/**
+ * Links. `seq` is the rowid (compact joins from tags, clicks and the search index);
+ * `id` is the public identifier. Deleted links stay as tombstones (`deleted_at`) and
+ * free their key. Partial indexes over live rows serve each list sort, per owner and
+ * for admins; `links_search` is a trigram FTS index over slug, destination and content.
+ */
+export const links: Migration = {
+  id: 2,
+  name: '0002_links',
+  sql: `
+CREATE TABLE links (
+  seq INTEGER PRIMARY KEY,
+  id TEXT NOT NULL UNIQUE,
+  user_id TEXT NOT NULL REFERENCES users(id),
+  domain TEXT NOT NULL,
+  key TEXT NOT NULL,
+  link_type TEXT NOT NULL,
+  destination TEXT NOT NULL,
+  match_key TEXT NOT NULL,
+  data TEXT NOT NULL,
+  options TEXT NOT NULL DEFAULT '{}',
+  qr_options TEXT,
+  password_hash TEXT,
+  expires_at INTEGER,
+  archived INTEGER NOT NULL DEFAULT 0,
+  clicks INTEGER NOT NULL DEFAULT 0,
+  last_clicked INTEGER,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  deleted_at INTEGER
+);
+CREATE UNIQUE INDEX links_domain_key ON links (domain, key) WHERE deleted_at IS NULL;
+CREATE INDEX links_user_created ON links (user_id, created_at) WHERE deleted_at IS NULL;
+CREATE INDEX links_created ON links (created_at) WHERE deleted_at IS NULL;
+CREATE INDEX links_user_clicks ON links (user_id, clicks) WHERE deleted_at IS NULL;
+CREATE INDEX links_clicks ON links (clicks) WHERE deleted_at IS NULL;
+CREATE INDEX links_user_last ON links (user_id, last_clicked) WHERE deleted_at IS NULL;
+CREATE INDEX links_last ON links (last_clicked) WHERE deleted_at IS NULL;
+CREATE INDEX links_type_created ON links (link_type, created_at) WHERE deleted_at IS NULL;
+CREATE INDEX links_upsert ON links (user_id, link_type, match_key) WHERE deleted_at IS NULL;
+CREATE TABLE link_tags (
+  tag_id TEXT NOT NULL REFERENCES tags(id) ON DELETE CASCADE,
+  link_seq INTEGER NOT NULL REFERENCES links(seq) ON DELETE CASCADE,
+  pos INTEGER NOT NULL,
+  PRIMARY KEY (tag_id, link_seq)
+) WITHOUT ROWID;
+CREATE INDEX link_tags_link ON link_tags (link_seq, pos);
+CREATE VIRTUAL TABLE links_search USING fts5(body, tokenize = 'trigram', content = '', contentless_delete = 1);
+`,
+}
