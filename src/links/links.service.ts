@@ -372,8 +372,8 @@ export function createLinkService(deps: LinkServiceDeps) {
     list(caller: Caller, q: ListLinksQuery) {
       const { limit, offset, page, pageSize } = pageWindow(q.page, q.pageSize)
       const filter = filterFor(caller, q)
-      const rows = store.list(filter, { sortBy: q.sortBy ?? 'created_at', sortOrder: q.sortOrder ?? 'desc', limit, offset })
-      return { links: recordsOf(rows), page, pageSize, total: store.count(filter) }
+      const { rows, total } = store.list(filter, { sortBy: q.sortBy ?? 'created_at', sortOrder: q.sortOrder ?? 'desc', limit, offset })
+      return { links: recordsOf(rows), page, pageSize, total }
     },
     count: (caller: Caller, q: CountLinksQuery) => ({ count: store.count(filterFor(caller, q)) }),
     remove(caller: Caller, id: string): { id: string } {

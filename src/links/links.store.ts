@@ -46,6 +46,9 @@ export interface LinkSort {
 
 type Arg = string | number | null
 
+/** Above this many matches a page walks the sort index instead of sorting the matches. */
+const SORT_DRIVEN_ABOVE = 5000
+
 export function createLinkStore(db: Store) {
   const byId = db.query<LinkRow, [string]>('SELECT * FROM links WHERE id = ?')
   const byDomainKey = db.query<LinkRow, [string, string]>('SELECT * FROM links WHERE domain = ? AND key = ? AND deleted_at IS NULL')
@@ -64,14 +67,23 @@ export function createLinkStore(db: Store) {
   const searchDelete = db.query('DELETE FROM links_search WHERE rowid = ?')
   const searchInsert = db.query('INSERT INTO links_search (rowid, body) VALUES (?, ?)')
 
-  function where(f: LinkFilter): { sql: string; args: Arg[] } {
+  /**
+   * How a query should use the indexes:
+   * - `count`: read only covering indexes, so every filter (and `archived`) is an index term;
+   * - `filter`: few matches: let the filters pick the index, then sort the matches;
+   * - `sort`: many matches: walk the index of the sort order and test filters on each row
+   *   (a unary `+` keeps a term out of index selection), so a page stops after `limit` rows.
+   */
+  function where(f: LinkFilter, mode: 'count' | 'filter' | 'sort', archived?: 0 | 1): { sql: string; args: Arg[] } {
     const parts = ['l.deleted_at IS NULL']
     const args: Arg[] = []
+    const p = mode === 'sort' ? '+' : ''
     const inList = (col: string, values: string[]) => {
       parts.push(`${col} IN (${values.map(() => '?').join(',')})`)
       args.push(...values)
     }
-    if (!f.includeArchived) parts.push('l.archived = 0')
+    if (archived !== undefined) parts.push(`l.archived = ${archived}`)
+    else if (!f.includeArchived) parts.push(mode === 'count' ? 'l.archived = 0' : '+l.archived = 0')
     if (f.userIds?.length) inList('l.user_id', f.userIds)
     if (f.ids?.length) inList('l.id', f.ids)
     if (f.domainKeys) {
@@ -81,16 +93,16 @@ export function createLinkStore(db: Store) {
         for (const dk of f.domainKeys) args.push(dk.domain, dk.key)
       }
     }
-    if (f.domain) (parts.push('l.domain = ?'), args.push(f.domain.toLowerCase()))
-    if (f.linkType) (parts.push('l.link_type = ?'), args.push(f.linkType))
+    if (f.domain) (parts.push(`${p}l.domain = ?`), args.push(f.domain.toLowerCase()))
+    if (f.linkType) (parts.push(`${p}l.link_type = ?`), args.push(f.linkType))
     if (f.tagIds?.length) {
-      parts.push(`l.seq IN (SELECT link_seq FROM link_tags WHERE tag_id IN (${f.tagIds.map(() => '?').join(',')}))`)
+      parts.push(`${p}l.seq IN (SELECT link_seq FROM link_tags WHERE tag_id IN (${f.tagIds.map(() => '?').join(',')}))`)
       args.push(...f.tagIds)
     }
     if (f.search) {
       if ([...f.search].length >= 3) {
         // Trigram FTS: a quoted phrase matches any substring of 3+ characters, case-insensitively.
-        parts.push('l.seq IN (SELECT rowid FROM links_search WHERE links_search MATCH ?)')
+        parts.push(`${p}l.seq IN (SELECT rowid FROM links_search WHERE links_search MATCH ?)`)
         args.push(`"${f.search.replace(/"/g, '""')}"`)
       } else {
         parts.push(`(l.key LIKE ? ESCAPE '\\' OR l.destination LIKE ? ESCAPE '\\' OR l.data LIKE ? ESCAPE '\\')`)
@@ -101,12 +113,23 @@ export function createLinkStore(db: Store) {
     return { sql: parts.join(' AND '), args }
   }
 
+  function count(f: LinkFilter): number {
+    const run = (archived?: 0 | 1) => {
+      const w = where(f, 'count', archived)
+      return db.query<{ n: number }, Arg[]>(`SELECT count(*) AS n FROM links l WHERE ${w.sql}`).get(...w.args)!.n
+    }
+    // Counted per archived value: each count then stays inside a covering index, where
+    // "archived IN (0, 1)" would make the planner scan the table.
+    return f.includeArchived ? run(0) + run(1) : run()
+  }
+
   function orderBy(s: LinkSort): string {
     const dir = s.sortOrder === 'asc' ? 'ASC' : 'DESC'
     if (s.sortBy === 'clicks') return `l.clicks ${dir}, l.seq ${dir}`
     // Never-clicked links come last in both orders.
-    if (s.sortBy === 'last_created_at') return dir === 'DESC' ? 'l.last_clicked DESC, l.seq DESC' : 'l.last_clicked IS NULL, l.last_clicked ASC, l.seq ASC'
-    return `l.created_at ${dir}, l.seq ${dir}`
+    if (s.sortBy === 'last_created_at') return dir === 'DESC' ? 'l.last_clicked DESC, l.seq DESC' : '(l.last_clicked IS NULL), l.last_clicked ASC, l.seq ASC'
+    // seq grows with creation time: rowid order is creation order, with no index to maintain.
+    return `l.seq ${dir}`
   }
 
   return {
@@ -149,14 +172,15 @@ export function createLinkStore(db: Store) {
       searchInsert.run(seq, text)
     },
     unindexSearch: (seq: number) => searchDelete.run(seq),
-    list(f: LinkFilter, s: LinkSort): LinkRow[] {
-      const w = where(f)
-      return db.query<LinkRow, Arg[]>(`SELECT l.* FROM links l WHERE ${w.sql} ORDER BY ${orderBy(s)} LIMIT ? OFFSET ?`).all(...w.args, s.limit, s.offset)
+    /** A page and the number of matches before paging. */
+    list(f: LinkFilter, s: LinkSort): { rows: LinkRow[]; total: number } {
+      const total = count(f)
+      if (total === 0 || s.offset >= total) return { rows: [], total }
+      const w = where(f, total > SORT_DRIVEN_ABOVE ? 'sort' : 'filter')
+      const rows = db.query<LinkRow, Arg[]>(`SELECT l.* FROM links l WHERE ${w.sql} ORDER BY ${orderBy(s)} LIMIT ? OFFSET ?`).all(...w.args, s.limit, s.offset)
+      return { rows, total }
     },
-    count(f: LinkFilter): number {
-      const w = where(f)
-      return db.query<{ n: number }, Arg[]>(`SELECT count(*) AS n FROM links l WHERE ${w.sql}`).get(...w.args)!.n
-    },
+    count,
     transaction: <T>(fn: () => T): T => db.transaction(fn)(),
   }
 }

@@ -3,8 +3,9 @@ import type { Migration } from './index'
 /**
  * Links. `seq` is the rowid (compact joins from tags, clicks and the search index);
  * `id` is the public identifier. Deleted links stay as tombstones (`deleted_at`) and
- * free their key. Partial indexes over live rows serve each list sort, per owner and
- * for admins; `links_search` is a trigram FTS index over slug, destination and content.
+ * free their key. `seq` grows with creation, so "newest" is rowid order. Partial indexes over
+ * live rows serve each sort and count (with `archived`, counts never read the table), per
+ * owner and for admins; `links_search` is a trigram FTS index over slug, destination and content.
  */
 export const links: Migration = {
   id: 2,
@@ -32,13 +33,19 @@ CREATE TABLE links (
   deleted_at INTEGER
 );
 CREATE UNIQUE INDEX links_domain_key ON links (domain, key) WHERE deleted_at IS NULL;
-CREATE INDEX links_user_created ON links (user_id, created_at) WHERE deleted_at IS NULL;
-CREATE INDEX links_created ON links (created_at) WHERE deleted_at IS NULL;
-CREATE INDEX links_user_clicks ON links (user_id, clicks) WHERE deleted_at IS NULL;
+CREATE INDEX links_live ON links (archived) WHERE deleted_at IS NULL;
+CREATE INDEX links_domain ON links (domain, archived) WHERE deleted_at IS NULL;
+CREATE INDEX links_user ON links (user_id) WHERE deleted_at IS NULL;
+CREATE INDEX links_user_archived ON links (user_id, archived) WHERE deleted_at IS NULL;
+CREATE INDEX links_type ON links (link_type) WHERE deleted_at IS NULL;
+CREATE INDEX links_type_archived ON links (link_type, archived) WHERE deleted_at IS NULL;
+CREATE INDEX links_user_type ON links (user_id, link_type, archived) WHERE deleted_at IS NULL;
 CREATE INDEX links_clicks ON links (clicks) WHERE deleted_at IS NULL;
-CREATE INDEX links_user_last ON links (user_id, last_clicked) WHERE deleted_at IS NULL;
+CREATE INDEX links_user_clicks ON links (user_id, clicks) WHERE deleted_at IS NULL;
 CREATE INDEX links_last ON links (last_clicked) WHERE deleted_at IS NULL;
-CREATE INDEX links_type_created ON links (link_type, created_at) WHERE deleted_at IS NULL;
+CREATE INDEX links_user_last ON links (user_id, last_clicked) WHERE deleted_at IS NULL;
+CREATE INDEX links_last_asc ON links ((last_clicked IS NULL), last_clicked) WHERE deleted_at IS NULL;
+CREATE INDEX links_user_last_asc ON links (user_id, (last_clicked IS NULL), last_clicked) WHERE deleted_at IS NULL;
 CREATE INDEX links_upsert ON links (user_id, link_type, match_key) WHERE deleted_at IS NULL;
 CREATE TABLE link_tags (
   tag_id TEXT NOT NULL REFERENCES tags(id) ON DELETE CASCADE,
