@@ -15,3 +15,7 @@ declare module '*.woff2' {
   const path: string
   export default path
 }
+declare module '*.mmdb' {
+  const path: string
+  export default path
+}

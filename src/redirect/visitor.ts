@@ -1,0 +1,89 @@
+/**
+ * What a User-Agent says about a visitor, in the seed's enum values: os, browser,
+ * device, and whether it is a bot (never counted) or a social/messaging preview
+ * fetcher (shown an og: page instead of a redirect).
+ */
+import { UAParser } from 'ua-parser-js'
+import { isbot } from 'isbot'
+
+export type Os = 'IOS' | 'Android' | 'Windows' | 'MacOS' | 'Linux' | 'HarmonyOS' | 'Other'
+export type Browser = 'Chrome' | 'Edge' | 'Safari' | 'Firefox' | 'Opera' | 'Samsung Internet' | 'Android Browser' | 'Others'
+export type Device = 'Desktop' | 'Mobile' | 'Tablet' | 'Embedded' | 'SmartTv' | 'Wearable' | 'XR' | 'Others'
+
+export const OS_VALUES: Os[] = ['IOS', 'Android', 'Windows', 'MacOS', 'Linux', 'HarmonyOS', 'Other']
+export const BROWSER_VALUES: Browser[] = ['Chrome', 'Edge', 'Safari', 'Firefox', 'Opera', 'Samsung Internet', 'Android Browser', 'Others']
+export const DEVICE_VALUES: Device[] = ['Desktop', 'Mobile', 'Tablet', 'Embedded', 'SmartTv', 'Wearable', 'XR', 'Others']
+
+export interface Visitor {
+  os: Os
+  browser: Browser
+  device: Device
+  isBot: boolean
+  isSocialBot: boolean
+}
+
+/** Link-preview and messaging fetchers: they get the og: page, and are not counted. */
+const SOCIAL_BOT =
+  /facebookexternalhit|facebookcatalog|facebot|meta-externalagent|twitterbot|linkedinbot|slackbot|slack-imgproxy|whatsapp|discordbot|telegrambot|pinterest|redditbot|skypeuripreview|vkshare|embedly|iframely|mastodon|bluesky|cardyb|snapchat|viber|line\/|kakaotalk|googlebot-image|google-pagerenderer|applebot|tumblr|flipboard|bitlybot|yahoo! slurp|quora link preview|outbrain|nuzzel|w3c_validator|microsoftpreview|teams|zoom|signal|threema|wechat|xing-contenttabreceiver|mattermost|rocket\.chat|yandex/i
+
+function osOf(name: string | undefined): Os {
+  switch ((name ?? '').toLowerCase()) {
+    case 'ios': case 'ipados': case 'watchos': case 'visionos': return 'IOS'
+    case 'android': case 'android-x': return 'Android'
+    case 'windows': case 'windows phone': case 'windows mobile': return 'Windows'
+    case 'mac os': case 'macos': return 'MacOS'
+    case 'harmonyos': case 'openharmony': return 'HarmonyOS'
+    case 'linux': case 'ubuntu': case 'debian': case 'fedora': case 'arch': case 'gentoo': case 'mint': case 'centos':
+    case 'red hat': case 'suse': case 'tizen': case 'webos': case 'manjaro': case 'chromium os': case 'kubuntu': case 'slackware':
+      return 'Linux'
+    default: return 'Other'
+  }
+}
+
+function browserOf(name: string | undefined): Browser {
+  const n = (name ?? '').toLowerCase()
+  if (n === 'edge') return 'Edge'
+  if (n.startsWith('opera')) return 'Opera'
+  if (n === 'samsung browser' || n === 'samsung internet') return 'Samsung Internet'
+  if (n === 'android browser') return 'Android Browser'
+  if (n.includes('firefox')) return 'Firefox'
+  if (n.includes('safari')) return 'Safari'
+  if (n.includes('chrom')) return 'Chrome'
+  return 'Others'
+}
+
+function deviceOf(type: string | undefined, os: Os): Device {
+  switch (type) {
+    case 'mobile': return 'Mobile'
+    case 'tablet': return 'Tablet'
+    case 'smarttv': return 'SmartTv'
+    case 'wearable': return 'Wearable'
+    case 'embedded': return 'Embedded'
+    case 'xr': return 'XR'
+    case 'console': return 'Others'
+    case undefined: return os === 'IOS' || os === 'Android' ? 'Mobile' : os === 'Other' ? 'Others' : 'Desktop'
+    default: return 'Others'
+  }
+}
+
+const cache = new Map<string, Visitor>()
+
+export function parseVisitor(userAgent: string | null): Visitor {
+  const ua = userAgent ?? ''
+  const hit = cache.get(ua)
+  if (hit) return hit
+  const r = new UAParser(ua).getResult()
+  const os = osOf(r.os.name)
+  const isSocialBot = SOCIAL_BOT.test(ua)
+  const visitor: Visitor = {
+    os,
+    browser: browserOf(r.browser.name),
+    device: deviceOf(r.device.type, os),
+    isSocialBot,
+    // An empty User-Agent is a script, not a person.
+    isBot: isSocialBot || ua.trim() === '' || isbot(ua),
+  }
+  if (cache.size > 20_000) cache.clear()
+  cache.set(ua, visitor)
+  return visitor
+}
