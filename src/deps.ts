@@ -10,6 +10,12 @@ import { createTagService, type TagService } from './tags/tags.service'
 import { createTagStore } from './tags/tags.store'
 import { createLinkStore } from './links/links.store'
 import { createLinkService, type LinkService } from './links/links.service'
+import { createClickRecorder, type ClickRecorder } from './stats/click-recorder'
+import { createGeoIp, type GeoIp } from './geo/geoip'
+import { createPasswordGate, loadOrCreateSecret, type PasswordGate } from './redirect/password-gate'
+import { createFileService, type FileService } from './files/files.service'
+import { createFileStore } from './files/files.store'
+import { createBlobStore } from './files/files.blobs'
 
 export interface Deps {
   config: Config
@@ -20,6 +26,10 @@ export interface Deps {
   limiter: RateLimiter
   tags: TagService
   links: LinkService
+  recorder: ClickRecorder
+  geo: GeoIp
+  passwords: PasswordGate
+  files: FileService
 }
 
 export function createDeps(config: Config, dbPath: string, log: Logger = createLogger()): Deps {
@@ -35,6 +45,7 @@ export function createDeps(config: Config, dbPath: string, log: Logger = createL
     log,
     auth,
     limiter: createRateLimiter(config.limits.apiPerMinute),
+    files: createFileService({ store: createFileStore(db), blobs: createBlobStore(config.server.dataDir), maxBytes: config.files.maxBytes }),
     tags: createTagService(tagStore),
     links: createLinkService({
       store: createLinkStore(db),
@@ -42,6 +53,9 @@ export function createDeps(config: Config, dbPath: string, log: Logger = createL
       settings,
       isUsableDomain: (slug) => settings.defaultDomains.includes(slug),
     }),
+    recorder: createClickRecorder(db, log),
+    geo: createGeoIp(config.geoip.database),
+    passwords: createPasswordGate(loadOrCreateSecret(db, 'password_cookie_secret')),
   }
   return deps
 }

@@ -76,6 +76,8 @@ async function serve(flags: Record<string, string>) {
   const deps = createDeps(config, storePath(config.server.dataDir), log)
   const firstKey = deps.auth.bootstrapAdminKey()
   const cert = await loadServerCertificate(config, deps.settings)
+  // Loaded before listening, so the first visits get their country like every other.
+  await deps.geo.warm()
   let server
   try {
     server = startServer(deps, cert)
@@ -97,7 +99,6 @@ async function serve(flags: Record<string, string>) {
     stopping = true
     log.info('shutting down', { signal })
     await server.stop()
-    for (const hook of shutdownHooks) await hook()
     deps.db.close()
     unlock()
     log.info('stopped')
@@ -106,9 +107,6 @@ async function serve(flags: Record<string, string>) {
   process.on('SIGTERM', () => void shutdown('SIGTERM'))
   process.on('SIGINT', () => void shutdown('SIGINT'))
 }
-
-/** Work to finish on SIGTERM after the listeners drained (e.g. flushing buffered clicks). */
-export const shutdownHooks: (() => Promise<void> | void)[] = []
 
 function withStore<T>(flags: Record<string, string>, fn: (deps: ReturnType<typeof createDeps>) => T): T {
   const { config } = readConfig(flags)

@@ -6,7 +6,8 @@
 import type { Server } from 'bun'
 import type { Deps } from './deps'
 import { createApiApp } from './app'
-import { createShortDomainHandler } from './redirect/short-domain.handler'
+import { createRedirectHandler, type ShortDomain } from './redirect/redirect.handler'
+import { renderHostedPage } from './redirect/hosted'
 import { createClientIpResolver } from './shared/client-ip'
 import { errorResponse } from './shared/errors'
 import type { CertPair } from './tls/self-signed'
@@ -20,8 +21,23 @@ export interface RunningServer {
 export function startServer(deps: Deps, cert: CertPair): RunningServer {
   const { config, settings, log } = deps
   const api = createApiApp(deps)
-  const shortDomain = createShortDomainHandler(settings)
   const clientIpOf = createClientIpResolver(config.server.trustProxy)
+  const storedClicks = deps.db.query<{ clicks: number }, [number]>('SELECT clicks FROM links WHERE seq = ?')
+  const defaultDomains = new Map<string, ShortDomain>(
+    settings.defaultDomains.map((slug) => [slug, { slug, destination: null, notFoundUrl: null, expiredUrl: null, assetLinks: null, appleAppSiteAssociation: null }]),
+  )
+  const redirects = createRedirectHandler({
+    settings,
+    findLiveRow: deps.links.findLiveRow,
+    domainOf: (host) => defaultDomains.get(host) ?? null,
+    storedClicks: (seq) => storedClicks.get(seq)?.clicks ?? 0,
+    recorder: deps.recorder,
+    geo: deps.geo,
+    passwords: deps.passwords,
+    renderHosted: (row, request, os) => renderHostedPage(deps, row, request, os),
+  })
+  deps.links.onChange((c) => redirects.invalidate(c.domain, c.key))
+  deps.recorder.start()
   const prefix = settings.apiPrefix
 
   const isApiRequest = (host: string, path: string) =>
@@ -37,11 +53,9 @@ export function startServer(deps: Deps, cert: CertPair): RunningServer {
       const url = new URL(request.url)
       const host = hostnameOf(request.headers.get('host') ?? url.host)
       try {
-        if (isApiRequest(host, url.pathname)) {
-          const peer = server.requestIP(request)?.address ?? ''
-          return await api.handle(request, clientIpOf(peer, request.headers.get('x-forwarded-for')))
-        }
-        return await shortDomain(request, url)
+        const clientIp = clientIpOf(server.requestIP(request)?.address ?? '', request.headers.get('x-forwarded-for'))
+        if (isApiRequest(host, url.pathname)) return await api.handle(request, clientIp)
+        return await redirects.handle(request, url, host, clientIp)
       } catch (e) {
         log.error('request failed', { url: request.url, error: String((e as Error)?.stack ?? e) })
         return errorResponse('internal_server_error', 'internal error')
@@ -89,6 +103,7 @@ export function startServer(deps: Deps, cert: CertPair): RunningServer {
     async stop() {
       http.stop(true)
       await https.stop(false) // let in-flight requests finish
+      deps.recorder.stop() // then write every buffered click
     },
   }
 }

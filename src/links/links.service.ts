@@ -367,6 +367,8 @@ export function createLinkService(deps: LinkServiceDeps) {
     update,
     bulkUpdate,
     get: (caller: Caller, id: string) => recordOf(getRowOrThrow(caller, id)),
+    /** For the redirect server: the live link at a domain and key, as stored. */
+    findLiveRow: (domain: string, key: string) => store.getByDomainKey(domain, key),
     /** For other modules (QR, redirect): a live link the caller may see. */
     getVisible: (caller: Caller, id: string) => recordOf(getRowOrThrow(caller, id)),
     list(caller: Caller, q: ListLinksQuery) {

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { mergeQuery, resolve, type Decision, type ResolvableLink, type ResolveRequest } from './resolve'
+import { mergeQuery, resolve, type Decision, type DomainFallbacks, type ResolvableLink, type ResolveRequest } from './resolve'
 import { inTimeWindow, parseAcceptLanguage } from './targeting'
 import { parseVisitor } from './visitor'
 
@@ -18,7 +18,7 @@ const req = (over: Partial<ResolveRequest> & { ua?: string; qs?: string } = {}):
   acceptLanguage: null, country: null, region: null, city: null, passwordOk: false, visitNumber: 1,
   ...over,
 })
-const noFallbacks = { notFoundUrl: null, expiredUrl: null }
+const noFallbacks: DomainFallbacks = { notFoundUrl: null, expiredUrl: null }
 const run = (link: Partial<ResolvableLink> | null, request = req(), domain = noFallbacks, now = NOW): Decision =>
   resolve({ link: link && { ...baseLink, ...link }, domain, request, now })
 const to = (location: string, extra: Partial<Decision> = {}) => ({ kind: 'redirect', location, count: true, scan: false, ...extra })

@@ -1,0 +1,227 @@
+/**
+ * The hot path: requests to a short domain. Looks the link up in the cache, asks the
+ * pure `resolve` what to do, renders that, and hands counted visits to the click
+ * recorder (tracking never fails or delays a redirect).
+ */
+import type { Settings } from '../config/settings'
+import type { LinkRow } from '../links/links.store'
+import type { ClickRecorder } from '../stats/click-recorder'
+import type { GeoIp } from '../geo/geoip'
+import { createLinkCache } from './link-cache'
+import { resolve, type DomainFallbacks, type ResolvableLink } from './resolve'
+import { parseVisitor } from './visitor'
+import type { PasswordGate } from './password-gate'
+import { EXPIRED_PAGE, NOT_FOUND_PAGE, TOO_MANY_ATTEMPTS_PAGE, passwordPage, previewPage } from './pages'
+import { isHosted } from '../links/links.content'
+
+/** What the redirect server needs to know about a short domain. */
+export interface ShortDomain extends DomainFallbacks {
+  slug: string
+  /** Where the domain's root redirects; null: the service's home. */
+  destination: string | null
+  assetLinks: string | null
+  appleAppSiteAssociation: string | null
+}
+
+export interface RedirectDeps {
+  settings: Settings
+  findLiveRow(domain: string, key: string): LinkRow | null
+  /** The short domain serving this host, or null when the host is none of ours. */
+  domainOf(host: string): ShortDomain | null
+  /** Current clicks of a link in the store (for number targeting). */
+  storedClicks(linkSeq: number): number
+  recorder: ClickRecorder
+  geo: GeoIp
+  passwords: PasswordGate
+  /** Renders the landing page of a hosted link type. */
+  renderHosted(row: LinkRow, request: Request, os: string): Response | Promise<Response>
+}
+
+const HTML = { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', 'x-robots-tag': 'noindex' }
+const html = (body: string, status = 200, extra: Record<string, string> = {}) => new Response(body, { status, headers: { ...HTML, ...extra } })
+const redirect = (location: string) => new Response(null, { status: 302, headers: { location, 'cache-control': 'no-store', 'x-robots-tag': 'noindex' } })
+
+export function toResolvable(row: LinkRow): ResolvableLink {
+  const o = JSON.parse(row.options)
+  const data = row.link_type === 'app-stores' ? JSON.parse(row.data) : null
+  return {
+    seq: row.seq,
+    id: row.id,
+    domain: row.domain,
+    key: row.key,
+    linkType: row.link_type,
+    destination: row.destination,
+    hosted: isHosted(row.link_type),
+    expiresAt: row.expires_at,
+    expirationUrl: o.expiration?.url ?? null,
+    passwordHash: row.password_hash,
+    utm: o.utm ?? null,
+    previewData: o.previewData ?? null,
+    Targeting: o.Targeting ?? null,
+    appStores: data ? { ios: data.ios, android: data.android } : null,
+  }
+}
+
+export function createRedirectHandler(deps: RedirectDeps) {
+  const { settings } = deps
+  const cache = createLinkCache<{ row: LinkRow; link: ResolvableLink }>((domain, key) => {
+    const row = deps.findLiveRow(domain, key)
+    return row ? { row, link: toResolvable(row) } : null
+  })
+  /** Counted visits per link since start, seeded from the store: the n of "n-th visit". */
+  const visits = new Map<number, number>()
+  const nextVisit = (seq: number) => (visits.get(seq) ?? deps.storedClicks(seq) + deps.recorder.pendingFor(seq)) + 1
+
+  function wellKnown(domain: ShortDomain, path: string): Response | null {
+    const body =
+      path === '/.well-known/assetlinks.json' ? domain.assetLinks : path === '/.well-known/apple-app-site-association' ? domain.appleAppSiteAssociation : undefined
+    if (body === undefined) return null
+    if (!body) return html(NOT_FOUND_PAGE, 404)
+    return new Response(body, { headers: { 'content-type': 'application/json', 'cache-control': 'public, max-age=300' } })
+  }
+
+  async function handle(request: Request, url: URL, host: string, clientIp: string): Promise<Response> {
+    const path = url.pathname
+    if (path === '/robots.txt') return new Response('User-agent: *\nDisallow: /\n', { headers: { 'content-type': 'text/plain' } })
+    if (path === '/favicon.ico') return new Response(null, { status: 204, headers: { 'cache-control': 'public, max-age=86400' } })
+    const domain = deps.domainOf(host)
+    if (!domain) return html(NOT_FOUND_PAGE, 404)
+    if (path === '/') return redirect(domain.destination ?? `${settings.baseUrl}/docs`)
+    if (path.startsWith('/.well-known/')) return wellKnown(domain, path) ?? html(NOT_FOUND_PAGE, 404)
+    const method = request.method
+    if (method !== 'GET' && method !== 'HEAD' && method !== 'POST') return new Response(null, { status: 405, headers: { allow: 'GET, HEAD, POST' } })
+
+    let key: string
+    try {
+      key = decodeURIComponent(path.slice(1))
+    } catch {
+      key = ''
+    }
+    const cached = key && !key.includes('/') ? cache.get(domain.slug, key) : null
+    const link = cached?.link ?? null
+
+    if (method === 'POST') {
+      if (!link?.passwordHash) return new Response(null, { status: 405, headers: { allow: 'GET, HEAD' } })
+      return passwordAttempt(request, url, link, clientIp)
+    }
+
+    const headers = request.headers
+    const visitor = parseVisitor(headers.get('user-agent'))
+    const targeting = link?.Targeting?.targetType
+    const needsGeo = link !== null && (!visitor.isBot || targeting === 'location')
+    const geo = needsGeo ? deps.geo.lookup(clientIp) : null
+    const decision = resolve({
+      link,
+      domain,
+      now: Date.now(),
+      request: {
+        query: url.searchParams,
+        visitor,
+        acceptLanguage: headers.get('accept-language'),
+        country: geo?.country ?? null,
+        region: geo?.region ?? null,
+        city: geo?.city ?? null,
+        passwordOk: link?.passwordHash ? deps.passwords.hasValidCookie(headers.get('cookie'), link as ResolvableLink & { passwordHash: string }) : false,
+        visitNumber: link && targeting === 'number' && !visitor.isBot ? nextVisit(link.seq) : 0,
+      },
+    })
+
+    switch (decision.kind) {
+      case 'not-found':
+        return decision.location ? redirect(decision.location) : html(NOT_FOUND_PAGE, 404)
+      case 'expired':
+        return decision.location ? redirect(decision.location) : html(EXPIRED_PAGE, 410)
+      case 'password':
+        return html(passwordPage({ action: path }), 401)
+      case 'preview':
+        return html(previewPage({ ...decision, url: `${settings.shortOrigin(link!.domain)}/${link!.key}`, siteName: link!.domain }))
+      case 'redirect':
+      case 'hosted': {
+        if (decision.count) {
+          const l = link!
+          visits.set(l.seq, nextVisit(l.seq))
+          deps.recorder.record(clickEvent(l, decision.scan, visitor, geo, headers.get('referer'), decision.kind === 'redirect' ? decision.location : url.href))
+        }
+        if (decision.kind === 'redirect') return redirect(decision.location)
+        return deps.renderHosted(cached!.row, request, visitor.os)
+      }
+    }
+  }
+
+  async function passwordAttempt(request: Request, url: URL, link: ResolvableLink, clientIp: string): Promise<Response> {
+    if (!deps.passwords.allowAttempt(clientIp, link.seq)) return html(TOO_MANY_ATTEMPTS_PAGE, 429, { 'retry-after': '900' })
+    let given = ''
+    try {
+      const type = request.headers.get('content-type') ?? ''
+      if (type.includes('application/x-www-form-urlencoded') || type.includes('multipart/form-data')) {
+        const v = (await request.formData()).get('password')
+        given = typeof v === 'string' ? v : ''
+      }
+    } catch {
+      given = ''
+    }
+    const hash = link.passwordHash!
+    const ok = given !== '' && given.length <= 1024 && (await Bun.password.verify(given, hash).catch(() => false))
+    if (!ok) return html(passwordPage({ action: url.pathname, error: 'Wrong password. Try again.' }), 401)
+    // See-other back to the same URL: the GET then resolves (and counts) like any visit.
+    return new Response(null, {
+      status: 303,
+      headers: { location: url.pathname + url.search, 'set-cookie': deps.passwords.cookieFor({ ...link, passwordHash: hash }), 'cache-control': 'no-store' },
+    })
+  }
+
+  return {
+    handle,
+    /** Called on every write to a link, so the next visit sees it. */
+    invalidate: (domain: string, key: string) => cache.invalidate(domain, key),
+    clearCache: () => cache.clear(),
+    cacheSize: () => cache.size(),
+  }
+}
+export type RedirectHandler = ReturnType<typeof createRedirectHandler>
+
+function clickEvent(
+  link: ResolvableLink,
+  scan: boolean,
+  visitor: { os: string; browser: string; device: string },
+  geo: { continent: string | null; country: string | null; region: string | null; city: string | null } | null,
+  referer: string | null,
+  landing: string,
+) {
+  let refererHost: string | null = null
+  let refererUrl: string | null = null
+  if (referer) {
+    try {
+      const r = new URL(referer)
+      refererHost = r.hostname.toLowerCase()
+      refererUrl = r.href.slice(0, 2000)
+    } catch {}
+  }
+  let utm: URLSearchParams | null = null
+  if (landing.includes('utm_')) {
+    try {
+      utm = new URL(landing).searchParams
+    } catch {}
+  }
+  const u = (name: string) => utm?.get(name)?.slice(0, 190) || null
+  return {
+    linkSeq: link.seq,
+    domain: link.domain,
+    at: Date.now(),
+    scan,
+    continent: geo?.continent ?? null,
+    country: geo?.country ?? null,
+    region: geo?.region ?? null,
+    city: geo?.city ?? null,
+    os: visitor.os,
+    browser: visitor.browser,
+    device: visitor.device,
+    referer: refererHost,
+    refererUrl,
+    utmSource: u('utm_source'),
+    utmMedium: u('utm_medium'),
+    utmCampaign: u('utm_campaign'),
+    utmTerm: u('utm_term'),
+    utmContent: u('utm_content'),
+  }
+}
