@@ -16,7 +16,7 @@ export interface GeoLocation {
 
 const NONE: GeoLocation = { continent: null, country: null, region: null, city: null }
 
-type Record = {
+type GeoRecord = {
   // ip-location-db layout
   country_code?: string
   state1?: string
@@ -27,13 +27,14 @@ type Record = {
 }
 
 export function createGeoIp(databasePath: string) {
-  let reader: Reader<Record> | null = null
+  // mmdb-lib types its records as MaxMind responses; both layouts are read as GeoRecord.
+  let reader: Reader<any> | null = null
   let loading: Promise<void> | null = null
   const cache = new Map<string, GeoLocation>()
 
   async function load() {
     const bytes = Buffer.from(await Bun.file(databasePath || bundledCountryDb).arrayBuffer())
-    reader = new Reader<Record>(bytes)
+    reader = new Reader<any>(bytes)
   }
 
   return {
@@ -51,7 +52,7 @@ export function createGeoIp(databasePath: string) {
       if (hit) return hit
       let geo = NONE
       try {
-        const r = reader.get(ip)
+        const r = reader.get(ip) as GeoRecord | null
         if (r) {
           const country = (r.country_code ?? r.country?.iso_code ?? null)?.toUpperCase() ?? null
           const sub = r.subdivisions?.[0]
