@@ -1,0 +1,38 @@
+/**
+ * Landing pages for hosted link types: pure functions from a link record (and how to
+ * reach its files) to one complete HTML document with embedded CSS, no external
+ * requests, og:/twitter: preview tags, and the link's content protection applied.
+ * The redirect server decides when to serve one; see protection.ts for what
+ * `isScreenshotProtected` can and cannot do.
+ */
+import { renderTextPage } from './text.page'
+import { renderWifiPage } from './wifi.page'
+import { renderMenuPage } from './menu.page'
+import { renderMediaPage } from './media.page'
+import { renderAppStoresPage } from './app-stores.page'
+import type { LandingLink, PageContext } from './pages.types'
+
+export type { LandingLink, PageContext, FileInfo, VisitorOs, ContentOption, PreviewData } from './pages.types'
+export { renderTextPage, renderWifiPage, renderMenuPage, renderAppStoresPage }
+export { renderDocumentPage, renderImagePage, renderSvgPage, renderAudioPage, renderVideoPage, renderFilePage } from './media.page'
+
+const RENDERERS: Record<string, (link: LandingLink, ctx: PageContext) => string> = {
+  text: renderTextPage,
+  'wi-fi': renderWifiPage,
+  menu: renderMenuPage,
+  document: renderMediaPage,
+  image: renderMediaPage,
+  svg: renderMediaPage,
+  audio: renderMediaPage,
+  video: renderMediaPage,
+  file: renderMediaPage,
+  'app-stores': renderAppStoresPage,
+}
+
+export const LANDING_PAGE_TYPES: readonly string[] = Object.keys(RENDERERS)
+
+/** The landing page of a hosted link, or null for types that redirect instead. */
+export function renderLandingPage(link: LandingLink, ctx: PageContext): string | null {
+  const render = RENDERERS[link.linkType]
+  return render ? render(link, ctx) : null
+}
