@@ -7,6 +7,7 @@ import { mkdirSync } from 'node:fs'
 
 mkdirSync('dist', { recursive: true })
 const started = performance.now()
-await $`bun build --compile --minify --sourcemap src/main.ts --outfile dist/shortlink`.quiet()
+// The click-writer worker is a second entrypoint so the binary can start it.
+await $`bun build --compile --minify --sourcemap src/main.ts src/stats/click-writer.worker.ts --outfile dist/shortlink`.quiet()
 const size = Bun.file('dist/shortlink').size
 console.log(`built dist/shortlink: ${(size / 1024 / 1024).toFixed(1)} MiB in ${((performance.now() - started) / 1000).toFixed(1)} s`)

@@ -85,13 +85,15 @@ async function serve(flags: Record<string, string>) {
     unlock()
     die(`cannot listen: ${(e as Error).message}`)
   }
-  log.info('started', { config: file ?? '(embedded default)', dataDir: config.server.dataDir, tls: config.tls.mode })
   if (firstKey) {
     process.stdout.write(
       `\nFirst admin API key (shown once, store it now):\n\n  ${firstKey}\n\n` +
         `Try: curl -k ${deps.settings.baseUrl}/tags -H 'Authorization: Bearer ${firstKey}'\n\n`,
     )
   }
+
+  // Logged last: tests and scripts wait for this line, the key above is already out.
+  log.info('started', { config: file ?? '(embedded default)', dataDir: config.server.dataDir, tls: config.tls.mode })
 
   let stopping = false
   const shutdown = async (signal: string) => {

@@ -8,12 +8,14 @@ import type { Deps } from './deps'
 import { createApiApp } from './app'
 import { createRedirectHandler, type ShortDomain } from './redirect/redirect.handler'
 import { renderHostedPage } from './redirect/hosted'
+import { contentResponse } from './files/files.content'
 import { createClientIpResolver } from './shared/client-ip'
 import { errorResponse } from './shared/errors'
 import type { CertPair } from './tls/self-signed'
+import { startHttpsListener, type HttpsListener } from './tls/https-listener'
 
 export interface RunningServer {
-  https: Server<unknown>
+  https: HttpsListener
   http: Server<unknown>
   stop(): Promise<void>
 }
@@ -35,6 +37,10 @@ export function startServer(deps: Deps, cert: CertPair): RunningServer {
     geo: deps.geo,
     passwords: deps.passwords,
     renderHosted: (row, request, os) => renderHostedPage(deps, row, request, os),
+    serveFile: (request, fileId) => {
+      const opened = deps.files.open(fileId)
+      return opened ? contentResponse(request, opened, { cacheControl: 'private, no-cache' }) : null
+    },
   })
   deps.links.onChange((c) => redirects.invalidate(c.domain, c.key))
   deps.recorder.start()
@@ -43,22 +49,29 @@ export function startServer(deps: Deps, cert: CertPair): RunningServer {
   const isApiRequest = (host: string, path: string) =>
     host === settings.apiHost && (prefix === '' || path === prefix || path.startsWith(`${prefix}/`))
 
-  const https = Bun.serve({
-    port: config.server.httpsPort,
-    hostname: config.server.hostname,
-    reusePort: true,
-    tls: { cert: cert.cert, key: cert.key },
+  // SNI certificates per domain, swapped in as ACME issues them (src/tls/https-listener.ts).
+  const https = startHttpsListener(deps, {
+    baseCert: cert,
     maxRequestBodySize: config.files.maxBytes + 1024 * 1024,
-    async fetch(request, server) {
-      const url = new URL(request.url)
-      const host = hostnameOf(request.headers.get('host') ?? url.host)
+    fetch(request, server) {
+      // Split the absolute URL by hand: the redirect path needs no URL object.
+      const raw = request.url
+      const pathStart = raw.indexOf('/', raw.indexOf('//') + 2)
+      const q = raw.indexOf('?', pathStart)
+      const path = pathStart < 0 ? '/' : raw.slice(pathStart, q < 0 ? undefined : q)
+      const search = q < 0 ? '' : raw.slice(q + 1)
+      const host = hostnameOf(request.headers.get('host') ?? raw.slice(raw.indexOf('//') + 2, pathStart < 0 ? undefined : pathStart))
+      const failed = (e: unknown) => {
+        log.error('request failed', { url: raw, error: String((e as Error)?.stack ?? e) })
+        return errorResponse('internal_server_error', 'internal error')
+      }
       try {
         const clientIp = clientIpOf(server.requestIP(request)?.address ?? '', request.headers.get('x-forwarded-for'))
-        if (isApiRequest(host, url.pathname)) return await api.handle(request, clientIp)
-        return await redirects.handle(request, url, host, clientIp)
+        // Redirects answer synchronously when they can; only promises get a catch handler.
+        const res = isApiRequest(host, path) ? api.handle(request, clientIp) : redirects.handle(request, path, search, host, clientIp)
+        return res instanceof Promise ? res.catch(failed) : res
       } catch (e) {
-        log.error('request failed', { url: request.url, error: String((e as Error)?.stack ?? e) })
-        return errorResponse('internal_server_error', 'internal error')
+        return failed(e)
       }
     },
     error(e) {
@@ -103,7 +116,7 @@ export function startServer(deps: Deps, cert: CertPair): RunningServer {
     async stop() {
       http.stop(true)
       await https.stop(false) // let in-flight requests finish
-      deps.recorder.stop() // then write every buffered click
+      await deps.recorder.stop() // then write every buffered click
     },
   }
 }

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { resolve as resolvePath } from 'node:path'
 import { Database } from 'bun:sqlite'
 import { startServer, type TestServer } from './helpers/server'
+import { samplePdf } from '../src/files/files.samples'
 
 const UA = {
   iphone: 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1',
@@ -123,6 +124,45 @@ describe('decision branches over HTTPS', () => {
     expect(r.status).toBe(200)
     expect(r.headers.get('content-type')).toContain('text/html')
     expect(await r.text()).toContain('Opening hours: 9 to 5')
+  })
+})
+
+describe('hosted files behind the link checks', () => {
+  test('a document link: page and file pass expiry and password checks; a used file cannot be deleted', async () => {
+    const form = new FormData()
+    form.append('file', new Blob([samplePdf('Menu of the day')], { type: 'application/octet-stream' }), 'menu.pdf')
+    const up = (await (await s.api('/files', { method: 'POST', body: form })).json()) as any
+    expect(up.id).toMatch(/^fil_/)
+    const link = await make('document', { fileId: up.id, title: 'Menu' }, { key: 'doc', password: 'pdfpass' })
+    const page = await visit('/doc')
+    expect(page.status).toBe(401)
+    const raw = await visit(`/doc/file/${up.id}`)
+    expect(raw.status).toBe(401) // not reachable by its raw URL without the password
+    const ok = await visit('/doc', { method: 'POST', body: 'password=pdfpass', headers: { 'content-type': 'application/x-www-form-urlencoded' } })
+    const cookie = ok.headers.get('set-cookie')!.split(';')[0]!
+    const shown = await visit('/doc', { headers: { cookie } })
+    expect(shown.status).toBe(200)
+    expect(await shown.text()).toContain(`/doc/file/${up.id}`)
+    const bytes = await visit(`/doc/file/${up.id}`, { headers: { cookie, range: 'bytes=0-4' } })
+    expect(bytes.status).toBe(206)
+    expect(await bytes.text()).toBe('%PDF-')
+    expect((await visit('/doc/file/fil_other', { headers: { cookie } })).status).toBe(404) // only the link's own file
+    const del = await s.api(`/files/${up.id}`, { method: 'DELETE' })
+    expect(del.status).toBe(422)
+    await s.api(`/links/${link.id}`, { method: 'DELETE' })
+    expect((await visit(`/doc/file/${up.id}`, { headers: { cookie } })).status).toBe(404)
+    expect((await s.api(`/files/${up.id}`, { method: 'DELETE' })).status).toBe(200)
+  })
+
+  test('a link may only show its owner\'s files', async () => {
+    await s.run(['users', 'add', 'mallory'])
+    const key = (await s.run(['keys', 'create', '--user', 'mallory', '--role', 'member'])).stdout.trim()
+    const form = new FormData()
+    form.append('file', new Blob([samplePdf('private')]), 'private.pdf')
+    const up = (await (await s.api('/files', { method: 'POST', body: form })).json()) as any
+    const r = await s.api('/links/document', { key, method: 'POST', json: { data: { fileId: up.id } } })
+    expect(r.status).toBe(422)
+    expect(((await r.json()) as any).message).toContain('data.fileId')
   })
 })
 

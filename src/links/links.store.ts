@@ -64,6 +64,9 @@ export function createLinkStore(db: Store) {
   const softDelete = db.query('UPDATE links SET deleted_at = ?, updated_at = ? WHERE seq = ? AND deleted_at IS NULL')
   const clearTags = db.query('DELETE FROM link_tags WHERE link_seq = ?')
   const addTag = db.query('INSERT INTO link_tags (tag_id, link_seq, pos) VALUES (?, ?, ?)')
+  const fileUse = db.query<{ one: number }, [string]>(
+    "SELECT 1 AS one FROM links WHERE deleted_at IS NULL AND json_extract(data, '$.fileId') IS NOT NULL AND json_extract(data, '$.fileId') = ? LIMIT 1",
+  )
   const searchDelete = db.query('DELETE FROM links_search WHERE rowid = ?')
   const searchInsert = db.query('INSERT INTO links_search (rowid, body) VALUES (?, ?)')
 
@@ -172,6 +175,8 @@ export function createLinkStore(db: Store) {
       searchInsert.run(seq, text)
     },
     unindexSearch: (seq: number) => searchDelete.run(seq),
+    /** Whether a live link shows this uploaded file. */
+    fileInUse: (fileId: string) => fileUse.get(fileId) !== null,
     /** A page and the number of matches before paging. */
     list(f: LinkFilter, s: LinkSort): { rows: LinkRow[]; total: number } {
       const total = count(f)

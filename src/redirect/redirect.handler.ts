@@ -8,7 +8,7 @@ import type { LinkRow } from '../links/links.store'
 import type { ClickRecorder } from '../stats/click-recorder'
 import type { GeoIp } from '../geo/geoip'
 import { createLinkCache } from './link-cache'
-import { resolve, type DomainFallbacks, type ResolvableLink } from './resolve'
+import { mergeQuery, resolve, type DomainFallbacks, type ResolvableLink } from './resolve'
 import { parseVisitor } from './visitor'
 import type { PasswordGate } from './password-gate'
 import { EXPIRED_PAGE, NOT_FOUND_PAGE, TOO_MANY_ATTEMPTS_PAGE, passwordPage, previewPage } from './pages'
@@ -33,18 +33,26 @@ export interface RedirectDeps {
   recorder: ClickRecorder
   geo: GeoIp
   passwords: PasswordGate
+  /** The bytes of an uploaded file (Range, ETag), or null when it is gone. */
+  serveFile(request: Request, fileId: string): Response | null
   /** Renders the landing page of a hosted link type. */
   renderHosted(row: LinkRow, request: Request, os: string): Response | Promise<Response>
 }
 
 const HTML = { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', 'x-robots-tag': 'noindex' }
 const html = (body: string, status = 200, extra: Record<string, string> = {}) => new Response(body, { status, headers: { ...HTML, ...extra } })
-const redirect = (location: string) => new Response(null, { status: 302, headers: { location, 'cache-control': 'no-store', 'x-robots-tag': 'noindex' } })
+// A 302 without freshness headers is not cached by browsers, so every visit comes back and counts.
+const redirect = (location: string) => new Response(null, { status: 302, headers: { location } })
+
+const NO_QUERY = new URLSearchParams()
+/** `/<key>/file/<fileId>`: an uploaded file shown by a hosted link. */
+const FILE_ROUTE = /^\/([^/]+)\/file\/([^/]+)$/
 
 export function toResolvable(row: LinkRow): ResolvableLink {
   const o = JSON.parse(row.options)
   const data = row.link_type === 'app-stores' ? JSON.parse(row.data) : null
   return {
+    plainLocation: mergeQuery(row.destination, NO_QUERY, o.utm ?? null),
     seq: row.seq,
     id: row.id,
     domain: row.domain,
@@ -64,9 +72,11 @@ export function toResolvable(row: LinkRow): ResolvableLink {
 
 export function createRedirectHandler(deps: RedirectDeps) {
   const { settings } = deps
-  const cache = createLinkCache<{ row: LinkRow; link: ResolvableLink }>((domain, key) => {
+  const cache = createLinkCache<CachedLink>((domain, key) => {
     const row = deps.findLiveRow(domain, key)
-    return row ? { row, link: toResolvable(row) } : null
+    if (!row) return null
+    const link = toResolvable(row)
+    return { row, link, plainUtm: utmOf(link.plainLocation) }
   })
   /** Counted visits per link since start, seeded from the store: the n of "n-th visit". */
   const visits = new Map<number, number>()
@@ -80,8 +90,11 @@ export function createRedirectHandler(deps: RedirectDeps) {
     return new Response(body, { headers: { 'content-type': 'application/json', 'cache-control': 'public, max-age=300' } })
   }
 
-  async function handle(request: Request, url: URL, host: string, clientIp: string): Promise<Response> {
-    const path = url.pathname
+  /**
+   * `path` and `search` (without '?') come from the server's cheap split of the URL; no
+   * URL object is built on the common path.
+   */
+  function handle(request: Request, path: string, search: string, host: string, clientIp: string): Response | Promise<Response> {
     if (path === '/robots.txt') return new Response('User-agent: *\nDisallow: /\n', { headers: { 'content-type': 'text/plain' } })
     if (path === '/favicon.ico') return new Response(null, { status: 204, headers: { 'cache-control': 'public, max-age=86400' } })
     const domain = deps.domainOf(host)
@@ -91,9 +104,11 @@ export function createRedirectHandler(deps: RedirectDeps) {
     const method = request.method
     if (method !== 'GET' && method !== 'HEAD' && method !== 'POST') return new Response(null, { status: 405, headers: { allow: 'GET, HEAD, POST' } })
 
+    const fileRoute = path.indexOf('/', 1) > 0 ? FILE_ROUTE.exec(path) : null
+    if (path.indexOf('/', 1) > 0 && !fileRoute) return html(NOT_FOUND_PAGE, 404)
     let key: string
     try {
-      key = decodeURIComponent(path.slice(1))
+      key = decodeURIComponent(fileRoute ? fileRoute[1]! : path.slice(1))
     } catch {
       key = ''
     }
@@ -102,8 +117,10 @@ export function createRedirectHandler(deps: RedirectDeps) {
 
     if (method === 'POST') {
       if (!link?.passwordHash) return new Response(null, { status: 405, headers: { allow: 'GET, HEAD' } })
-      return passwordAttempt(request, url, link, clientIp)
+      return passwordAttempt(request, path, search, link, clientIp)
     }
+
+    if (fileRoute) return linkFile(request, cached, decodeURIComponent(fileRoute[2]!))
 
     const headers = request.headers
     const visitor = parseVisitor(headers.get('user-agent'))
@@ -115,9 +132,9 @@ export function createRedirectHandler(deps: RedirectDeps) {
       domain,
       now: Date.now(),
       request: {
-        query: url.searchParams,
+        query: search ? new URLSearchParams(search) : NO_QUERY,
         visitor,
-        acceptLanguage: headers.get('accept-language'),
+        acceptLanguage: targeting === 'language' ? headers.get('accept-language') : null,
         country: geo?.country ?? null,
         region: geo?.region ?? null,
         city: geo?.city ?? null,
@@ -140,7 +157,9 @@ export function createRedirectHandler(deps: RedirectDeps) {
         if (decision.count) {
           const l = link!
           visits.set(l.seq, nextVisit(l.seq))
-          deps.recorder.record(clickEvent(l, decision.scan, visitor, geo, headers.get('referer'), decision.kind === 'redirect' ? decision.location : url.href))
+          const landing = decision.kind === 'redirect' ? decision.location : null
+          const utm = landing === null ? null : landing === l.plainLocation ? cached!.plainUtm : utmOf(landing)
+          deps.recorder.record(clickEvent(l, decision.scan, visitor, geo, headers.get('referer'), utm))
         }
         if (decision.kind === 'redirect') return redirect(decision.location)
         return deps.renderHosted(cached!.row, request, visitor.os)
@@ -148,7 +167,23 @@ export function createRedirectHandler(deps: RedirectDeps) {
     }
   }
 
-  async function passwordAttempt(request: Request, url: URL, link: ResolvableLink, clientIp: string): Promise<Response> {
+  /**
+   * A file a hosted link shows, served under the short link so it passes the same
+   * checks as the page: the link is live and unexpired, its password cookie is held,
+   * and the file is the one the link shows. Not counted as a visit.
+   */
+  function linkFile(request: Request, cached: CachedLink | null, fileId: string): Response {
+    if (!cached) return html(NOT_FOUND_PAGE, 404)
+    const { link, row } = cached
+    if (link.expiresAt !== null && Date.now() >= link.expiresAt) return html(EXPIRED_PAGE, 410)
+    if (link.passwordHash && !deps.passwords.hasValidCookie(request.headers.get('cookie'), link as ResolvableLink & { passwordHash: string }))
+      return html(passwordPage({ action: `/${encodeURIComponent(link.key)}` }), 401)
+    const shown = (JSON.parse(row.data) as { fileId?: string }).fileId
+    if (shown !== fileId) return html(NOT_FOUND_PAGE, 404)
+    return deps.serveFile(request, fileId) ?? html(NOT_FOUND_PAGE, 404)
+  }
+
+  async function passwordAttempt(request: Request, path: string, search: string, link: ResolvableLink, clientIp: string): Promise<Response> {
     if (!deps.passwords.allowAttempt(clientIp, link.seq)) return html(TOO_MANY_ATTEMPTS_PAGE, 429, { 'retry-after': '900' })
     let given = ''
     try {
@@ -162,11 +197,11 @@ export function createRedirectHandler(deps: RedirectDeps) {
     }
     const hash = link.passwordHash!
     const ok = given !== '' && given.length <= 1024 && (await Bun.password.verify(given, hash).catch(() => false))
-    if (!ok) return html(passwordPage({ action: url.pathname, error: 'Wrong password. Try again.' }), 401)
+    if (!ok) return html(passwordPage({ action: path, error: 'Wrong password. Try again.' }), 401)
     // See-other back to the same URL: the GET then resolves (and counts) like any visit.
     return new Response(null, {
       status: 303,
-      headers: { location: url.pathname + url.search, 'set-cookie': deps.passwords.cookieFor({ ...link, passwordHash: hash }), 'cache-control': 'no-store' },
+      headers: { location: search ? `${path}?${search}` : path, 'set-cookie': deps.passwords.cookieFor({ ...link, passwordHash: hash }), 'cache-control': 'no-store' },
     })
   }
 
@@ -180,13 +215,33 @@ export function createRedirectHandler(deps: RedirectDeps) {
 }
 export type RedirectHandler = ReturnType<typeof createRedirectHandler>
 
+interface CachedLink {
+  row: LinkRow
+  link: ResolvableLink
+  /** UTM values of the plain location, for click events. */
+  plainUtm: Utm
+}
+
+type Utm = { source: string | null; medium: string | null; campaign: string | null; term: string | null; content: string | null }
+
+function utmOf(location: string): Utm {
+  let q: URLSearchParams | null = null
+  if (location.includes('utm_')) {
+    try {
+      q = new URL(location).searchParams
+    } catch {}
+  }
+  const u = (name: string) => q?.get(name)?.slice(0, 190) || null
+  return { source: u('utm_source'), medium: u('utm_medium'), campaign: u('utm_campaign'), term: u('utm_term'), content: u('utm_content') }
+}
+
 function clickEvent(
   link: ResolvableLink,
   scan: boolean,
   visitor: { os: string; browser: string; device: string },
   geo: { continent: string | null; country: string | null; region: string | null; city: string | null } | null,
   referer: string | null,
-  landing: string,
+  utm: Utm | null,
 ) {
   let refererHost: string | null = null
   let refererUrl: string | null = null
@@ -197,13 +252,6 @@ function clickEvent(
       refererUrl = r.href.slice(0, 2000)
     } catch {}
   }
-  let utm: URLSearchParams | null = null
-  if (landing.includes('utm_')) {
-    try {
-      utm = new URL(landing).searchParams
-    } catch {}
-  }
-  const u = (name: string) => utm?.get(name)?.slice(0, 190) || null
   return {
     linkSeq: link.seq,
     domain: link.domain,
@@ -218,10 +266,10 @@ function clickEvent(
     device: visitor.device,
     referer: refererHost,
     refererUrl,
-    utmSource: u('utm_source'),
-    utmMedium: u('utm_medium'),
-    utmCampaign: u('utm_campaign'),
-    utmTerm: u('utm_term'),
-    utmContent: u('utm_content'),
+    utmSource: utm?.source ?? null,
+    utmMedium: utm?.medium ?? null,
+    utmCampaign: utm?.campaign ?? null,
+    utmTerm: utm?.term ?? null,
+    utmContent: utm?.content ?? null,
   }
 }

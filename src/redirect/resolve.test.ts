@@ -10,7 +10,7 @@ const DESKTOP = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (K
 
 const baseLink: ResolvableLink = {
   seq: 1, id: 'lnk_1', domain: 'go.test', key: 'k', linkType: 'link', destination: 'https://dest.example/page?a=1', hosted: false,
-  expiresAt: null, expirationUrl: null, passwordHash: null, utm: null, previewData: null, Targeting: null, appStores: null,
+  expiresAt: null, expirationUrl: null, passwordHash: null, utm: null, previewData: null, Targeting: null, appStores: null, plainLocation: '',
 }
 const req = (over: Partial<ResolveRequest> & { ua?: string; qs?: string } = {}): ResolveRequest => ({
   query: new URLSearchParams(over.qs ?? ''),
@@ -19,8 +19,11 @@ const req = (over: Partial<ResolveRequest> & { ua?: string; qs?: string } = {}):
   ...over,
 })
 const noFallbacks: DomainFallbacks = { notFoundUrl: null, expiredUrl: null }
-const run = (link: Partial<ResolvableLink> | null, request = req(), domain = noFallbacks, now = NOW): Decision =>
-  resolve({ link: link && { ...baseLink, ...link }, domain, request, now })
+const run = (link: Partial<ResolvableLink> | null, request = req(), domain = noFallbacks, now = NOW): Decision => {
+  const full = link && { ...baseLink, ...link }
+  if (full) full.plainLocation = mergeQuery(full.destination, new URLSearchParams(), full.utm)
+  return resolve({ link: full, domain, request, now })
+}
 const to = (location: string, extra: Partial<Decision> = {}) => ({ kind: 'redirect', location, count: true, scan: false, ...extra })
 
 describe('resolve: the contract order', () => {

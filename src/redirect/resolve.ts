@@ -20,6 +20,8 @@ export interface ResolvableLink {
   utm: Record<string, string> | null
   previewData: { title?: string; desc?: string; image?: string } | null
   Targeting: Targeting | null
+  /** The destination with the link's UTM merged: the answer to a visit with no query (precomputed, it is the common case). */
+  plainLocation: string
   /** app-stores links: store URLs iOS and Android visitors go straight to. */
   appStores: { ios?: string; android?: string } | null
 }
@@ -60,9 +62,7 @@ const UTM_PARAMS: [string, string][] = [
  */
 export function mergeQuery(target: string, incoming: URLSearchParams, utm: Record<string, string> | null): string {
   if (!/^https?:/i.test(target)) return target
-  let hasIncoming = false
-  for (const k of incoming.keys()) if (k !== 'qr') (hasIncoming = true)
-  if (!hasIncoming && !utm) return target
+  if (!hasVisitorParams(incoming) && !utm) return target
   let url: URL
   try {
     url = new URL(target)
@@ -72,6 +72,12 @@ export function mergeQuery(target: string, incoming: URLSearchParams, utm: Recor
   for (const [k, v] of incoming) if (k !== 'qr' && !url.searchParams.has(k)) url.searchParams.append(k, v)
   if (utm) for (const [field, param] of UTM_PARAMS) if (utm[field]) url.searchParams.set(param, utm[field]!)
   return url.href
+}
+
+function hasVisitorParams(q: URLSearchParams): boolean {
+  if (q.size === 0) return false
+  for (const k of q.keys()) if (k !== 'qr') return true
+  return false
 }
 
 export function resolve(input: { link: ResolvableLink | null; domain: DomainFallbacks; request: ResolveRequest; now: number }): Decision {
@@ -103,7 +109,8 @@ export function resolve(input: { link: ResolvableLink | null; domain: DomainFall
       now,
       visitNumber: request.visitNumber,
     }) ?? link.destination
-  return { kind: 'redirect', location: mergeQuery(target, request.query, link.utm), count, scan }
+  const location = target === link.destination && !hasVisitorParams(request.query) ? link.plainLocation : mergeQuery(target, request.query, link.utm)
+  return { kind: 'redirect', location, count, scan }
 }
 
 function hostOf(url: string): string {

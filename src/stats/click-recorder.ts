@@ -1,81 +1,92 @@
 /**
  * Click capture off the hot path: visits are buffered in memory and written in one
  * transaction per flush (every `flushMs`, or sooner at `maxBatch` events) together
- * with each link's `clicks` and `lastClicked`. SIGTERM flushes everything; a kill -9
- * loses at most the events of one flush window (1 s by default).
+ * with each link's `clicks` and `lastClicked`, by a worker thread for a store file
+ * (inline for an in-memory store). SIGTERM flushes everything; a kill -9 loses at most
+ * the events of one flush window (1 s by default).
  */
-import type { Store } from '../store/db'
+import type { Database } from 'bun:sqlite'
 import type { Logger } from '../shared/log'
+import { createEventWriter, type ClickEvent } from './click-writer'
 
-export interface ClickEvent {
-  linkSeq: number
-  domain: string
-  at: number
-  scan: boolean
-  continent: string | null
-  country: string | null
-  region: string | null
-  city: string | null
-  os: string
-  browser: string
-  device: string
-  referer: string | null
-  refererUrl: string | null
-  utmSource: string | null
-  utmMedium: string | null
-  utmCampaign: string | null
-  utmTerm: string | null
-  utmContent: string | null
-}
+export type { ClickEvent } from './click-writer'
 
 export interface FlushSummary {
   events: number
   byDomain: Map<string, number>
 }
 
+/** Where batches go: written in this thread, or posted to the writer worker. */
+interface BatchSink {
+  write(events: ClickEvent[]): Promise<void>
+  close(): Promise<void>
+}
+
 /** Beyond this many unwritten events (a store that keeps failing), the oldest are dropped. */
 const MAX_PENDING = 200_000
 
-export function createClickRecorder(db: Store, log: Logger, opts: { flushMs?: number; maxBatch?: number } = {}) {
+function inlineSink(db: Database): BatchSink {
+  const write = createEventWriter(db)
+  return { write: async (events) => write(events), close: async () => {} }
+}
+
+/**
+ * In a compiled binary the worker is a second entrypoint, addressed from the bundle
+ * root (src/); from source it sits beside this file.
+ */
+function workerSpec(): string {
+  return import.meta.url.includes('$bunfs') ? './stats/click-writer.worker.ts' : new URL('./click-writer.worker.ts', import.meta.url).href
+}
+
+function workerSink(path: string): BatchSink {
+  const worker = new Worker(workerSpec())
+  let nextId = 1
+  const waiting = new Map<number, { resolve: () => void; reject: (e: Error) => void }>()
+  let closed: (() => void) | null = null
+  const opened = new Promise<void>((resolve, reject) => {
+    worker.onmessage = (ev: MessageEvent) => {
+      const m = ev.data
+      if (m.type === 'opened') resolve()
+      else if (m.type === 'open-failed') reject(new Error(m.error))
+      else if (m.type === 'written') (waiting.get(m.id)?.resolve(), waiting.delete(m.id))
+      else if (m.type === 'failed') (waiting.get(m.id)?.reject(new Error(m.error)), waiting.delete(m.id))
+      else if (m.type === 'closed') closed?.()
+    }
+  })
+  worker.postMessage({ type: 'open', path })
+  return {
+    async write(events) {
+      await opened
+      const id = nextId++
+      const done = new Promise<void>((resolve, reject) => waiting.set(id, { resolve, reject }))
+      worker.postMessage({ type: 'write', id, events })
+      return done
+    },
+    async close() {
+      await opened.catch(() => {})
+      await new Promise<void>((resolve) => {
+        closed = resolve
+        worker.postMessage({ type: 'close' })
+      })
+      worker.terminate()
+    },
+  }
+}
+
+export function createClickRecorder(db: Database, dbPath: string, log: Logger, opts: { flushMs?: number; maxBatch?: number } = {}) {
   const flushMs = opts.flushMs ?? 1000
   const maxBatch = opts.maxBatch ?? 1000
+  const sink = dbPath === ':memory:' ? inlineSink(db) : null
+  let lazySink: BatchSink | null = sink
+  const sinkOf = () => (lazySink ??= workerSink(dbPath))
   let pending: ClickEvent[] = []
+  /** Batches handed to the sink and not yet confirmed, with their write promises. */
+  const inFlight = new Set<{ events: ClickEvent[]; done: Promise<void> }>()
   let timer: ReturnType<typeof setInterval> | null = null
   let flushQueued = false
   const afterFlush: ((s: FlushSummary) => void)[] = []
 
-  const insert = db.query(`INSERT INTO click_events
-    (link_seq, at, scan, continent, country, region, city, os, browser, device, referer, referer_url,
-     utm_source, utm_medium, utm_campaign, utm_term, utm_content)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-  const bump = db.query('UPDATE links SET clicks = clicks + ?, last_clicked = max(coalesce(last_clicked, 0), ?) WHERE seq = ?')
-
-  const write = db.transaction((events: ClickEvent[]) => {
-    const perLink = new Map<number, { n: number; last: number }>()
-    for (const e of events) {
-      insert.run(e.linkSeq, e.at, e.scan ? 1 : 0, e.continent, e.country, e.region, e.city, e.os, e.browser, e.device,
-        e.referer, e.refererUrl, e.utmSource, e.utmMedium, e.utmCampaign, e.utmTerm, e.utmContent)
-      const agg = perLink.get(e.linkSeq)
-      if (agg) (agg.n++, (agg.last = Math.max(agg.last, e.at)))
-      else perLink.set(e.linkSeq, { n: 1, last: e.at })
-    }
-    for (const [seq, { n, last }] of perLink) bump.run(n, last, seq)
-  })
-
-  function flush(): number {
-    flushQueued = false
-    if (pending.length === 0) return 0
-    const batch = pending
-    pending = []
-    try {
-      write(batch)
-    } catch (e) {
-      // Keep them for the next attempt (e.g. the store was busy); never fail a redirect.
-      pending = batch.concat(pending)
-      if (pending.length > MAX_PENDING) pending = pending.slice(pending.length - MAX_PENDING)
-      log.error('click flush failed; will retry', { events: batch.length, error: String(e) })
-      return 0
-    }
+  function written(batch: ClickEvent[]) {
     const byDomain = new Map<string, number>()
     for (const e of batch) byDomain.set(e.domain, (byDomain.get(e.domain) ?? 0) + 1)
     for (const hook of afterFlush) {
@@ -85,8 +96,32 @@ export function createClickRecorder(db: Store, log: Logger, opts: { flushMs?: nu
         log.error('after-flush hook failed', { error: String(e) })
       }
     }
-    return batch.length
   }
+
+  /** Hands the buffer to the sink; resolves when it is written (or re-queued on failure). */
+  function flush(): Promise<void> {
+    flushQueued = false
+    if (pending.length === 0) return Promise.resolve()
+    const events = pending
+    pending = []
+    const entry = { events, done: Promise.resolve() }
+    entry.done = sinkOf()
+      .write(events)
+      .then(
+        () => written(events),
+        (e) => {
+          // Keep them for the next attempt (e.g. the store was busy); never fail a redirect.
+          pending = events.concat(pending)
+          if (pending.length > MAX_PENDING) pending = pending.slice(pending.length - MAX_PENDING)
+          log.error('click flush failed; will retry', { events: events.length, error: String(e) })
+        },
+      )
+      .finally(() => inFlight.delete(entry))
+    inFlight.add(entry)
+    return entry.done
+  }
+
+  const count = (events: ClickEvent[], seq: number) => events.reduce((n, e) => n + (e.linkSeq === seq ? 1 : 0), 0)
 
   return {
     record(e: ClickEvent) {
@@ -97,17 +132,21 @@ export function createClickRecorder(db: Store, log: Logger, opts: { flushMs?: nu
       }
     },
     flush,
-    pendingCount: () => pending.length,
+    pendingCount: () => pending.length + [...inFlight].reduce((n, b) => n + b.events.length, 0),
     /** Visits of one link recorded but not yet written. */
-    pendingFor: (linkSeq: number) => pending.reduce((n, e) => n + (e.linkSeq === linkSeq ? 1 : 0), 0),
+    pendingFor: (linkSeq: number) => count(pending, linkSeq) + [...inFlight].reduce((n, b) => n + count(b.events, linkSeq), 0),
     start() {
       timer ??= setInterval(flush, flushMs)
     },
-    /** Stops the timer and writes everything still buffered. */
-    stop(): number {
+    /** Stops the timer, writes everything still buffered or in flight, and closes the writer. */
+    async stop(): Promise<void> {
       if (timer) clearInterval(timer)
       timer = null
-      return flush()
+      for (let round = 0; round < 5 && (pending.length || inFlight.size); round++) {
+        await flush()
+        await Promise.all([...inFlight].map((b) => b.done))
+      }
+      await lazySink?.close()
     },
     onFlush(fn: (s: FlushSummary) => void) {
       afterFlush.push(fn)

@@ -57,6 +57,8 @@ hostname = "127.0.0.1"
 dataDir = "${dir}/data"
 ${opts.toml ?? ''}`
   writeFileSync(join(dir, 'shortlink.toml'), config)
+  // A fresh data dir with no fixed admin key prints a first key (on stdout, apart from the log).
+  const expectKey = !existsSync(join(dir, 'data/shortlink.db')) && !opts.env?.SHORTLINK_ADMIN_KEY
   let out = ''
   const proc = Bun.spawn([...shortlinkCommand(), 'serve', '--config', join(dir, 'shortlink.toml')], {
     cwd: dir,
@@ -71,7 +73,7 @@ ${opts.toml ?? ''}`
   void collect(proc.stderr as ReadableStream<Uint8Array>)
 
   const deadline = Date.now() + 15_000
-  while (!/"msg":"started"/.test(out)) {
+  while (!/"msg":"started"/.test(out) || (expectKey && !/sk_[A-Za-z0-9_-]+/.test(out))) {
     if (proc.exitCode !== null || Date.now() > deadline) throw new Error(`server did not start:\n${out}`)
     await Bun.sleep(25)
   }

@@ -47,6 +47,7 @@ CREATE INDEX links_user_last ON links (user_id, last_clicked) WHERE deleted_at I
 CREATE INDEX links_last_asc ON links ((last_clicked IS NULL), last_clicked) WHERE deleted_at IS NULL;
 CREATE INDEX links_user_last_asc ON links (user_id, (last_clicked IS NULL), last_clicked) WHERE deleted_at IS NULL;
 CREATE INDEX links_upsert ON links (user_id, link_type, match_key) WHERE deleted_at IS NULL;
+CREATE INDEX links_file ON links (json_extract(data, '$.fileId')) WHERE deleted_at IS NULL AND json_extract(data, '$.fileId') IS NOT NULL;
 CREATE TABLE link_tags (
   tag_id TEXT NOT NULL REFERENCES tags(id) ON DELETE CASCADE,
   link_seq INTEGER NOT NULL REFERENCES links(seq) ON DELETE CASCADE,
