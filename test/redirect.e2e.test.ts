@@ -130,7 +130,7 @@ describe('decision branches over HTTPS', () => {
 describe('hosted files behind the link checks', () => {
   test('a document link: page and file pass expiry and password checks; a used file cannot be deleted', async () => {
     const form = new FormData()
-    form.append('file', new Blob([samplePdf('Menu of the day')], { type: 'application/octet-stream' }), 'menu.pdf')
+    form.append('file', new Blob([samplePdf('Menu of the day') as BlobPart], { type: 'application/octet-stream' }), 'menu.pdf')
     const up = (await (await s.api('/files', { method: 'POST', body: form })).json()) as any
     expect(up.id).toMatch(/^fil_/)
     const link = await make('document', { fileId: up.id, title: 'Menu' }, { key: 'doc', password: 'pdfpass' })
@@ -158,7 +158,7 @@ describe('hosted files behind the link checks', () => {
     await s.run(['users', 'add', 'mallory'])
     const key = (await s.run(['keys', 'create', '--user', 'mallory', '--role', 'member'])).stdout.trim()
     const form = new FormData()
-    form.append('file', new Blob([samplePdf('private')]), 'private.pdf')
+    form.append('file', new Blob([samplePdf('private') as BlobPart]), 'private.pdf')
     const up = (await (await s.api('/files', { method: 'POST', body: form })).json()) as any
     const r = await s.api('/links/document', { key, method: 'POST', json: { data: { fileId: up.id } } })
     expect(r.status).toBe(422)

@@ -1,0 +1,167 @@
+/**
+ * Fetching an image the caller names (scan input, logos, frames) without turning the
+ * server into a proxy into its own network: the host is resolved first and every
+ * address must be public (unless the operator allows private networks), each redirect
+ * is re-checked, the body is capped while it streams, and the whole fetch has a deadline.
+ * The DNS answer is not pinned for the connection itself: a rebinding window of
+ * milliseconds remains, accepted for an image fetch that returns no body to the caller
+ * (scan) or only rendered pixels (logos).
+ */
+import { lookup } from 'node:dns/promises'
+import { BlockList, isIP } from 'node:net'
+import { AppError, parameterError } from '../shared/errors'
+import { isJpeg, isPng } from './qr.decode'
+
+export type ImageKind = 'png' | 'jpeg' | 'svg'
+
+export interface FetchedImage {
+  bytes: Uint8Array
+  kind: ImageKind
+}
+
+export interface FetchLimits {
+  allowPrivateNetworks: boolean
+  maxBytes: number
+  timeoutMs: number
+  maxRedirects: number
+  kinds: ImageKind[]
+  /** Field named in error messages. */
+  field: string
+  /** Which resolved addresses are refused; default: private, loopback, link-local and reserved ones. */
+  isRefusedAddress?: (ip: string) => boolean
+}
+
+const blocked = new BlockList()
+for (const [net, bits] of [
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const)
+  blocked.addSubnet(net, bits, 'ipv4')
+for (const [net, bits] of [
+  ['::', 128],
+  ['::1', 128],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['ff00::', 8],
+  ['2001:db8::', 32],
+] as const)
+  blocked.addSubnet(net, bits, 'ipv6')
+
+/** Private, loopback, link-local, reserved or multicast. */
+export function isPrivateAddress(ip: string): boolean {
+  const v = isIP(ip)
+  if (v === 4) return blocked.check(ip, 'ipv4')
+  if (v !== 6) return true
+  const lower = ip.toLowerCase()
+  // IPv4-mapped and NAT64 forms carry an IPv4 address: judge that.
+  const mapped = /^(?:::ffff:|64:ff9b::)(\d+\.\d+\.\d+\.\d+)$/.exec(lower)
+  if (mapped) return blocked.check(mapped[1]!, 'ipv4')
+  return blocked.check(lower, 'ipv6')
+}
+
+const gateway = (message: string) => new AppError('bad_gateway', message)
+
+async function assertPublicHost(url: URL, limits: FetchLimits) {
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw parameterError(`'${limits.field}' must be an http(s) URL`)
+  if (url.username || url.password) throw parameterError(`'${limits.field}' must not carry credentials`)
+  if (limits.allowPrivateNetworks) return
+  const host = url.hostname.replace(/^\[|\]$/g, '')
+  let addresses: string[]
+  if (isIP(host)) addresses = [host]
+  else {
+    try {
+      addresses = (await lookup(host, { all: true, verbatim: true })).map((a) => a.address)
+    } catch {
+      throw gateway(`could not resolve ${host}`)
+    }
+  }
+  if (addresses.length === 0) throw gateway(`could not resolve ${host}`)
+  const bad = addresses.find(limits.isRefusedAddress ?? isPrivateAddress)
+  if (bad) throw parameterError(`'${limits.field}' ${host} resolves to a private, loopback or link-local address (${bad}); such addresses are not fetched`)
+}
+
+/** Fetches an image under the limits; fetch problems are 502 bad_gateway, unusable content 422. */
+export async function fetchImage(rawUrl: string, limits: FetchLimits): Promise<FetchedImage> {
+  let url: URL
+  try {
+    url = new URL(rawUrl)
+  } catch {
+    throw parameterError(`'${limits.field}' must be an absolute http(s) URL`)
+  }
+  const deadline = AbortSignal.timeout(limits.timeoutMs)
+  try {
+    for (let hop = 0; ; hop++) {
+      await assertPublicHost(url, limits)
+      let res: Response
+      try {
+        res = await fetch(url, { redirect: 'manual', signal: deadline, headers: { accept: 'image/png,image/jpeg,image/svg+xml;q=0.8,*/*;q=0.1' } })
+      } catch (e) {
+        if (deadline.aborted) throw gateway(`fetching ${url.host} timed out after ${limits.timeoutMs / 1000} s`)
+        throw gateway(`could not fetch ${url.host}: ${(e as Error).message}`)
+      }
+      if (res.status >= 300 && res.status < 400 && res.headers.has('location')) {
+        await res.body?.cancel().catch(() => {})
+        if (hop >= limits.maxRedirects) throw gateway(`more than ${limits.maxRedirects} redirects`)
+        url = new URL(res.headers.get('location')!, url)
+        continue
+      }
+      if (!res.ok) {
+        await res.body?.cancel().catch(() => {})
+        throw gateway(`${url.host} answered HTTP ${res.status}`)
+      }
+      const bytes = await readCapped(res, limits)
+      const kind = sniffImage(bytes)
+      if (!kind || !limits.kinds.includes(kind))
+        throw parameterError(`'${limits.field}' is not a ${limits.kinds.map((k) => k.toUpperCase()).join(' or ')} image`)
+      return { bytes, kind }
+    }
+  } catch (e) {
+    if (e instanceof AppError) throw e
+    if (deadline.aborted) throw gateway(`fetching the image timed out after ${limits.timeoutMs / 1000} s`)
+    throw gateway(`could not fetch the image: ${(e as Error).message}`)
+  }
+}
+
+async function readCapped(res: Response, limits: FetchLimits): Promise<Uint8Array> {
+  const tooBig = () => parameterError(`'${limits.field}' the image is larger than ${limits.maxBytes / 1024 / 1024} MB`)
+  const declared = Number(res.headers.get('content-length') ?? NaN)
+  if (declared > limits.maxBytes) {
+    await res.body?.cancel().catch(() => {})
+    throw tooBig()
+  }
+  if (!res.body) return new Uint8Array()
+  const reader = res.body.getReader()
+  const chunks: Uint8Array[] = []
+  let total = 0
+  for (;;) {
+    const { done, value } = await reader.read()
+    if (done) break
+    total += value.byteLength
+    if (total > limits.maxBytes) {
+      await reader.cancel().catch(() => {})
+      throw tooBig()
+    }
+    chunks.push(value)
+  }
+  return Buffer.concat(chunks)
+}
+
+export function sniffImage(b: Uint8Array): ImageKind | null {
+  if (isPng(b)) return 'png'
+  if (isJpeg(b)) return 'jpeg'
+  const head = Buffer.from(b.subarray(0, 1024)).toString('utf8').trimStart()
+  if (/^(<\?xml[^>]*>\s*)?(<!--[\s\S]*?-->\s*)*(<!DOCTYPE svg[^>]*>\s*)?<svg[\s>]/i.test(head)) return 'svg'
+  return null
+}

@@ -1,0 +1,22 @@
+/** Image responses with ETag, Cache-Control and 304, shared by the QR and template routes. */
+import type { RenderedQr } from './qr.render'
+
+export type ImageFormat = 'image' | 'svg' | 'base64'
+
+export const QR_HEADERS_DOC =
+  '`ETag` and `Cache-Control: private, max-age=300` are set; `If-None-Match` with the current ETag answers 304. ' +
+  '`X-QR-Contrast: inverted` marks a light-on-dark design (modern ZXing reads it; ZBar and older ZXing, still in some scanner apps, do not). ' +
+  '`X-QR-Repaired` lists the changes made so the image scans (e.g. `logo-shrunk-to-7`, `logo-unavailable`, `square-modules`, `frame-removed`, `plain`).'
+
+export function imageResponse(request: Request, r: RenderedQr, format: ImageFormat): Response {
+  const headers: Record<string, string> = { etag: format === 'base64' ? `"b${r.etag.slice(1)}` : r.etag, 'cache-control': 'private, max-age=300' }
+  if (r.inverted) headers['x-qr-contrast'] = 'inverted'
+  if (r.repairs.length) headers['x-qr-repaired'] = r.repairs.join(', ')
+  const match = request.headers.get('if-none-match')
+  if (match && match.split(',').some((t) => t.trim().replace(/^W\//, '') === headers.etag)) return new Response(null, { status: 304, headers })
+  if (format === 'base64') {
+    const image = `data:image/png;base64,${Buffer.from(r.body).toString('base64')}`
+    return Response.json({ image }, { headers })
+  }
+  return new Response(r.body as Uint8Array<ArrayBuffer>, { headers: { ...headers, 'content-type': r.contentType } })
+}

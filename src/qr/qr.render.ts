@@ -1,0 +1,333 @@
+/**
+ * renderQr: text + qrOptions → PNG or SVG that is known to scan. Each image is decoded
+ * in-process before it is returned; when the design does not decode, it is repaired
+ * step by step (smaller logo, no logo, square modules, no frame, plain black on white)
+ * and the steps are reported. Results are cached per input (LRU); remote logo and
+ * frame images are cached pre-scaled per output size.
+ */
+import QRCode from 'qrcode'
+import { AppError, parameterError } from '../shared/errors'
+import { designOf, type Design } from './qr.design'
+import { decodesWithBoth, flatten } from './qr.decode'
+import { enginesReady, fontBuffers, FONT_FAMILY, Resvg } from './qr.engines'
+import { fetchImage, type FetchedImage, type ImageKind } from './qr.fetch'
+import { buildSvg, frameLayout, type EmbeddedImage, type Matrix } from './qr.svg'
+import { LruCache } from './qr.lru'
+import { compositeOver, encodePng } from './qr.png'
+
+export type QrFormat = 'png' | 'svg'
+
+export interface RenderInput {
+  text: string
+  qrOptions: unknown
+  format: QrFormat
+  width: number
+  texts?: string[]
+}
+
+export interface RenderedQr {
+  body: Uint8Array
+  contentType: string
+  etag: string
+  /** Light modules on a dark background: modern ZXing reads it, ZBar and older ZXing do not. */
+  inverted: boolean
+  /** Repairs applied so the image scans (empty when the design rendered as given). */
+  repairs: string[]
+}
+
+export interface QrRendererOptions {
+  allowPrivateNetworks: boolean
+  /** Uploaded files (`fil_…`), once the files module exists. */
+  readFile?: (id: string) => Promise<FetchedImage | null>
+}
+
+/** The sample content designs are checked with when saved (a typical short link). */
+export const SAMPLE_TEXT = 'https://example.com/AbC12xY?qr=1'
+
+const EC = ['L', 'M', 'Q', 'H'] as const
+const ASSET_TTL_MS = 10 * 60_000
+const FAILED_ASSET_TTL_MS = 30_000
+const ASSET_LIMITS = { maxBytes: 2 * 1024 * 1024, timeoutMs: 5000, maxRedirects: 3 }
+
+interface Asset extends FetchedImage {
+  width: number
+  height: number
+}
+
+interface Scaled extends EmbeddedImage {
+  /** Premultiplied RGBA at the output size. */
+  pixels: Uint8Array
+}
+
+interface Attempt {
+  design: Design
+  logoSize: number
+  repair: string | null
+}
+
+export function createQrRenderer(opts: QrRendererOptions) {
+  const renders = new LruCache<Promise<RenderedQr>>({ maxEntries: 500, ttlMs: ASSET_TTL_MS })
+  const assets = new LruCache<Promise<Asset>>({ maxEntries: 64, ttlMs: ASSET_TTL_MS })
+  const scaled = new LruCache<Scaled>({ maxEntries: 64, ttlMs: ASSET_TTL_MS })
+
+  function loadAsset(source: string, field: string, kinds: ImageKind[]): Promise<Asset> {
+    const key = `${kinds.join(',')} ${source}`
+    const hit = assets.get(key)
+    if (hit) return hit
+    const p = (async () => {
+      let img: FetchedImage | null
+      if (source.startsWith('fil_')) {
+        img = (await opts.readFile?.(source)) ?? null
+        if (!img) throw parameterError(`'${field}' file ${source} not found`)
+        if (!kinds.includes(img.kind)) throw parameterError(`'${field}' file ${source} is not a ${kinds.join('/')} image`)
+      } else {
+        img = await fetchImage(source, { ...ASSET_LIMITS, allowPrivateNetworks: opts.allowPrivateNetworks, kinds, field })
+      }
+      await enginesReady()
+      return { ...img, ...imageSize(img, field) }
+    })()
+    assets.set(key, p)
+    p.catch(() => assets.set(key, p, FAILED_ASSET_TTL_MS))
+    return p
+  }
+
+  /**
+   * The asset drawn once at its output pixel size and cached: resvg redraws big
+   * embedded rasters slowly (0.5 s for a 1000 px frame), so logos are embedded at their
+   * final size and frames are composited in JS under the rendered code.
+   */
+  function prescale(source: string, asset: Asset, w: number, h: number, fit: 'meet' | 'none'): Scaled {
+    const pw = Math.max(1, Math.round(w))
+    const ph = Math.max(1, Math.round(h))
+    const key = `${source} ${pw}x${ph} ${fit}`
+    const hit = scaled.get(key)
+    if (hit) return hit
+    const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${pw}" height="${ph}" viewBox="0 0 ${pw} ${ph}"><image href="${dataUrl(asset)}" width="${pw}" height="${ph}" preserveAspectRatio="${fit === 'meet' ? 'xMidYMid meet' : 'none'}"/></svg>`
+    const r = new Resvg(svg)
+    const image = r.render()
+    const png = encodePng(image.pixels, image.width, image.height)
+    const img: Scaled = { href: `data:image/png;base64,${Buffer.from(png).toString('base64')}`, width: asset.width, height: asset.height, pixels: image.pixels }
+    r.free()
+    scaled.set(key, img)
+    return img
+  }
+
+  async function renderUncached(input: RenderInput, strict: boolean): Promise<RenderedQr> {
+    const design = designOf(input.qrOptions, { allowFileIds: !!opts.readFile })
+    withQueryTexts(design, input.texts)
+    const matrix = matrixOf(input.text, design)
+    await enginesReady()
+    const repairs: string[] = []
+
+    let logo: Asset | null = null
+    if (design.logo) {
+      try {
+        logo = await loadAsset(design.logo.source, 'qrOptions.logo.value', ['png', 'jpeg', 'svg'])
+      } catch (e) {
+        if (strict) throw asParameterError(e, 'qrOptions.logo.value')
+        repairs.push('logo-unavailable')
+      }
+    }
+    let frameAsset: Asset | null = null
+    if (design.frame?.source) {
+      try {
+        frameAsset = await loadAsset(design.frame.source, 'qrOptions.frame.value', ['png', 'jpeg'])
+      } catch (e) {
+        if (strict) throw asParameterError(e, 'qrOptions.frame.value')
+        repairs.push('frame-unavailable')
+        design.frame = design.frame!.texts.length ? { ...design.frame!, source: null, codeRect: null } : null
+      }
+    }
+    if (design.frame?.codeRect && frameAsset) {
+      const [x, y, w, h] = design.frame.codeRect
+      if (x + w > frameAsset.width || y + h > frameAsset.height) {
+        const msg = `'qrOptions.frame.options.code_rect' [${design.frame.codeRect.join(', ')}] lies outside the ${frameAsset.width}×${frameAsset.height} frame image`
+        if (strict) throw parameterError(msg)
+        design.frame.codeRect = null
+        repairs.push('code-rect-reset')
+      }
+    }
+
+    for (const attempt of attemptsFor(design, logo !== null, strict)) {
+      const d = attempt.design
+      const useLogo = logo && d.logo ? logo : null
+      const useFrame = d.frame && frameAsset && d.frame.source ? frameAsset : null
+      const frameImg = useFrame ? prescale(d.frame!.source!, useFrame, input.width, (input.width * useFrame.height) / useFrame.width, 'none') : null
+      let logoImg: EmbeddedImage | null = null
+      if (useLogo) {
+        const geo = d.frame ? frameLayout(d, useFrame, d.frame.texts.length) : null
+        const codePx = geo ? (input.width * geo.side) / geo.width : input.width
+        const modules = matrix.size + 2 * (geo ? geo.quiet : d.space)
+        const logoPx = Math.sqrt(attempt.logoSize / 100) * matrix.size * (codePx / modules)
+        logoImg = prescale(d.logo!.source, useLogo, logoPx, logoPx, 'meet')
+      }
+      const svgInput = { matrix, design: d, width: input.width, logo: logoImg, logoSize: attempt.logoSize, texts: d.frame?.texts ?? [] }
+      const { svg } = buildSvg({ ...svgInput, frameImage: frameImg, drawFrameImage: false })
+      const resvg = new Resvg(svg, {
+        fitTo: { mode: 'width', value: input.width },
+        // Loading the fonts costs about 3 ms per render: only when there is text.
+        ...(svgInput.texts.length ? { font: { fontBuffers: fontBuffers(), defaultFontFamily: FONT_FAMILY, sansSerifFamily: FONT_FAMILY } } : {}),
+        shapeRendering: d.body.style === 'square' ? 1 : 2,
+      })
+      const image = resvg.render()
+      const { width: w, height: h } = image
+      let pixels: Uint8Array = image.pixels
+      if (frameImg && frameImg.pixels.length === pixels.length) pixels = compositeOver(pixels, frameImg.pixels)
+      const px = { data: pixels, width: w, height: h }
+      const check = hasTransparency(pixels) ? flatten(px, d.inverted ? 'black' : 'white', true) : px
+      const scans = await decodesWithBoth(check, input.text, d.inverted)
+      if (!scans) {
+        resvg.free()
+        if (strict) throw parameterError(`'qrOptions' this design does not scan: the rendered code could not be decoded (try a larger contrast, a smaller logo or plainer styles)`)
+        continue
+      }
+      if (attempt.repair) repairs.push(attempt.repair)
+      let body: Uint8Array
+      if (input.format === 'svg') {
+        const full = frameImg ? buildSvg({ ...svgInput, frameImage: frameImg, drawFrameImage: true }).svg : svg
+        // resvg's own SVG has the texts as paths: it looks the same without the font.
+        if (d.frame?.texts.length) {
+          const r2 = frameImg ? new Resvg(full, { font: { fontBuffers: fontBuffers(), defaultFontFamily: FONT_FAMILY } }) : resvg
+          body = new TextEncoder().encode(r2.toString())
+          if (r2 !== resvg) r2.free()
+        } else body = new TextEncoder().encode(full)
+      } else body = encodePng(pixels, w, h)
+      resvg.free()
+      return { body, contentType: input.format === 'svg' ? 'image/svg+xml' : 'image/png', etag: etagOf(body), inverted: d.inverted, repairs }
+    }
+    throw parameterError(`'width' ${input.width} px is too small for this code (${matrix.size} modules); use a larger width or a shorter link`)
+  }
+
+  return {
+    /** Renders (or returns from the cache) an image that decodes back to `text`. */
+    renderQr(input: RenderInput): Promise<RenderedQr> {
+      const key = cacheKey(input)
+      const hit = renders.get(key)
+      if (hit) return hit
+      const p = renderUncached(input, false)
+      renders.set(key, p)
+      p.catch(() => renders.delete(key))
+      return p
+    },
+    /** Cheap rules only (schema, colours, contrast): for link create/update. Throws parameter_error. */
+    validateQrOptions(qrOptions: unknown): void {
+      designOf(qrOptions, { allowFileIds: !!opts.readFile })
+    },
+    /** The full check for saved designs: fetch the assets, render the sample at 300 and 100 px, decode; any repair needed → 422. */
+    async assertScannable(qrOptions: unknown): Promise<void> {
+      for (const width of [300, 100]) await renderUncached({ text: SAMPLE_TEXT, qrOptions, format: 'png', width }, true)
+    },
+    cacheSize: () => renders.size,
+  }
+}
+export type QrRenderer = ReturnType<typeof createQrRenderer>
+
+/** Frame texts from the `texts` query: they replace the contents in order; a design without a frame gets the built-in one. */
+function withQueryTexts(design: Design, texts: string[] | undefined) {
+  if (!texts?.length) return
+  if (!design.frame) design.frame = { source: null, codeRect: null, texts: [] }
+  const lines = design.frame.texts
+  const count = design.frame.source ? lines.length : Math.max(lines.length, texts.length)
+  for (let i = 0; i < count; i++) {
+    const base = lines[i] ?? { pos: null, color: '#000000', size: 60, prefix: '', content: '', bold: false }
+    lines[i] = { ...base, content: texts[i] ?? base.content }
+  }
+}
+
+function matrixOf(text: string, d: Design): Matrix {
+  const errorCorrectionLevel = EC[d.ecLevel]
+  let q: QRCode.QRCode
+  try {
+    q = QRCode.create(text, { errorCorrectionLevel })
+    if (q.version < d.minVersion) q = QRCode.create(text, { errorCorrectionLevel, version: d.minVersion })
+  } catch (e) {
+    throw parameterError(`'qrOptions' the content (${text.length} characters) does not fit a QR code at this error correction level: ${(e as Error).message}`)
+  }
+  const m = q.modules
+  return { size: m.size, dark: (r, c) => !!m.get(r, c) }
+}
+
+/** Ever plainer designs to fall back to when one does not decode. */
+function* attemptsFor(design: Design, hasLogo: boolean, strict: boolean): Generator<Attempt> {
+  const size = design.logo?.size ?? 0
+  const noLogo = { ...design, logo: null }
+  if (hasLogo) {
+    yield { design, logoSize: size, repair: null }
+    if (strict) return
+    for (const f of [0.7, 0.45]) yield { design, logoSize: Math.max(1, Math.floor(size * f)), repair: `logo-shrunk-to-${Math.max(1, Math.floor(size * f))}` }
+    yield { design: noLogo, logoSize: 0, repair: 'logo-removed' }
+  } else {
+    yield { design: noLogo, logoSize: 0, repair: null }
+    if (strict) return
+  }
+  const squares: Design = { ...noLogo, body: { ...design.body, style: 'square' }, eye: { ...design.eye, frameStyle: 'square', ballStyle: 'square' } }
+  yield { design: squares, logoSize: 0, repair: 'square-modules' }
+  if (design.frame) yield { design: { ...squares, frame: null }, logoSize: 0, repair: 'frame-removed' }
+  yield {
+    design: {
+      ...squares,
+      frame: null,
+      space: Math.max(design.space, 2),
+      background: { transparent: false, color: '#ffffff' },
+      body: { style: 'square', fill: { kind: 'color', color: '#000000' } },
+      eye: { frameStyle: 'square', ballStyle: 'square', frameFill: { kind: 'color', color: '#000000' }, ballFill: { kind: 'color', color: '#000000' } },
+      inverted: false,
+    },
+    logoSize: 0,
+    repair: 'plain',
+  }
+}
+
+function hasTransparency(px: Uint8Array): boolean {
+  for (let i = 3; i < px.length; i += 4) if (px[i] !== 255) return true
+  return false
+}
+
+function asParameterError(e: unknown, field: string): AppError {
+  if (e instanceof AppError && e.code === 'parameter_error') return e
+  return parameterError(`'${field}' could not be fetched: ${(e as Error).message}`)
+}
+
+function dataUrl(a: FetchedImage): string {
+  const mime = a.kind === 'svg' ? 'image/svg+xml' : `image/${a.kind}`
+  return `data:${mime};base64,${Buffer.from(a.bytes).toString('base64')}`
+}
+
+/** Natural size from the PNG/JPEG header, or from resvg for SVG. */
+export function imageSize(img: FetchedImage, field: string): { width: number; height: number } {
+  const b = img.bytes
+  if (img.kind === 'png' && b.length >= 24) {
+    const v = new DataView(b.buffer, b.byteOffset, b.byteLength)
+    return { width: v.getUint32(16), height: v.getUint32(20) }
+  }
+  if (img.kind === 'jpeg') {
+    let i = 2
+    while (i + 9 < b.length) {
+      if (b[i] !== 0xff) break
+      const marker = b[i + 1]!
+      const len = (b[i + 2]! << 8) | b[i + 3]!
+      if (marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc)
+        return { width: (b[i + 7]! << 8) | b[i + 8]!, height: (b[i + 5]! << 8) | b[i + 6]! }
+      i += 2 + len
+    }
+  }
+  if (img.kind === 'svg') {
+    try {
+      const r = new Resvg(Buffer.from(b).toString('utf8'))
+      const size = { width: Math.max(1, Math.round(r.width)), height: Math.max(1, Math.round(r.height)) }
+      r.free()
+      return size
+    } catch {}
+  }
+  throw parameterError(`'${field}' the image could not be read`)
+}
+
+function cacheKey(input: RenderInput): string {
+  const h = new Bun.CryptoHasher('sha256')
+  h.update(JSON.stringify([input.text, input.qrOptions ?? null, input.format, input.width, input.texts ?? []]))
+  return h.digest('base64url')
+}
+
+function etagOf(body: Uint8Array): string {
+  return `"${new Bun.CryptoHasher('sha1').update(body).digest('base64url')}"`
+}

@@ -1,0 +1,71 @@
+import { Elysia } from 'elysia'
+import { Type as t } from '@sinclair/typebox'
+import { callerOf } from '../shared/request-context'
+import { parseQuery, queryParameters } from '../shared/validate'
+import { ErrorBody } from '../docs/docs.schema'
+import { LinkIdParams, QrImageQuery, ScanBody, ScanResult, Base64Image } from './qr.schema'
+import { qrTextFor, type LinkLookup, type QrService } from './qr.service'
+import { imageResponse, QR_HEADERS_DOC } from './qr.http'
+
+const errorsA = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 422: ErrorBody, 429: ErrorBody, 500: ErrorBody }
+
+export interface QrRouteDeps {
+  qr: QrService
+  links: LinkLookup
+  templates: { qrOptionsOf(id: string): unknown }
+}
+
+export function qrRoutes({ qr, links, templates }: QrRouteDeps) {
+  return new Elysia({ name: 'qr', normalize: false })
+    .post('/qr/scan', ({ body }) => qr.scan(body.url), {
+      body: ScanBody,
+      response: { 200: ScanResult, ...errorsA, 502: ErrorBody },
+      detail: {
+        tags: ['QR'],
+        summary: 'Decode a QR code from an image URL',
+        description:
+          'Fetches the image (http/https, PNG or JPEG, at most 2 MB, 5 s, at most 3 redirects) and decodes it. `data` is empty with a message when no code is found. ' +
+          'Addresses that resolve to private, loopback or link-local networks are refused (422) unless the server config sets `scan.allowPrivateNetworks`. ' +
+          'A fetch that fails (DNS, refused, timeout, non-2xx) is 502 `bad_gateway`; content that is not a PNG/JPEG, or is too large, is 422.',
+      },
+    })
+    .get(
+      '/qr/:linkId',
+      async ({ params, request }) => {
+        const q = parseQuery(QrImageQuery, new URL(request.url).searchParams)
+        const caller = callerOf(request)
+        const link = links.getVisible(caller, params.linkId)
+        const qrOptions = q.templateId ? templates.qrOptionsOf(q.templateId) : (link.qrOptions ?? {})
+        const format = q.format ?? 'image'
+        const rendered = await qr.renderQr({
+          text: qrTextFor(link.shortLink),
+          qrOptions,
+          format: format === 'svg' ? 'svg' : 'png',
+          width: q.width ?? 300,
+          texts: q.texts,
+        })
+        return imageResponse(request, rendered, format)
+      },
+      {
+        params: LinkIdParams,
+        response: { 200: t.Union([Base64Image, t.Any()]), ...errorsA, 404: ErrorBody, 410: ErrorBody },
+        detail: {
+          tags: ['QR'],
+          summary: 'Retrieve a QR code image',
+          description:
+            'The QR code of the link, encoding its short link with `?qr=1` (so visits count as scans), in the link\'s design or a template\'s. ' +
+            '`format=image` answers image/png, `svg` image/svg+xml, `base64` JSON `{ "image": "data:image/png;base64,…" }`. ' +
+            'Every image is decoded in-process (ZXing and ZBar) before it is served. ' +
+            QR_HEADERS_DOC,
+          parameters: queryParameters(QrImageQuery) as any,
+          responses: {
+            200: {
+              description: 'The image',
+              content: { 'image/png': { schema: { type: 'string', format: 'binary' } }, 'image/svg+xml': { schema: { type: 'string' } }, 'application/json': { schema: Base64Image } },
+            },
+            304: { description: 'Not modified (If-None-Match matched the ETag).' },
+          },
+        },
+      },
+    )
+}

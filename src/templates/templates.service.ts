@@ -1,0 +1,87 @@
+/**
+ * QR templates: shared designs. Everyone reads all of them; members create and change
+ * their own, admins change all. A design is rendered and decoded before it is saved.
+ */
+import { AppError, notFound, parameterError } from '../shared/errors'
+import { newId } from '../shared/ids'
+import { canAccessOwnedBy, type Caller } from '../auth/auth.service'
+import { pageWindow } from '../shared/paging'
+import type { TemplateStore, StoredTemplate } from './templates.store'
+
+export interface TemplateRecord extends StoredTemplate {
+  image: string
+}
+
+export interface TemplateServiceDeps {
+  store: TemplateStore
+  baseUrl: string
+  /** Renders the design on a sample link and decodes it; throws parameter_error when it does not scan. */
+  assertScannable(qrOptions: unknown): Promise<void>
+}
+
+export function createTemplateService({ store, baseUrl, assertScannable }: TemplateServiceDeps) {
+  const recordOf = (t: StoredTemplate): TemplateRecord => {
+    const { id, name, comment, qrOptions, archived, userId, createdAt, updatedAt } = t
+    return { id, name, comment, image: `${baseUrl}/qr/templates/${id}/preview`, qrOptions, archived, userId, createdAt, updatedAt }
+  }
+
+  function get(id: string): StoredTemplate {
+    const t = store.get(id)
+    if (!t) throw notFound(`template ${id}`)
+    return t
+  }
+  function getChangeable(caller: Caller, id: string): StoredTemplate {
+    const t = get(id)
+    if (!canAccessOwnedBy(caller, t.userId)) throw new AppError('forbidden', `template ${id} belongs to another user; members change only their own templates`)
+    return t
+  }
+  const cleanName = (name: string) => {
+    const n = name.trim()
+    if (!n) throw parameterError(`'name' must not be blank`)
+    return n
+  }
+
+  return {
+    get: (id: string) => recordOf(get(id)),
+    /** The stored design, for GET /qr/{linkId}?templateId=…; unknown ids are 404. */
+    qrOptionsOf: (id: string): unknown => get(id).qrOptions,
+    async create(caller: Caller, input: { name: string; comment?: string; qrOptions: unknown }): Promise<TemplateRecord> {
+      const name = cleanName(input.name)
+      await assertScannable(input.qrOptions)
+      const id = newId('tpl')
+      store.insert({ id, userId: caller.userId, name, comment: input.comment ?? '', qrOptions: input.qrOptions })
+      return recordOf(store.get(id)!)
+    },
+    async update(caller: Caller, id: string, input: { name?: string; comment?: string; qrOptions?: unknown; archived?: boolean }): Promise<TemplateRecord> {
+      const t = getChangeable(caller, id)
+      if (input.qrOptions !== undefined) await assertScannable(input.qrOptions)
+      store.update({
+        ...t,
+        name: input.name === undefined ? t.name : cleanName(input.name),
+        comment: input.comment ?? t.comment,
+        qrOptions: input.qrOptions ?? t.qrOptions,
+        archived: input.archived ?? t.archived,
+      })
+      return recordOf(store.get(id)!)
+    },
+    remove(caller: Caller, id: string): { id: string } {
+      getChangeable(caller, id)
+      store.remove(id)
+      return { id }
+    },
+    list(q: { ids?: string[]; search?: string; sortBy?: 'name' | 'created_at'; sortOrder?: 'asc' | 'desc'; page?: number; pageSize?: number; includeArchived?: boolean }) {
+      const { limit, offset } = pageWindow(q.page, q.pageSize, 10)
+      const { templates, total } = store.list({
+        ids: q.ids,
+        search: q.search,
+        includeArchived: q.includeArchived ?? false,
+        sortBy: q.sortBy ?? 'created_at',
+        sortOrder: q.sortOrder ?? 'desc',
+        limit,
+        offset,
+      })
+      return { templates: templates.map(recordOf), total }
+    },
+  }
+}
+export type TemplateService = ReturnType<typeof createTemplateService>

@@ -1,0 +1,90 @@
+import type { Store } from '../store/db'
+import { toIso } from '../shared/time'
+import { escapeLike } from '../tags/tags.store'
+
+interface TemplateRow {
+  id: string
+  user_id: string
+  name: string
+  comment: string
+  qr_options: string
+  archived: number
+  created_at: number
+  updated_at: number
+}
+
+export interface StoredTemplate {
+  id: string
+  userId: string
+  name: string
+  comment: string
+  qrOptions: unknown
+  archived: boolean
+  createdAt: string
+  updatedAt: string
+}
+
+const toTemplate = (r: TemplateRow): StoredTemplate => ({
+  id: r.id,
+  userId: r.user_id,
+  name: r.name,
+  comment: r.comment,
+  qrOptions: JSON.parse(r.qr_options),
+  archived: r.archived === 1,
+  createdAt: toIso(r.created_at)!,
+  updatedAt: toIso(r.updated_at)!,
+})
+
+export interface TemplateFilter {
+  ids?: string[]
+  search?: string
+  includeArchived: boolean
+  sortBy: 'name' | 'created_at'
+  sortOrder: 'asc' | 'desc'
+  limit: number
+  offset: number
+}
+
+export function createTemplateStore(db: Store) {
+  const byId = db.query<TemplateRow, [string]>('SELECT * FROM qr_templates WHERE id = ?')
+  const insert = db.query(
+    'INSERT INTO qr_templates (id, user_id, name, name_key, comment, qr_options, archived, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?)',
+  )
+  const update = db.query('UPDATE qr_templates SET name = ?, name_key = ?, comment = ?, qr_options = ?, archived = ?, updated_at = ? WHERE id = ?')
+  const remove = db.query('DELETE FROM qr_templates WHERE id = ?')
+
+  return {
+    get(id: string): StoredTemplate | null {
+      const r = byId.get(id)
+      return r ? toTemplate(r) : null
+    },
+    insert(t: { id: string; userId: string; name: string; comment: string; qrOptions: unknown }) {
+      const now = Date.now()
+      insert.run(t.id, t.userId, t.name, t.name.toLowerCase(), t.comment, JSON.stringify(t.qrOptions), now, now)
+    },
+    update(t: StoredTemplate) {
+      update.run(t.name, t.name.toLowerCase(), t.comment, JSON.stringify(t.qrOptions), t.archived ? 1 : 0, Date.now(), t.id)
+    },
+    remove: (id: string) => remove.run(id),
+    list(f: TemplateFilter): { templates: StoredTemplate[]; total: number } {
+      const where: string[] = []
+      const args: (string | number)[] = []
+      if (!f.includeArchived) where.push('archived = 0')
+      if (f.ids?.length) (where.push(`id IN (${f.ids.map(() => '?').join(',')})`), args.push(...f.ids))
+      if (f.search) {
+        const like = `%${escapeLike(f.search.toLowerCase())}%`
+        where.push(`(name_key LIKE ? ESCAPE '\\' OR lower(comment) LIKE ? ESCAPE '\\')`)
+        args.push(like, like)
+      }
+      const clause = where.length ? `WHERE ${where.join(' AND ')}` : ''
+      const order = f.sortBy === 'name' ? 'name_key' : 'created_at'
+      const dir = f.sortOrder === 'asc' ? 'ASC' : 'DESC'
+      const rows = db
+        .query<TemplateRow, (string | number)[]>(`SELECT * FROM qr_templates ${clause} ORDER BY ${order} ${dir}, id ${dir} LIMIT ? OFFSET ?`)
+        .all(...args, f.limit, f.offset)
+      const total = db.query<{ n: number }, (string | number)[]>(`SELECT count(*) AS n FROM qr_templates ${clause}`).get(...args)!.n
+      return { templates: rows.map(toTemplate), total }
+    },
+  }
+}
+export type TemplateStore = ReturnType<typeof createTemplateStore>
