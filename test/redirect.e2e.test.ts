@@ -233,7 +233,7 @@ describe('counting', () => {
     const db = new Database(`${t.dir}/data/shortlink.db`, { readonly: true })
     const clicks = db.query<{ clicks: number }, [string]>('SELECT clicks FROM links WHERE id = ?').get(link.id)!.clicks
     const dims = db
-      .query<any, []>(`SELECT os, browser, device, country, city, continent, scan, referer, utm_source, utm_medium, count(*) AS n
+      .query<any, []>(`SELECT os, browser, device, country, city, continent, scan, referer, utm_source, utm_medium, sum(n) AS n
         FROM click_events GROUP BY os, browser, device, country, city, continent, scan, referer, utm_source, utm_medium ORDER BY os, scan, referer`)
       .all()
     db.close()

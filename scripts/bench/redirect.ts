@@ -1,7 +1,7 @@
 /**
  * Redirect throughput and latency against the bare-Bun baseline, with wrk over HTTPS
  * on loopback (both servers on the same certificate). Usage:
- *   bun scripts/bench/redirect.ts [--connections 64] [--seconds 10] [--bin dist/shortlink]
+ *   bun scripts/bench/redirect.ts [--connections 64] [--seconds 10] [--bin dist/shortlink] [--ua browser|bot]
  * Prints requests/s and latency percentiles for each, and the ratio.
  */
 import { mkdtempSync, writeFileSync, readFileSync } from 'node:fs'
@@ -16,6 +16,8 @@ const arg = (name: string, def: string) => {
 const connections = Number(arg('connections', '64'))
 const seconds = Number(arg('seconds', '10'))
 const bin = arg('bin', '')
+/** browser: every visit is a counted click; bot: a crawler UA, redirected but not counted. */
+const agent = arg('ua', 'browser')
 const ROOT = resolve(import.meta.dir, '../..')
 
 if (!Bun.which('wrk')) throw new Error('wrk is needed: apt-get install wrk')
@@ -28,10 +30,11 @@ async function freePort() {
 }
 
 interface WrkResult { rps: number; p50: string; p99: string; errors: string }
+const UA_BOT = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)'
 const BROWSER = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1'
 async function wrk(url: string): Promise<WrkResult> {
   // A browser User-Agent, so every visit is a counted click (wrk's default UA would be a bot).
-  const out = await $`wrk -t2 -c${connections} -d${seconds}s --latency -H ${`User-Agent: ${BROWSER}`} ${url}`.text()
+  const out = await $`wrk -t2 -c${connections} -d${seconds}s --latency -H ${`User-Agent: ${agent === 'bot' ? UA_BOT : BROWSER}`} ${url}`.text()
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? 0)
   const p50 = /\s50%\s+(\S+)/.exec(out)?.[1] ?? '?'
   const p99 = /\s99%\s+(\S+)/.exec(out)?.[1] ?? '?'

@@ -271,5 +271,6 @@ function clickEvent(
     utmCampaign: utm?.campaign ?? null,
     utmTerm: utm?.term ?? null,
     utmContent: utm?.content ?? null,
+    n: 1,
   }
 }

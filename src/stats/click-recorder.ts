@@ -1,6 +1,7 @@
 /**
- * Click capture off the hot path: visits are buffered in memory and written in one
- * transaction per flush (every `flushMs`, or sooner at `maxBatch` events) together
+ * Click capture off the hot path: visits are buffered in memory (identical ones merged
+ * into one row with a count) and written in one transaction per flush (every `flushMs`,
+ * or sooner at `maxBatch` distinct rows) together
  * with each link's `clicks` and `lastClicked`, by a worker thread for a store file
  * (inline for an in-memory store). SIGTERM flushes everything; a kill -9 loses at most
  * the events of one flush window (1 s by default).
@@ -79,7 +80,9 @@ export function createClickRecorder(db: Database, dbPath: string, log: Logger, o
   const sink = dbPath === ':memory:' ? inlineSink(db) : null
   let lazySink: BatchSink | null = sink
   const sinkOf = () => (lazySink ??= workerSink(dbPath))
-  let pending: ClickEvent[] = []
+  /** Visits not yet handed to the writer, identical ones merged (key: link and every dimension). */
+  let pending = new Map<string, ClickEvent>()
+  let pendingVisits = 0
   /** Batches handed to the sink and not yet confirmed, with their write promises. */
   const inFlight = new Set<{ events: ClickEvent[]; done: Promise<void> }>()
   let timer: ReturnType<typeof setInterval> | null = null
@@ -88,10 +91,11 @@ export function createClickRecorder(db: Database, dbPath: string, log: Logger, o
 
   function written(batch: ClickEvent[]) {
     const byDomain = new Map<string, number>()
-    for (const e of batch) byDomain.set(e.domain, (byDomain.get(e.domain) ?? 0) + 1)
+    let visits = 0
+    for (const e of batch) (byDomain.set(e.domain, (byDomain.get(e.domain) ?? 0) + e.n), (visits += e.n))
     for (const hook of afterFlush) {
       try {
-        hook({ events: batch.length, byDomain })
+        hook({ events: visits, byDomain })
       } catch (e) {
         log.error('after-flush hook failed', { error: String(e) })
       }
@@ -101,9 +105,10 @@ export function createClickRecorder(db: Database, dbPath: string, log: Logger, o
   /** Hands the buffer to the sink; resolves when it is written (or re-queued on failure). */
   function flush(): Promise<void> {
     flushQueued = false
-    if (pending.length === 0) return Promise.resolve()
-    const events = pending
-    pending = []
+    if (pending.size === 0) return Promise.resolve()
+    const events = [...pending.values()]
+    pending = new Map()
+    pendingVisits = 0
     const entry = { events, done: Promise.resolve() }
     entry.done = sinkOf()
       .write(events)
@@ -111,8 +116,7 @@ export function createClickRecorder(db: Database, dbPath: string, log: Logger, o
         () => written(events),
         (e) => {
           // Keep them for the next attempt (e.g. the store was busy); never fail a redirect.
-          pending = events.concat(pending)
-          if (pending.length > MAX_PENDING) pending = pending.slice(pending.length - MAX_PENDING)
+          for (const ev of events.slice(-MAX_PENDING)) merge(ev)
           log.error('click flush failed; will retry', { events: events.length, error: String(e) })
         },
       )
@@ -121,20 +125,33 @@ export function createClickRecorder(db: Database, dbPath: string, log: Logger, o
     return entry.done
   }
 
-  const count = (events: ClickEvent[], seq: number) => events.reduce((n, e) => n + (e.linkSeq === seq ? 1 : 0), 0)
+  function merge(e: ClickEvent) {
+    const key = `${e.linkSeq}|${e.scan ? 1 : 0}|${e.country}|${e.region}|${e.city}|${e.os}|${e.browser}|${e.device}|${e.refererUrl}|${e.utmSource}|${e.utmMedium}|${e.utmCampaign}|${e.utmTerm}|${e.utmContent}`
+    const row = pending.get(key)
+    if (row) (row.n += e.n, (row.at = Math.max(row.at, e.at)))
+    else pending.set(key, e)
+    pendingVisits += e.n
+  }
+
+  const count = (events: Iterable<ClickEvent>, seq: number) => {
+    let n = 0
+    for (const e of events) if (e.linkSeq === seq) n += e.n
+    return n
+  }
 
   return {
     record(e: ClickEvent) {
-      pending.push(e)
-      if (pending.length >= maxBatch && !flushQueued) {
+      merge(e)
+      if (pending.size >= maxBatch && !flushQueued) {
         flushQueued = true
         setImmediate(flush)
       }
     },
     flush,
-    pendingCount: () => pending.length + [...inFlight].reduce((n, b) => n + b.events.length, 0),
+    /** Visits recorded but not yet written. */
+    pendingCount: () => pendingVisits + [...inFlight].reduce((n, b) => n + b.events.reduce((m, e) => m + e.n, 0), 0),
     /** Visits of one link recorded but not yet written. */
-    pendingFor: (linkSeq: number) => count(pending, linkSeq) + [...inFlight].reduce((n, b) => n + count(b.events, linkSeq), 0),
+    pendingFor: (linkSeq: number) => count(pending.values(), linkSeq) + [...inFlight].reduce((n, b) => n + count(b.events, linkSeq), 0),
     start() {
       timer ??= setInterval(flush, flushMs)
     },
@@ -142,7 +159,7 @@ export function createClickRecorder(db: Database, dbPath: string, log: Logger, o
     async stop(): Promise<void> {
       if (timer) clearInterval(timer)
       timer = null
-      for (let round = 0; round < 5 && (pending.length || inFlight.size); round++) {
+      for (let round = 0; round < 5 && (pending.size || inFlight.size); round++) {
         await flush()
         await Promise.all([...inFlight].map((b) => b.done))
       }

@@ -1,8 +1,9 @@
 import type { Migration } from './index'
 
 /**
- * Click events, one row per counted visit (no raw IP), written in batches by the click
- * recorder; `kv` holds small server secrets (e.g. the password-cookie key).
+ * Click events (no raw IP), written in batches by the click recorder. Identical visits
+ * (same link, dimensions and kind) within one flush window share a row with their count
+ * in `n`, so a burst of scans of one poster costs one row, not thousands; `kv` holds small server secrets (e.g. the password-cookie key).
  */
 export const clicks: Migration = {
   id: 3,
@@ -26,7 +27,8 @@ CREATE TABLE click_events (
   utm_medium TEXT,
   utm_campaign TEXT,
   utm_term TEXT,
-  utm_content TEXT
+  utm_content TEXT,
+  n INTEGER NOT NULL DEFAULT 1
 );
 CREATE INDEX click_events_link_at ON click_events (link_seq, at);
 CREATE INDEX click_events_at ON click_events (at);
