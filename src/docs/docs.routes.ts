@@ -31,7 +31,17 @@ over the limit the answer is 429 \`rate_limit_exceeded\` with \`Retry-After\`.
 **Conventions**: timestamps are ISO 8601 UTC with milliseconds; identifiers are opaque with a type prefix
 (\`lnk_\`, \`tag_\`, \`fil_\`, \`tpl_\`, \`usr_\`); array query filters repeat the name (\`ids=a&ids=b\`);
 list endpoints page with \`page\` (from 1) and \`pageSize\`; list endpoints answering an array put the number of matches
-before paging in \`X-Total-Count\`. Creation answers 200 with the record (upsert answers 201 when it creates).`
+before paging in \`X-Total-Count\`. Creation answers 200 with the record (upsert answers 201 when it creates).
+
+**Short links** (not part of this API, on each short domain): \`GET https://<domain>/<key>\` answers 302 to the
+resolved URL. Order: unknown or deleted key → the domain's notFoundUrl, else a 404 page; expired → expiration.url,
+else the domain's expiredUrl, else a 410 page; link-preview bots (Facebook, Slack, WhatsApp…) → a page with og:/twitter:
+tags from previewData, not counted; password → a form (POST) that sets a one-hour cookie scoped to the link, 10 attempts
+per IP and link per 15 minutes; hosted types (text, wi-fi, menu, document, file, image, audio, video, svg, app-stores) →
+a landing page at the short link, their files at \`/<key>/file/<fileId>\` behind the same checks; otherwise targeting,
+then the visitor's query fills parameters the target lacks and the link's utm values set or override theirs.
+\`?qr=1\` marks a scan and is dropped. Other bots are redirected and not counted. A click reaches \`clicks\` and the
+statistics within about a second (one flush window); a crash loses at most that window.`
 
 export function docsRoutes(deps: Deps, api: Elysia<any, any, any, any, any, any, any>) {
   const prefix = deps.settings.apiPrefix

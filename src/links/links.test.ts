@@ -92,7 +92,10 @@ describe('linkOptions', () => {
   })
 
   test('domain: a default domain (3-253) or a configured custom one', async () => {
-    const h = createHarness({ domains: { defaults: ['localhost', 'go.example.com'] } })
+    const longest = `${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(61)}` // 253 characters
+    const h = createHarness({ domains: { defaults: ['localhost', 'go.example.com', 'a.b', longest] } })
+    expect((await link(h, { domain: longest })).body.domain).toBe(longest)
+    expect((await link(h, { domain: 'a.b' })).body.domain).toBe('a.b')
     expect((await link(h, { domain: 'GO.example.com' })).body.domain).toBe('go.example.com')
     expect((await link(h)).body.domain).toBe('localhost')
     expect422(await link(h, { domain: 'unknown.example.org' }), 'linkOptions.domain')
