@@ -42,7 +42,7 @@ export interface RedirectDeps {
 const HTML = { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', 'x-robots-tag': 'noindex' }
 const html = (body: string, status = 200, extra: Record<string, string> = {}) => new Response(body, { status, headers: { ...HTML, ...extra } })
 // A 302 without freshness headers is not cached by browsers, so every visit comes back and counts.
-const redirect = (location: string) => new Response(null, { status: 302, headers: { location } })
+const redirect = (location: string) => Response.redirect(location, 302)
 
 const NO_QUERY = new URLSearchParams()
 /** `/<key>/file/<fileId>`: an uploaded file shown by a hosted link. */
@@ -108,7 +108,8 @@ export function createRedirectHandler(deps: RedirectDeps) {
     if (path.indexOf('/', 1) > 0 && !fileRoute) return html(NOT_FOUND_PAGE, 404)
     let key: string
     try {
-      key = decodeURIComponent(fileRoute ? fileRoute[1]! : path.slice(1))
+      const raw = fileRoute ? fileRoute[1]! : path.slice(1)
+      key = raw.includes('%') ? decodeURIComponent(raw) : raw
     } catch {
       key = ''
     }
@@ -271,6 +272,5 @@ function clickEvent(
     utmCampaign: utm?.campaign ?? null,
     utmTerm: utm?.term ?? null,
     utmContent: utm?.content ?? null,
-    n: 1,
   }
 }

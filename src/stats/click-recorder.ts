@@ -1,14 +1,15 @@
 /**
- * Click capture off the hot path: visits are buffered in memory (identical ones merged
- * into one row with a count) and written in one transaction per flush (every `flushMs`,
- * or sooner at `maxBatch` distinct rows) together
+ * Click capture off the hot path: visits are appended to a flat in-memory batch and
+ * written in one transaction per flush (every `flushMs`, or sooner at `maxBatch`
+ * visits; identical visits merged into one row with a count) together
  * with each link's `clicks` and `lastClicked`, by a worker thread for a store file
  * (inline for an in-memory store). SIGTERM flushes everything; a kill -9 loses at most
  * the events of one flush window (1 s by default).
  */
 import type { Database } from 'bun:sqlite'
 import type { Logger } from '../shared/log'
-import { createEventWriter, type ClickEvent } from './click-writer'
+import { createEventWriter } from './click-writer'
+import { STRIDE, appendVisit, mergeBatch, visitsIn, visitsOfLink, type VisitInput } from './click-batch'
 
 export type { ClickEvent } from './click-writer'
 
@@ -17,9 +18,9 @@ export interface FlushSummary {
   byDomain: Map<string, number>
 }
 
-/** Where batches go: written in this thread, or posted to the writer worker. */
+/** Where batches (flat visit arrays) go: written in this thread, or posted to the writer worker. */
 interface BatchSink {
-  write(events: ClickEvent[]): Promise<void>
+  write(batch: unknown[]): Promise<void>
   close(): Promise<void>
 }
 
@@ -28,7 +29,7 @@ const MAX_PENDING = 200_000
 
 function inlineSink(db: Database): BatchSink {
   const write = createEventWriter(db)
-  return { write: async (events) => write(events), close: async () => {} }
+  return { write: async (batch) => write(mergeBatch(batch)), close: async () => {} }
 }
 
 /**
@@ -56,11 +57,11 @@ function workerSink(path: string): BatchSink {
   })
   worker.postMessage({ type: 'open', path })
   return {
-    async write(events) {
+    async write(batch) {
       await opened
       const id = nextId++
       const done = new Promise<void>((resolve, reject) => waiting.set(id, { resolve, reject }))
-      worker.postMessage({ type: 'write', id, events })
+      worker.postMessage({ type: 'write', id, batch })
       return done
     },
     async close() {
@@ -80,22 +81,20 @@ export function createClickRecorder(db: Database, dbPath: string, log: Logger, o
   const sink = dbPath === ':memory:' ? inlineSink(db) : null
   let lazySink: BatchSink | null = sink
   const sinkOf = () => (lazySink ??= workerSink(dbPath))
-  /** Visits not yet handed to the writer, identical ones merged (key: link and every dimension). */
-  let pending = new Map<string, ClickEvent>()
-  let pendingVisits = 0
+  /** Visits not yet handed to the writer, flat (see click-batch.ts). */
+  let pending: unknown[] = []
   /** Batches handed to the sink and not yet confirmed, with their write promises. */
-  const inFlight = new Set<{ events: ClickEvent[]; done: Promise<void> }>()
+  const inFlight = new Set<{ batch: unknown[]; done: Promise<void> }>()
   let timer: ReturnType<typeof setInterval> | null = null
   let flushQueued = false
   const afterFlush: ((s: FlushSummary) => void)[] = []
 
-  function written(batch: ClickEvent[]) {
+  function written(batch: unknown[]) {
     const byDomain = new Map<string, number>()
-    let visits = 0
-    for (const e of batch) (byDomain.set(e.domain, (byDomain.get(e.domain) ?? 0) + e.n), (visits += e.n))
+    for (const e of mergeBatch(batch)) byDomain.set(e.domain, (byDomain.get(e.domain) ?? 0) + e.n)
     for (const hook of afterFlush) {
       try {
-        hook({ events: visits, byDomain })
+        hook({ events: visitsIn(batch), byDomain })
       } catch (e) {
         log.error('after-flush hook failed', { error: String(e) })
       }
@@ -105,19 +104,19 @@ export function createClickRecorder(db: Database, dbPath: string, log: Logger, o
   /** Hands the buffer to the sink; resolves when it is written (or re-queued on failure). */
   function flush(): Promise<void> {
     flushQueued = false
-    if (pending.size === 0) return Promise.resolve()
-    const events = [...pending.values()]
-    pending = new Map()
-    pendingVisits = 0
-    const entry = { events, done: Promise.resolve() }
+    if (pending.length === 0) return Promise.resolve()
+    const batch = pending
+    pending = []
+    const entry = { batch, done: Promise.resolve() }
     entry.done = sinkOf()
-      .write(events)
+      .write(batch)
       .then(
-        () => written(events),
+        () => (afterFlush.length ? written(batch) : undefined),
         (e) => {
           // Keep them for the next attempt (e.g. the store was busy); never fail a redirect.
-          for (const ev of events.slice(-MAX_PENDING)) merge(ev)
-          log.error('click flush failed; will retry', { events: events.length, error: String(e) })
+          pending = batch.concat(pending)
+          if (visitsIn(pending) > MAX_PENDING) pending = pending.slice(pending.length - MAX_PENDING * STRIDE)
+          log.error('click flush failed; will retry', { visits: visitsIn(batch), error: String(e) })
         },
       )
       .finally(() => inFlight.delete(entry))
@@ -125,33 +124,19 @@ export function createClickRecorder(db: Database, dbPath: string, log: Logger, o
     return entry.done
   }
 
-  function merge(e: ClickEvent) {
-    const key = `${e.linkSeq}|${e.scan ? 1 : 0}|${e.country}|${e.region}|${e.city}|${e.os}|${e.browser}|${e.device}|${e.refererUrl}|${e.utmSource}|${e.utmMedium}|${e.utmCampaign}|${e.utmTerm}|${e.utmContent}`
-    const row = pending.get(key)
-    if (row) (row.n += e.n, (row.at = Math.max(row.at, e.at)))
-    else pending.set(key, e)
-    pendingVisits += e.n
-  }
-
-  const count = (events: Iterable<ClickEvent>, seq: number) => {
-    let n = 0
-    for (const e of events) if (e.linkSeq === seq) n += e.n
-    return n
-  }
-
   return {
-    record(e: ClickEvent) {
-      merge(e)
-      if (pending.size >= maxBatch && !flushQueued) {
+    record(v: VisitInput) {
+      appendVisit(pending, v)
+      if (visitsIn(pending) >= maxBatch && !flushQueued) {
         flushQueued = true
         setImmediate(flush)
       }
     },
     flush,
     /** Visits recorded but not yet written. */
-    pendingCount: () => pendingVisits + [...inFlight].reduce((n, b) => n + b.events.reduce((m, e) => m + e.n, 0), 0),
+    pendingCount: () => visitsIn(pending) + [...inFlight].reduce((n, b) => n + visitsIn(b.batch), 0),
     /** Visits of one link recorded but not yet written. */
-    pendingFor: (linkSeq: number) => count(pending.values(), linkSeq) + [...inFlight].reduce((n, b) => n + count(b.events, linkSeq), 0),
+    pendingFor: (linkSeq: number) => visitsOfLink(pending, linkSeq) + [...inFlight].reduce((n, b) => n + visitsOfLink(b.batch, linkSeq), 0),
     start() {
       timer ??= setInterval(flush, flushMs)
     },
@@ -159,7 +144,7 @@ export function createClickRecorder(db: Database, dbPath: string, log: Logger, o
     async stop(): Promise<void> {
       if (timer) clearInterval(timer)
       timer = null
-      for (let round = 0; round < 5 && (pending.size || inFlight.size); round++) {
+      for (let round = 0; round < 5 && (pending.length || inFlight.size); round++) {
         await flush()
         await Promise.all([...inFlight].map((b) => b.done))
       }
