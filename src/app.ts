@@ -13,6 +13,10 @@ import { assertMethodAllowed } from './auth/auth.service'
 import type { Deps } from './deps'
 import { tagRoutes } from './tags/tags.routes'
 import { linkRoutes } from './links/links.routes'
+import { fileRoutes } from './files/files.routes'
+import { qrRoutes } from './qr/qr.routes'
+import { templateRoutes } from './templates/templates.routes'
+import { domainRoutes } from './domains/domains.routes'
 import { docsRoutes, PUBLIC_DOC_PATHS } from './docs/docs.routes'
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
@@ -33,6 +37,10 @@ export function createApiApp(deps: Deps): ApiApp {
     })
     .use(tagRoutes(deps))
     .use(linkRoutes(deps))
+    .use(fileRoutes(deps))
+    .use(templateRoutes(deps))
+    .use(domainRoutes(deps))
+    .use(qrRoutes(deps))
 
   const elysia = routes.use(docsRoutes(deps, routes))
   elysia.compile()

@@ -16,6 +16,13 @@ import { createPasswordGate, loadOrCreateSecret, type PasswordGate } from './red
 import { createFileService, type FileService } from './files/files.service'
 import { createFileStore } from './files/files.store'
 import { createBlobStore } from './files/files.blobs'
+import { createQrService, type QrService } from './qr/qr.service'
+import { readUploadedImage } from './qr/qr.files'
+import { createTemplateService, type TemplateService } from './templates/templates.service'
+import { createTemplateStore } from './templates/templates.store'
+import { createDomainService, type DomainService } from './domains/domains.service'
+import { createDomainStore } from './domains/domains.store'
+import { createCnameChecker } from './domains/cname'
 
 export interface Deps {
   config: Config
@@ -30,6 +37,9 @@ export interface Deps {
   geo: GeoIp
   passwords: PasswordGate
   files: FileService
+  qr: QrService
+  templates: TemplateService
+  domains: DomainService
 }
 
 export function createDeps(config: Config, dbPath: string, log: Logger = createLogger()): Deps {
@@ -38,6 +48,15 @@ export function createDeps(config: Config, dbPath: string, log: Logger = createL
   const auth = createAuthService(createAuthStore(db), { adminKey: config.auth.adminKey })
   auth.ensureAdminUser()
   const tagStore = createTagStore(db)
+  const linkStore = createLinkStore(db)
+  const domains = createDomainService({
+    store: createDomainStore(db),
+    settings,
+    cname: createCnameChecker({ target: config.domains.cnameTarget || settings.apiHost, dnsServers: config.domains.dnsServers }),
+    retryMs: config.tls.acmeRetryMs,
+    log,
+  })
+  const qr = createQrService({ allowPrivateNetworks: config.scan.allowPrivateNetworks, readFile: (id) => readUploadedImage(deps.files, id) })
   const deps: Deps = {
     config,
     settings,
@@ -48,14 +67,21 @@ export function createDeps(config: Config, dbPath: string, log: Logger = createL
     files: createFileService({ store: createFileStore(db), blobs: createBlobStore(config.server.dataDir), maxBytes: config.files.maxBytes }),
     tags: createTagService(tagStore),
     links: createLinkService({
-      store: createLinkStore(db),
+      store: linkStore,
       tags: tagStore,
       settings,
-      isUsableDomain: (slug) => settings.defaultDomains.includes(slug),
+      isUsableDomain: (slug) => domains.isUsableForLinks(slug),
+      checkQrOptions: qr.validateQrOptions,
+      fileUsable: (fileId, ownerId) => deps.files.get(fileId)?.userId === ownerId,
     }),
-    recorder: createClickRecorder(db, log),
+    recorder: createClickRecorder(db, dbPath, log),
     geo: createGeoIp(config.geoip.database),
     passwords: createPasswordGate(loadOrCreateSecret(db, 'password_cookie_secret')),
+    qr,
+    domains,
+    templates: createTemplateService({ store: createTemplateStore(db), baseUrl: settings.baseUrl, assertScannable: qr.assertScannable }),
   }
+  // A file shown by a live link cannot be deleted.
+  deps.files.setUsageChecker((fileId) => linkStore.fileInUse(fileId))
   return deps
 }

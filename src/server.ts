@@ -6,7 +6,7 @@
 import type { Server } from 'bun'
 import type { Deps } from './deps'
 import { createApiApp } from './app'
-import { createRedirectHandler, type ShortDomain } from './redirect/redirect.handler'
+import { createRedirectHandler } from './redirect/redirect.handler'
 import { renderHostedPage } from './redirect/hosted'
 import { contentResponse } from './files/files.content'
 import { createClientIpResolver } from './shared/client-ip'
@@ -25,13 +25,10 @@ export function startServer(deps: Deps, cert: CertPair): RunningServer {
   const api = createApiApp(deps)
   const clientIpOf = createClientIpResolver(config.server.trustProxy)
   const storedClicks = deps.db.query<{ clicks: number }, [number]>('SELECT clicks FROM links WHERE seq = ?')
-  const defaultDomains = new Map<string, ShortDomain>(
-    settings.defaultDomains.map((slug) => [slug, { slug, destination: null, notFoundUrl: null, expiredUrl: null, assetLinks: null, appleAppSiteAssociation: null }]),
-  )
   const redirects = createRedirectHandler({
     settings,
     findLiveRow: deps.links.findLiveRow,
-    domainOf: (host) => defaultDomains.get(host) ?? null,
+    domainOf: (host) => deps.domains.lookup(host),
     storedClicks: (seq) => storedClicks.get(seq)?.clicks ?? 0,
     recorder: deps.recorder,
     geo: deps.geo,
@@ -43,6 +40,9 @@ export function startServer(deps: Deps, cert: CertPair): RunningServer {
     },
   })
   deps.links.onChange((c) => redirects.invalidate(c.domain, c.key))
+  // Domain changes are rare; dropping the whole link cache keeps fallbacks and deletions exact.
+  deps.domains.onChange(() => redirects.clearCache())
+  deps.recorder.onFlush((flushed) => deps.domains.addClicks(flushed.byDomain))
   deps.recorder.start()
   const prefix = settings.apiPrefix
 

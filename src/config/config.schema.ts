@@ -46,6 +46,18 @@ export const TlsConfig = T.Object(
     }),
     acmeEmail: Str('', 'Contact e-mail for the ACME account.'),
     acmeCaFile: Str('', 'PEM CA bundle to trust when talking to the ACME server (e.g. a test CA).'),
+    acmePollMs: T.Integer({
+      minimum: 10,
+      maximum: 60_000,
+      default: 5000,
+      description: 'First delay between ACME status polls during an order (grows up to 6x).',
+    }),
+    acmeRetryMs: T.Integer({
+      minimum: 100,
+      maximum: 86_400_000,
+      default: 60_000,
+      description: 'First delay before retrying a failed certificate order or re-checking a pending or invalid CNAME; doubles per attempt up to 6 h.',
+    }),
   },
   { additionalProperties: false, default: {} },
 )

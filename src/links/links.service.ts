@@ -10,6 +10,7 @@ import { canAccessOwnedBy, type Caller } from '../auth/auth.service'
 import type { Settings } from '../config/settings'
 import type { TagStore } from '../tags/tags.store'
 import { pageWindow } from '../shared/paging'
+import { normaliseHost } from '../domains/domains.names'
 import type { LinkFilter, LinkRow, LinkStore } from './links.store'
 import { CREATE_TYPES, type LinkOptions, type LinkType, type ListLinksQuery, type CountLinksQuery } from './links.schema'
 import { checkData, checkTargeting, destinationOf, matchKeyOf, normaliseUrl, searchTextOf, type LinkDataValue } from './links.content'
@@ -132,7 +133,8 @@ export function createLinkService(deps: LinkServiceDeps) {
   }
 
   function checkDomain(domain: string): string {
-    const d = domain.trim().toLowerCase()
+    // Stored as the Host header will carry it: lower-case punycode.
+    const d = normaliseHost(domain)
     if (!deps.isUsableDomain(d))
       throw parameterError(`'linkOptions.domain' ${d} is neither a default short domain (${settings.defaultDomains.join(', ')}) nor a configured custom domain`)
     return d

@@ -11,6 +11,7 @@ export type VisitInput = Omit<ClickEvent, 'n'>
 const FIELDS = ['linkSeq', 'domain', 'at', 'scan', 'continent', 'country', 'region', 'city', 'os', 'browser', 'device',
   'referer', 'refererUrl', 'utmSource', 'utmMedium', 'utmCampaign', 'utmTerm', 'utmContent'] as const
 export const STRIDE = FIELDS.length
+export const DOMAIN_SLOT = FIELDS.indexOf('domain')
 
 export function appendVisit(buf: unknown[], v: VisitInput) {
   buf.push(v.linkSeq, v.domain, v.at, v.scan, v.continent, v.country, v.region, v.city, v.os, v.browser, v.device,

@@ -8,8 +8,9 @@
  */
 import type { Database } from 'bun:sqlite'
 import type { Logger } from '../shared/log'
+import { workerSpec } from '../shared/worker-spec'
 import { createEventWriter } from './click-writer'
-import { STRIDE, appendVisit, mergeBatch, visitsIn, visitsOfLink, type VisitInput } from './click-batch'
+import { DOMAIN_SLOT, STRIDE, appendVisit, mergeBatch, visitsIn, visitsOfLink, type VisitInput } from './click-batch'
 
 export type { ClickEvent } from './click-writer'
 
@@ -32,16 +33,8 @@ function inlineSink(db: Database): BatchSink {
   return { write: async (batch) => write(mergeBatch(batch)), close: async () => {} }
 }
 
-/**
- * In a compiled binary the worker is a second entrypoint, addressed from the bundle
- * root (src/); from source it sits beside this file.
- */
-function workerSpec(): string {
-  return import.meta.url.includes('$bunfs') ? './stats/click-writer.worker.ts' : new URL('./click-writer.worker.ts', import.meta.url).href
-}
-
 function workerSink(path: string): BatchSink {
-  const worker = new Worker(workerSpec())
+  const worker = new Worker(workerSpec('stats/click-writer.worker.ts'))
   let nextId = 1
   const waiting = new Map<number, { resolve: () => void; reject: (e: Error) => void }>()
   let closed: (() => void) | null = null
@@ -91,7 +84,7 @@ export function createClickRecorder(db: Database, dbPath: string, log: Logger, o
 
   function written(batch: unknown[]) {
     const byDomain = new Map<string, number>()
-    for (const e of mergeBatch(batch)) byDomain.set(e.domain, (byDomain.get(e.domain) ?? 0) + e.n)
+    for (let i = DOMAIN_SLOT; i < batch.length; i += STRIDE) byDomain.set(batch[i] as string, (byDomain.get(batch[i] as string) ?? 0) + 1)
     for (const hook of afterFlush) {
       try {
         hook({ events: visitsIn(batch), byDomain })
@@ -111,7 +104,7 @@ export function createClickRecorder(db: Database, dbPath: string, log: Logger, o
     entry.done = sinkOf()
       .write(batch)
       .then(
-        () => (afterFlush.length ? written(batch) : undefined),
+        () => written(batch),
         (e) => {
           // Keep them for the next attempt (e.g. the store was busy); never fail a redirect.
           pending = batch.concat(pending)

@@ -1,5 +1,9 @@
 import { foundation } from './0001_foundation'
 import { links } from './0002_links'
+import { clicks } from './0003_clicks'
+import { domains } from './0004_domains'
+import { templates } from './0005_templates'
+import { files } from './0006_files'
 
 export interface Migration {
   id: number
@@ -8,4 +12,4 @@ export interface Migration {
 }
 
 /** Ordered by id; never edit a migration that has shipped, add a new one. */
-export const migrations: Migration[] = [foundation, links]
+export const migrations: Migration[] = [foundation, links, clicks, domains, templates, files]

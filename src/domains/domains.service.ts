@@ -1,0 +1,384 @@
+/**
+ * Short domains: the configured defaults (read-only) and customer domains (admin-managed,
+ * shared by all users). Keeps every domain in memory so the redirect path's `lookup` and
+ * the link service's `isUsableForLinks` are map reads; every write refreshes the map and
+ * tells `onChange` listeners (the certificate manager, the redirect server).
+ */
+import { domainToASCII } from 'node:url'
+import { AppError, notFound, parameterError } from '../shared/errors'
+import type { Caller } from '../auth/auth.service'
+import type { Settings } from '../config/settings'
+import type { Logger } from '../shared/log'
+import { pageWindow } from '../shared/paging'
+import { toIso } from '../shared/time'
+import type { CnameChecker, CnameOutcome } from './cname'
+import type { CnameStatus, SslStatus } from './domains.schema'
+import { normaliseHost, parseDomainName } from './domains.names'
+import type { DomainSettings, DomainState, DomainStore, SslState } from './domains.store'
+
+/** What the redirect server needs per request. */
+export interface DomainLookup {
+  slug: string
+  destination: string | null
+  notFoundUrl: string | null
+  expiredUrl: string | null
+  assetLinks: string | null
+  appleAppSiteAssociation: string | null
+  archived: boolean
+  isDefault: boolean
+}
+
+export interface DomainRecord extends DomainLookup {
+  clicks: number
+  cnameStatus: CnameStatus
+  sslStatus: SslStatus
+  sslError: string | null
+  createdAt: string
+}
+
+/** `ssl` events come from the certificate manager itself. */
+export type DomainEvent = { type: 'created' | 'updated' | 'deleted' | 'cname' | 'ssl'; slug: string }
+
+export interface DomainInput {
+  destination?: string | null
+  notFoundUrl?: string | null
+  expiredUrl?: string | null
+  assetLinks?: string | null
+  appleAppSiteAssociation?: string | null
+}
+
+export interface ListDomainsInput {
+  domains?: string[]
+  search?: string
+  includeArchived?: boolean
+  sortBy?: 'created_at' | 'domain'
+  sortOrder?: 'asc' | 'desc'
+  page?: number
+  pageSize?: number
+}
+
+const MAX_BACKOFF_MS = 6 * 3600_000
+
+/** Delay before attempt `attempts + 1`: base, 2x base, 4x base, ... capped at 6 h. */
+export function backoffMs(baseMs: number, attempts: number): number {
+  return Math.min(baseMs * 2 ** Math.max(0, attempts - 1), MAX_BACKOFF_MS)
+}
+
+function checkUrl(value: string, field: string): string {
+  let u: URL
+  try {
+    u = new URL(value.trim())
+  } catch {
+    throw parameterError(`'${field}' must be an absolute http or https URL`)
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw parameterError(`'${field}' must use http or https (got ${u.protocol.replace(':', '')})`)
+  if (!u.hostname) throw parameterError(`'${field}' must name a host`)
+  if (u.href.length > 2000) throw parameterError(`'${field}' length must be 1-2000`)
+  return u.href
+}
+
+function checkJson(value: string, field: string): string {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(value)
+  } catch (e) {
+    throw parameterError(`'${field}' must be valid JSON (${(e as Error).message})`)
+  }
+  if (typeof parsed !== 'object' || parsed === null) throw parameterError(`'${field}' must be a JSON object or array`)
+  return value
+}
+
+const requireAdmin = (caller: Caller) => {
+  if (caller.role !== 'admin') throw new AppError('forbidden', 'managing domains needs an admin key; members may list domains and use them for links')
+}
+
+export function createDomainService(opts: {
+  store: DomainStore
+  settings: Settings
+  cname: CnameChecker
+  /** First retry delay for CNAME re-checks (and certificate orders); doubles per attempt. */
+  retryMs: number
+  log: Logger
+  now?: () => number
+}) {
+  const { store, settings, cname, log } = opts
+  const now = opts.now ?? Date.now
+  const states = new Map<string, DomainState>()
+  const lookups = new Map<string, DomainLookup>()
+  const listeners = new Set<(e: DomainEvent) => void>()
+  const inflight = new Map<string, Promise<DomainState | null>>()
+
+  const defaultCreatedAt = toIso(store.storeCreatedAt())!
+  const defaults = new Map<string, DomainRecord>(
+    settings.defaultDomains.map((slug) => [
+      slug,
+      {
+        slug,
+        destination: null,
+        notFoundUrl: null,
+        expiredUrl: null,
+        assetLinks: null,
+        appleAppSiteAssociation: null,
+        archived: false,
+        isDefault: true,
+        clicks: 0,
+        cnameStatus: 'valid',
+        sslStatus: 'active',
+        sslError: null,
+        createdAt: defaultCreatedAt,
+      },
+    ]),
+  )
+
+  const toLookup = (s: DomainState): DomainLookup => ({
+    slug: s.slug,
+    destination: s.destination,
+    notFoundUrl: s.notFoundUrl,
+    expiredUrl: s.expiredUrl,
+    assetLinks: s.assetLinks,
+    appleAppSiteAssociation: s.appleAppSiteAssociation,
+    archived: s.archived,
+    isDefault: false,
+  })
+  const toRecord = (s: DomainState): DomainRecord => ({
+    ...toLookup(s),
+    clicks: store.clicksOf(s.slug),
+    cnameStatus: s.cnameStatus,
+    sslStatus: s.sslStatus,
+    sslError: s.sslError,
+    createdAt: toIso(s.createdAt)!,
+  })
+
+  const withClicks = (d: DomainRecord): DomainRecord => ({ ...d, clicks: store.clicksOf(d.slug) })
+
+  function refresh(slug: string): DomainState | null {
+    const s = store.get(slug)
+    if (s) {
+      states.set(slug, s)
+      lookups.set(slug, toLookup(s))
+    } else {
+      states.delete(slug)
+      lookups.delete(slug)
+    }
+    return s
+  }
+  function reloadAll() {
+    states.clear()
+    lookups.clear()
+    for (const d of defaults.values())
+      lookups.set(d.slug, {
+        slug: d.slug,
+        destination: null,
+        notFoundUrl: null,
+        expiredUrl: null,
+        assetLinks: null,
+        appleAppSiteAssociation: null,
+        archived: false,
+        isDefault: true,
+      })
+    for (const s of store.all()) {
+      states.set(s.slug, s)
+      lookups.set(s.slug, toLookup(s))
+    }
+  }
+  reloadAll()
+
+  function emit(e: DomainEvent) {
+    for (const fn of listeners) {
+      try {
+        fn(e)
+      } catch (err) {
+        log.error('domain listener failed', { event: e.type, slug: e.slug, error: String((err as Error)?.stack ?? err) })
+      }
+    }
+  }
+
+  function customOrThrow(input: string, forWrite: boolean): DomainState {
+    const slug = normaliseHost(input)
+    if (defaults.has(slug)) {
+      if (forWrite) throw new AppError('forbidden', `${slug} is a default short domain from the server configuration ([domains] defaults); it cannot be changed or deleted through the API`)
+    }
+    const s = states.get(slug)
+    if (!s) throw notFound(`domain ${slug}`)
+    return s
+  }
+
+  function normaliseInput(input: DomainInput): Partial<Omit<DomainSettings, 'archived'>> {
+    const out: Partial<Omit<DomainSettings, 'archived'>> = {}
+    for (const f of ['destination', 'notFoundUrl', 'expiredUrl'] as const) {
+      const v = input[f]
+      if (v !== undefined) out[f] = v === null ? null : checkUrl(v, f)
+    }
+    for (const f of ['assetLinks', 'appleAppSiteAssociation'] as const) {
+      const v = input[f]
+      if (v !== undefined) out[f] = v === null ? null : checkJson(v, f)
+    }
+    return out
+  }
+
+  /** Records a CNAME outcome with backoff; a temporary failure keeps the current status. */
+  function applyCname(slug: string, outcome: CnameOutcome, manual: boolean): DomainState | null {
+    const cur = store.get(slug)
+    if (!cur) return null
+    const t = now()
+    const attempts = outcome.status === 'valid' ? 0 : manual ? 1 : cur.cnameAttempts + 1
+    store.updateCname(slug, {
+      cnameStatus: outcome.status === 'pending' ? cur.cnameStatus : outcome.status,
+      cnameDetail: outcome.detail,
+      cnameCheckedAt: t,
+      cnameAttempts: attempts,
+      // Valid names are re-checked before each renewal, not on a timer.
+      cnameNextAt: outcome.status === 'valid' ? null : t + backoffMs(opts.retryMs, attempts),
+    })
+    if (outcome.status !== cur.cnameStatus)
+      log.info('domain cname', { domain: slug, from: cur.cnameStatus, to: outcome.status, detail: outcome.detail })
+    return refresh(slug)
+  }
+
+  /** Runs one CNAME check (shared by concurrent callers) and records it. */
+  function checkCname(slug: string, manual = false): Promise<DomainState | null> {
+    const running = inflight.get(slug)
+    if (running) return running
+    const p = (async () => {
+      let outcome: CnameOutcome
+      try {
+        outcome = await cname.check(slug)
+      } catch (e) {
+        outcome = { status: 'pending', detail: `DNS check failed: ${(e as Error).message}` }
+      }
+      const s = applyCname(slug, outcome, manual)
+      if (s) emit({ type: 'cname', slug })
+      return s
+    })().finally(() => inflight.delete(slug))
+    inflight.set(slug, p)
+    return p
+  }
+
+  return {
+    cnameTarget: cname.target,
+
+    /** Hot path: the domain serving `host` (lower-case, no port), or null. */
+    lookup(host: string): DomainLookup | null {
+      return lookups.get(host) ?? lookups.get(host.toLowerCase().replace(/\.$/, '')) ?? null
+    },
+
+    /** New links may use default domains and custom ones that exist, are not archived and have a valid CNAME. */
+    isUsableForLinks(slug: string): boolean {
+      const s = normaliseHost(slug)
+      if (defaults.has(s)) return true
+      const d = states.get(s)
+      return !!d && !d.archived && d.cnameStatus === 'valid'
+    },
+
+    onChange(fn: (e: DomainEvent) => void): () => void {
+      listeners.add(fn)
+      return () => listeners.delete(fn)
+    },
+
+    create(caller: Caller, input: DomainInput & { domain: string }): DomainRecord {
+      requireAdmin(caller)
+      const slug = parseDomainName(input.domain)
+      if (defaults.has(slug)) throw parameterError(`'domain' ${slug} is a default short domain (server configuration); it exists already`)
+      if (slug === settings.apiHost) throw parameterError(`'domain' ${slug} is the API host and cannot be a custom short domain`)
+      if (states.has(slug) || store.get(slug)) throw parameterError(`'domain' ${slug} is already registered`)
+      const v = normaliseInput(input)
+      store.insert(
+        slug,
+        {
+          destination: v.destination ?? null,
+          notFoundUrl: v.notFoundUrl ?? null,
+          expiredUrl: v.expiredUrl ?? null,
+          assetLinks: v.assetLinks ?? null,
+          appleAppSiteAssociation: v.appleAppSiteAssociation ?? null,
+        },
+        caller.userId,
+        now(),
+      )
+      const s = refresh(slug)!
+      log.info('domain created', { domain: slug, by: caller.userId })
+      emit({ type: 'created', slug })
+      return toRecord(s)
+    },
+
+    get(_caller: Caller, input: string): DomainRecord {
+      const slug = normaliseHost(input)
+      const d = defaults.get(slug)
+      if (d) return withClicks(d)
+      return toRecord(customOrThrow(slug, false))
+    },
+
+    update(caller: Caller, input: string, body: DomainInput & { archived?: boolean }): DomainRecord {
+      requireAdmin(caller)
+      const cur = customOrThrow(input, true)
+      const v = normaliseInput(body)
+      store.updateSettings(cur.slug, { ...cur, ...v, archived: body.archived ?? cur.archived }, now())
+      const s = refresh(cur.slug)!
+      emit({ type: 'updated', slug: cur.slug })
+      return toRecord(s)
+    },
+
+    remove(caller: Caller, input: string): { domain: string } {
+      requireAdmin(caller)
+      const cur = customOrThrow(input, true)
+      store.remove(cur.slug)
+      refresh(cur.slug)
+      log.info('domain deleted', { domain: cur.slug, by: caller.userId })
+      emit({ type: 'deleted', slug: cur.slug })
+      return { domain: cur.slug }
+    },
+
+    /** Checks the CNAME now; when it is valid and no certificate is served, the next order starts at once. */
+    async verify(caller: Caller, input: string): Promise<DomainRecord> {
+      requireAdmin(caller)
+      const slug = normaliseHost(input)
+      const d = defaults.get(slug)
+      if (d) return withClicks(d)
+      customOrThrow(slug, true)
+      const s = await checkCname(slug, true)
+      if (!s) throw notFound(`domain ${slug}`)
+      if (s.cnameStatus === 'valid' && (s.sslStatus === 'failed' || s.sslStatus === 'pending') && s.sslNextAt !== null) {
+        store.updateSsl(slug, { sslStatus: s.sslStatus, sslError: s.sslError, sslAttempts: 0, sslNextAt: null })
+        refresh(slug)
+        emit({ type: 'cname', slug })
+      }
+      return toRecord(states.get(slug)!)
+    },
+
+    list(_caller: Caller, q: ListDomainsInput): { domains: DomainRecord[]; total: number } {
+      const { limit, offset } = pageWindow(q.page, q.pageSize)
+      let all: DomainRecord[] = [...[...defaults.values()].map(withClicks), ...[...states.values()].map(toRecord)]
+      if (!q.includeArchived) all = all.filter((d) => !d.archived)
+      if (q.domains?.length) {
+        const wanted = new Set(q.domains.map(normaliseHost))
+        all = all.filter((d) => wanted.has(d.slug))
+      }
+      if (q.search) {
+        const s = q.search.trim().toLowerCase()
+        const ascii = domainToASCII(s)
+        all = all.filter((d) => d.slug.includes(s) || (ascii !== '' && d.slug.includes(ascii)))
+      }
+      const dir = q.sortOrder === 'asc' ? 1 : -1
+      const byName = (a: DomainRecord, b: DomainRecord) => (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0)
+      all.sort(q.sortBy === 'domain' ? (a, b) => dir * byName(a, b) : (a, b) => dir * (a.createdAt.localeCompare(b.createdAt) || byName(a, b)))
+      return { domains: all.slice(offset, offset + limit), total: all.length }
+    },
+
+    /** Counted visits per domain, from each click flush. */
+    addClicks(byDomain: Map<string, number>) {
+      store.addClicks(byDomain)
+    },
+
+    // For the certificate manager.
+    customDomains: (): DomainState[] => [...states.values()],
+    stateOf: (slug: string): DomainState | null => states.get(slug) ?? null,
+    checkCname: (slug: string) => checkCname(slug, false),
+    setSsl(slug: string, ssl: SslState) {
+      if (!states.has(slug)) return
+      store.updateSsl(slug, ssl)
+      refresh(slug)
+      emit({ type: 'ssl', slug })
+    },
+    backoffMs: (attempts: number) => backoffMs(opts.retryMs, attempts),
+  }
+}
+export type DomainService = ReturnType<typeof createDomainService>

@@ -1,0 +1,116 @@
+/**
+ * Certificate orders with acme-client, HTTP-01 only (Bun.serve cannot answer
+ * TLS-ALPN-01). The key authorization goes into `acme_challenges`, which the port-80
+ * listener serves, so the answer survives a restart mid-order. The account key lives in
+ * `acme_accounts` per directory URL; certificate keys are ECDSA P-256.
+ */
+import * as acme from 'acme-client'
+import https from 'node:https'
+import { readFileSync } from 'node:fs'
+import type { Store } from '../store/db'
+import type { Config } from '../config/config.schema'
+import type { Logger } from '../shared/log'
+
+export interface IssuedCertificate {
+  name: string
+  cert: string
+  key: string
+  notBefore: number
+  notAfter: number
+}
+
+export interface AcmeIssuer {
+  issue(name: string): Promise<IssuedCertificate>
+}
+
+export function createAcmeIssuer(opts: { db: Store; config: Config; log: Logger }): AcmeIssuer {
+  const { db, config, log } = opts
+  const directory = config.tls.acmeDirectory
+  const pollMs = config.tls.acmePollMs
+
+  // acme-client's axios instance is process-wide. Its defaults retry a failed request 5
+  // times over 75 s and have no timeout; a failed order is retried by the caller anyway.
+  const settings = (acme.axios.defaults as unknown as { acmeSettings: { retryMaxAttempts: number; retryDefaultDelay: number } }).acmeSettings
+  settings.retryMaxAttempts = 2
+  settings.retryDefaultDelay = 1
+  acme.axios.defaults.timeout = 30_000
+  if (config.tls.acmeCaFile) acme.axios.defaults.httpsAgent = new https.Agent({ ca: readFileSync(config.tls.acmeCaFile) })
+
+  const accountOf = db.query<{ account_key: string; account_url: string | null }, [string]>(
+    'SELECT account_key, account_url FROM acme_accounts WHERE directory = ?',
+  )
+  const insertAccount = db.query('INSERT INTO acme_accounts (directory, account_key, account_url, created_at) VALUES (?, ?, NULL, ?)')
+  const setAccountUrl = db.query('UPDATE acme_accounts SET account_url = ? WHERE directory = ?')
+  const putChallenge = db.query(
+    'INSERT INTO acme_challenges (token, key_authorization, created_at) VALUES (?, ?, ?) ON CONFLICT (token) DO UPDATE SET key_authorization = excluded.key_authorization',
+  )
+  const dropChallenge = db.query('DELETE FROM acme_challenges WHERE token = ?')
+  // Left over by orders interrupted by a restart; their orders are long dead.
+  db.query('DELETE FROM acme_challenges WHERE created_at < ?').run(Date.now() - 86_400_000)
+
+  let client: Promise<acme.Client> | null = null
+
+  async function makeClient(): Promise<acme.Client> {
+    let row = accountOf.get(directory)
+    if (!row) {
+      const key = (await acme.crypto.createPrivateEcdsaKey()).toString()
+      insertAccount.run(directory, key, Date.now())
+      row = { account_key: key, account_url: null }
+    }
+    const c = new acme.Client({
+      directoryUrl: directory,
+      accountKey: row.account_key,
+      accountUrl: row.account_url ?? undefined,
+      backoffMin: pollMs,
+      backoffMax: pollMs * 6,
+      backoffAttempts: 10,
+    })
+    if (!row.account_url) {
+      const email = config.tls.acmeEmail
+      await c.createAccount({ termsOfServiceAgreed: true, ...(email ? { contact: [`mailto:${email}`] } : {}) })
+      setAccountUrl.run(c.getAccountUrl(), directory)
+      log.info('acme account created', { directory, url: c.getAccountUrl() })
+    }
+    return c
+  }
+
+  function reasonOf(e: unknown): string {
+    const err = e as Error & { cause?: unknown }
+    // When every retry failed without a response, acme-client throws a TypeError about
+    // `response.config` that hides the cause.
+    if (err instanceof TypeError && /response|config/.test(err.message)) return `cannot reach the ACME server at ${directory}`
+    const msg = err?.message ?? String(e)
+    return msg.length > 500 ? `${msg.slice(0, 497)}...` : msg
+  }
+
+  return {
+    async issue(name) {
+      try {
+        client ??= makeClient().catch((e) => {
+          client = null
+          throw e
+        })
+        const c = await client
+        const [key, csr] = await acme.crypto.createCsr({ commonName: name, altNames: [name] }, await acme.crypto.createPrivateEcdsaKey())
+        const cert = await c.auto({
+          csr,
+          termsOfServiceAgreed: true,
+          // The pre-check would fetch our own challenge through the system resolver;
+          // the CA validates it anyway.
+          skipChallengeVerification: true,
+          challengePriority: ['http-01'],
+          challengeCreateFn: async (_authz, challenge, keyAuthorization) => {
+            putChallenge.run(challenge.token, keyAuthorization, Date.now())
+          },
+          challengeRemoveFn: async (_authz, challenge) => {
+            dropChallenge.run(challenge.token)
+          },
+        })
+        const info = acme.crypto.readCertificateInfo(cert)
+        return { name, cert, key: key.toString(), notBefore: info.notBefore.getTime(), notAfter: info.notAfter.getTime() }
+      } catch (e) {
+        throw new Error(reasonOf(e), { cause: e })
+      }
+    },
+  }
+}
