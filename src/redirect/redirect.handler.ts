@@ -45,6 +45,7 @@ const html = (body: string, status = 200, extra: Record<string, string> = {}) =>
 const redirect = (location: string) => Response.redirect(location, 302)
 
 const NO_QUERY = new URLSearchParams()
+const NO_GEO = { id: 0, continent: null, country: null, region: null, city: null }
 /** `/<key>/file/<fileId>`: an uploaded file shown by a hosted link. */
 const FILE_ROUTE = /^\/([^/]+)\/file\/([^/]+)$/
 
@@ -159,8 +160,9 @@ export function createRedirectHandler(deps: RedirectDeps) {
           const l = link!
           visits.set(l.seq, nextVisit(l.seq))
           const landing = decision.kind === 'redirect' ? decision.location : null
-          const utm = landing === null ? null : landing === l.plainLocation ? cached!.plainUtm : utmOf(landing)
-          deps.recorder.record(clickEvent(l, decision.scan, visitor, geo, headers.get('referer'), utm))
+          const utm = landing === null ? NO_UTM : landing === l.plainLocation ? cached!.plainUtm : utmOf(landing)
+          const ref = refererOf(headers.get('referer'))
+          deps.recorder.record({ linkSeq: l.seq, domain: l.domain, at: Date.now(), scan: decision.scan, visitor, geo: geo ?? NO_GEO, utm, referer: ref.host, refererUrl: ref.url })
         }
         if (decision.kind === 'redirect') return redirect(decision.location)
         return deps.renderHosted(cached!.row, request, visitor.os)
@@ -223,54 +225,30 @@ interface CachedLink {
   plainUtm: Utm
 }
 
-type Utm = { source: string | null; medium: string | null; campaign: string | null; term: string | null; content: string | null }
+type Utm = { id: number; source: string | null; medium: string | null; campaign: string | null; term: string | null; content: string | null }
+
+let nextUtmId = 1
+const NO_UTM: Utm = { id: 0, source: null, medium: null, campaign: null, term: null, content: null }
 
 function utmOf(location: string): Utm {
-  let q: URLSearchParams | null = null
-  if (location.includes('utm_')) {
-    try {
-      q = new URL(location).searchParams
-    } catch {}
+  if (!location.includes('utm_')) return NO_UTM
+  let q: URLSearchParams
+  try {
+    q = new URL(location).searchParams
+  } catch {
+    return NO_UTM
   }
-  const u = (name: string) => q?.get(name)?.slice(0, 190) || null
-  return { source: u('utm_source'), medium: u('utm_medium'), campaign: u('utm_campaign'), term: u('utm_term'), content: u('utm_content') }
+  const u = (name: string) => q.get(name)?.slice(0, 190) || null
+  return { id: nextUtmId++, source: u('utm_source'), medium: u('utm_medium'), campaign: u('utm_campaign'), term: u('utm_term'), content: u('utm_content') }
 }
 
-function clickEvent(
-  link: ResolvableLink,
-  scan: boolean,
-  visitor: { os: string; browser: string; device: string },
-  geo: { continent: string | null; country: string | null; region: string | null; city: string | null } | null,
-  referer: string | null,
-  utm: Utm | null,
-) {
-  let refererHost: string | null = null
-  let refererUrl: string | null = null
-  if (referer) {
-    try {
-      const r = new URL(referer)
-      refererHost = r.hostname.toLowerCase()
-      refererUrl = r.href.slice(0, 2000)
-    } catch {}
-  }
-  return {
-    linkSeq: link.seq,
-    domain: link.domain,
-    at: Date.now(),
-    scan,
-    continent: geo?.continent ?? null,
-    country: geo?.country ?? null,
-    region: geo?.region ?? null,
-    city: geo?.city ?? null,
-    os: visitor.os,
-    browser: visitor.browser,
-    device: visitor.device,
-    referer: refererHost,
-    refererUrl,
-    utmSource: utm?.source ?? null,
-    utmMedium: utm?.medium ?? null,
-    utmCampaign: utm?.campaign ?? null,
-    utmTerm: utm?.term ?? null,
-    utmContent: utm?.content ?? null,
+/** Referer header → host and full URL (at most 2000 characters); null when absent or not a URL. */
+function refererOf(referer: string | null): { host: string | null; url: string | null } {
+  if (!referer) return { host: null, url: null }
+  try {
+    const r = new URL(referer)
+    return { host: r.hostname.toLowerCase(), url: r.href.slice(0, 2000) }
+  } catch {
+    return { host: null, url: null }
   }
 }

@@ -15,6 +15,8 @@ export const BROWSER_VALUES: Browser[] = ['Chrome', 'Edge', 'Safari', 'Firefox',
 export const DEVICE_VALUES: Device[] = ['Desktop', 'Mobile', 'Tablet', 'Embedded', 'SmartTv', 'Wearable', 'XR', 'Others']
 
 export interface Visitor {
+  /** Distinct per parsed User-Agent: lets the click recorder merge identical visits cheaply. */
+  id: number
   os: Os
   browser: Browser
   device: Device
@@ -67,6 +69,7 @@ function deviceOf(type: string | undefined, os: Os): Device {
 }
 
 const cache = new Map<string, Visitor>()
+let nextId = 1
 
 export function parseVisitor(userAgent: string | null): Visitor {
   const ua = userAgent ?? ''
@@ -76,6 +79,7 @@ export function parseVisitor(userAgent: string | null): Visitor {
   const os = osOf(r.os.name)
   const isSocialBot = SOCIAL_BOT.test(ua)
   const visitor: Visitor = {
+    id: nextId++,
     os,
     browser: browserOf(r.browser.name),
     device: deviceOf(r.device.type, os),

@@ -1,39 +1,55 @@
 /**
- * Click capture off the hot path: visits are appended to a flat in-memory batch and
- * written in one transaction per flush (every `flushMs`, or sooner at `maxBatch`
- * visits; identical visits merged into one row with a count) together
- * with each link's `clicks` and `lastClicked`, by a worker thread for a store file
- * (inline for an in-memory store). SIGTERM flushes everything; a kill -9 loses at most
- * the events of one flush window (1 s by default).
+ * Click capture off the hot path. A visit is merged in memory with identical visits
+ * (same link, kind, referer, and the same cached User-Agent, location and UTM objects,
+ * compared by id, so the key is cheap), and the merged rows are written in one
+ * transaction per flush (every `flushMs`, or sooner at `maxBatch` rows) together with
+ * each link's `clicks` and `lastClicked`, by a worker thread for a store file (inline
+ * for an in-memory store). SIGTERM flushes everything; a kill -9 loses at most the
+ * visits of one flush window (1 s by default).
  */
 import type { Database } from 'bun:sqlite'
 import type { Logger } from '../shared/log'
 import { workerSpec } from '../shared/worker-spec'
-import { createEventWriter } from './click-writer'
-import { DOMAIN_SLOT, STRIDE, appendVisit, mergeBatch, visitsIn, visitsOfLink, type VisitInput } from './click-batch'
+import { createEventWriter, type ClickEvent } from './click-writer'
 
 export type { ClickEvent } from './click-writer'
 
+/** Dimensions shared by many visits; `id` tells equal objects apart without comparing fields. */
+export interface VisitDimensions {
+  visitor: { id: number; os: string; browser: string; device: string }
+  geo: { id: number; continent: string | null; country: string | null; region: string | null; city: string | null }
+  utm: { id: number; source: string | null; medium: string | null; campaign: string | null; term: string | null; content: string | null }
+}
+
+export interface Visit extends VisitDimensions {
+  linkSeq: number
+  domain: string
+  at: number
+  scan: boolean
+  referer: string | null
+  refererUrl: string | null
+}
+
 export interface FlushSummary {
-  events: number
+  visits: number
   byDomain: Map<string, number>
 }
 
-/** Where batches (flat visit arrays) go: written in this thread, or posted to the writer worker. */
-interface BatchSink {
-  write(batch: unknown[]): Promise<void>
+/** Where rows go: written in this thread, or posted to the writer worker. */
+interface RowSink {
+  write(rows: ClickEvent[]): Promise<void>
   close(): Promise<void>
 }
 
-/** Beyond this many unwritten events (a store that keeps failing), the oldest are dropped. */
+/** Beyond this many unwritten rows (a store that keeps failing), the oldest are dropped. */
 const MAX_PENDING = 200_000
 
-function inlineSink(db: Database): BatchSink {
+function inlineSink(db: Database): RowSink {
   const write = createEventWriter(db)
-  return { write: async (batch) => write(mergeBatch(batch)), close: async () => {} }
+  return { write: async (rows) => write(rows), close: async () => {} }
 }
 
-function workerSink(path: string): BatchSink {
+function workerSink(path: string): RowSink {
   const worker = new Worker(workerSpec('stats/click-writer.worker.ts'))
   let nextId = 1
   const waiting = new Map<number, { resolve: () => void; reject: (e: Error) => void }>()
@@ -50,11 +66,11 @@ function workerSink(path: string): BatchSink {
   })
   worker.postMessage({ type: 'open', path })
   return {
-    async write(batch) {
+    async write(rows) {
       await opened
       const id = nextId++
       const done = new Promise<void>((resolve, reject) => waiting.set(id, { resolve, reject }))
-      worker.postMessage({ type: 'write', id, batch })
+      worker.postMessage({ type: 'write', id, events: rows })
       return done
     },
     async close() {
@@ -68,48 +84,80 @@ function workerSink(path: string): BatchSink {
   }
 }
 
+export function toRow(v: Visit): ClickEvent {
+  return {
+    linkSeq: v.linkSeq,
+    domain: v.domain,
+    at: v.at,
+    scan: v.scan,
+    continent: v.geo.continent,
+    country: v.geo.country,
+    region: v.geo.region,
+    city: v.geo.city,
+    os: v.visitor.os,
+    browser: v.visitor.browser,
+    device: v.visitor.device,
+    referer: v.referer,
+    refererUrl: v.refererUrl,
+    utmSource: v.utm.source,
+    utmMedium: v.utm.medium,
+    utmCampaign: v.utm.campaign,
+    utmTerm: v.utm.term,
+    utmContent: v.utm.content,
+    n: 1,
+  }
+}
+
 export function createClickRecorder(db: Database, dbPath: string, log: Logger, opts: { flushMs?: number; maxBatch?: number } = {}) {
   const flushMs = opts.flushMs ?? 1000
   const maxBatch = opts.maxBatch ?? 1000
-  const sink = dbPath === ':memory:' ? inlineSink(db) : null
-  let lazySink: BatchSink | null = sink
-  const sinkOf = () => (lazySink ??= workerSink(dbPath))
-  /** Visits not yet handed to the writer, flat (see click-batch.ts). */
-  let pending: unknown[] = []
-  /** Batches handed to the sink and not yet confirmed, with their write promises. */
-  const inFlight = new Set<{ batch: unknown[]; done: Promise<void> }>()
+  let sink: RowSink | null = dbPath === ':memory:' ? inlineSink(db) : null
+  const sinkOf = () => (sink ??= workerSink(dbPath))
+  /** Rows not yet handed to the writer, by merge key. */
+  let pending = new Map<string, ClickEvent>()
+  /** Rows handed to the writer and not yet confirmed, with their write promises. */
+  const inFlight = new Set<{ rows: ClickEvent[]; done: Promise<void> }>()
   let timer: ReturnType<typeof setInterval> | null = null
   let flushQueued = false
   const afterFlush: ((s: FlushSummary) => void)[] = []
 
-  function written(batch: unknown[]) {
+  function written(rows: ClickEvent[]) {
     const byDomain = new Map<string, number>()
-    for (let i = DOMAIN_SLOT; i < batch.length; i += STRIDE) byDomain.set(batch[i] as string, (byDomain.get(batch[i] as string) ?? 0) + 1)
+    let visits = 0
+    for (const r of rows) (byDomain.set(r.domain, (byDomain.get(r.domain) ?? 0) + r.n), (visits += r.n))
     for (const hook of afterFlush) {
       try {
-        hook({ events: visitsIn(batch), byDomain })
+        hook({ visits, byDomain })
       } catch (e) {
         log.error('after-flush hook failed', { error: String(e) })
       }
     }
   }
 
-  /** Hands the buffer to the sink; resolves when it is written (or re-queued on failure). */
+  function add(key: string, row: ClickEvent) {
+    const cur = pending.get(key)
+    if (cur) {
+      cur.n += row.n
+      if (row.at > cur.at) cur.at = row.at
+    } else pending.set(key, row)
+  }
+
+  /** Hands the pending rows to the writer; resolves when they are written (or re-queued on failure). */
   function flush(): Promise<void> {
     flushQueued = false
-    if (pending.length === 0) return Promise.resolve()
+    if (pending.size === 0) return Promise.resolve()
     const batch = pending
-    pending = []
-    const entry = { batch, done: Promise.resolve() }
+    pending = new Map()
+    const rows = [...batch.values()]
+    const entry = { rows, done: Promise.resolve() }
     entry.done = sinkOf()
-      .write(batch)
+      .write(rows)
       .then(
-        () => written(batch),
+        () => written(rows),
         (e) => {
           // Keep them for the next attempt (e.g. the store was busy); never fail a redirect.
-          pending = batch.concat(pending)
-          if (visitsIn(pending) > MAX_PENDING) pending = pending.slice(pending.length - MAX_PENDING * STRIDE)
-          log.error('click flush failed; will retry', { visits: visitsIn(batch), error: String(e) })
+          for (const [k, r] of batch) if (pending.size < MAX_PENDING) add(k, r)
+          log.error('click flush failed; will retry', { rows: rows.length, error: String(e) })
         },
       )
       .finally(() => inFlight.delete(entry))
@@ -117,31 +165,44 @@ export function createClickRecorder(db: Database, dbPath: string, log: Logger, o
     return entry.done
   }
 
+  const visitsOf = (rows: Iterable<ClickEvent>, linkSeq?: number) => {
+    let n = 0
+    for (const r of rows) if (linkSeq === undefined || r.linkSeq === linkSeq) n += r.n
+    return n
+  }
+
   return {
-    record(v: VisitInput) {
-      appendVisit(pending, v)
-      if (visitsIn(pending) >= maxBatch && !flushQueued) {
+    record(v: Visit) {
+      const key = `${v.linkSeq}|${v.scan ? 1 : 0}|${v.visitor.id}|${v.geo.id}|${v.utm.id}|${v.refererUrl ?? ''}`
+      const cur = pending.get(key)
+      if (cur) {
+        cur.n++
+        cur.at = v.at
+        return
+      }
+      pending.set(key, toRow(v))
+      if (pending.size >= maxBatch && !flushQueued) {
         flushQueued = true
         setImmediate(flush)
       }
     },
     flush,
     /** Visits recorded but not yet written. */
-    pendingCount: () => visitsIn(pending) + [...inFlight].reduce((n, b) => n + visitsIn(b.batch), 0),
+    pendingCount: () => visitsOf(pending.values()) + [...inFlight].reduce((n, b) => n + visitsOf(b.rows), 0),
     /** Visits of one link recorded but not yet written. */
-    pendingFor: (linkSeq: number) => visitsOfLink(pending, linkSeq) + [...inFlight].reduce((n, b) => n + visitsOfLink(b.batch, linkSeq), 0),
+    pendingFor: (linkSeq: number) => visitsOf(pending.values(), linkSeq) + [...inFlight].reduce((n, b) => n + visitsOf(b.rows, linkSeq), 0),
     start() {
       timer ??= setInterval(flush, flushMs)
     },
-    /** Stops the timer, writes everything still buffered or in flight, and closes the writer. */
+    /** Stops the timer, writes everything still pending or in flight, and closes the writer. */
     async stop(): Promise<void> {
       if (timer) clearInterval(timer)
       timer = null
-      for (let round = 0; round < 5 && (pending.length || inFlight.size); round++) {
+      for (let round = 0; round < 5 && (pending.size || inFlight.size); round++) {
         await flush()
         await Promise.all([...inFlight].map((b) => b.done))
       }
-      await lazySink?.close()
+      await sink?.close()
     },
     onFlush(fn: (s: FlushSummary) => void) {
       afterFlush.push(fn)

@@ -6,14 +6,13 @@
  */
 import { Database } from 'bun:sqlite'
 import { createEventWriter, type ClickEvent } from './click-writer'
-import { mergeBatch } from './click-batch'
 
 declare const self: Worker
 
 let db: Database | null = null
 let write: ((events: ClickEvent[]) => void) | null = null
 
-type Message = { type: 'open'; path: string } | { type: 'write'; id: number; batch: unknown[] } | { type: 'close' }
+type Message = { type: 'open'; path: string } | { type: 'write'; id: number; events: ClickEvent[] } | { type: 'close' }
 
 self.onmessage = (ev: MessageEvent<Message>) => {
   const msg = ev.data
@@ -30,8 +29,7 @@ self.onmessage = (ev: MessageEvent<Message>) => {
     }
   } else if (msg.type === 'write') {
     try {
-      // Merging identical visits happens here, off the request thread.
-      write!(mergeBatch(msg.batch))
+      write!(msg.events)
       postMessage({ type: 'written', id: msg.id })
     } catch (e) {
       postMessage({ type: 'failed', id: msg.id, error: String(e) })
