@@ -52,6 +52,11 @@ describe('config', () => {
     expect(p.some((m) => m.startsWith('limits.apiPerMinute:') && m.includes('between 1'))).toBe(true)
   })
 
+  test('DNS servers are IP addresses, checked with the rest of the config', () => {
+    expect(buildConfig({ domains: { dnsServers: ['127.0.0.1:8053', '[::1]:53', '9.9.9.9'] } }, {}).domains.dnsServers).toHaveLength(3)
+    expect(problems(() => buildConfig({ domains: { dnsServers: ['dns.example.com'] } }, {}))[0]).toStartWith('domains.dnsServers:')
+  })
+
   test('cross-field rules', () => {
     expect(problems(() => buildConfig({ server: { httpPort: 8443 } }, {}))[0]).toContain('server.httpPort')
     expect(problems(() => buildConfig({ tls: { mode: 'files' } }, {}))[0]).toContain('tls.certFile')
