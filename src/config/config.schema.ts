@@ -68,7 +68,7 @@ export const DomainsConfig = T.Object(
       pattern: '^[a-zA-Z0-9.-]+$',
     }),
     cnameTarget: Str('', 'Host that customer domains must CNAME to (defaults to the baseUrl host).'),
-    dnsServers: StrList([], 'DNS server IP addresses (ip or ip:port) for CNAME checks; empty: the system resolver.', { pattern: '^[0-9a-fA-F:.\[\]]+$' }),
+    dnsServers: StrList([], 'DNS server IP addresses (ip or ip:port) for CNAME checks; empty: the system resolver.', { pattern: '^[0-9a-fA-F:.\\[\\]]+$' }),
   },
   { additionalProperties: false, default: {} },
 )
