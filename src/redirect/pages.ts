@@ -13,7 +13,7 @@ export function escapeHtml(v: unknown): string {
 }
 
 const STYLE = `body{font:16px/1.5 system-ui,-apple-system,sans-serif;display:grid;place-items:center;min-height:90vh;margin:0;color:#1f2328;background:#f6f8fa}
-main{background:#fff;border:1px solid #d0d7de;border-radius:12px;padding:1.5rem;max-width:24rem;width:calc(100% - 3rem)}
+main{box-sizing:border-box;background:#fff;border:1px solid #d0d7de;border-radius:12px;padding:1.5rem;max-width:24rem;width:calc(100% - 2rem)}
 h1{font-size:1.25rem;margin:0 0 .75rem}label{display:block;font-weight:600;margin-bottom:.25rem}
 input{box-sizing:border-box;width:100%;font:inherit;padding:.6rem;border:1px solid #8c959f;border-radius:8px}
 button{margin-top:.75rem;width:100%;font:inherit;font-weight:600;padding:.6rem;border:0;border-radius:8px;background:#1f6feb;color:#fff;cursor:pointer}
