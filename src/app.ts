@@ -15,6 +15,7 @@ import { tagRoutes } from './tags/tags.routes'
 import { linkRoutes } from './links/links.routes'
 import { fileRoutes } from './files/files.routes'
 import { qrRoutes } from './qr/qr.routes'
+import { statsRoutes } from './stats/stats.routes'
 import { templateRoutes } from './templates/templates.routes'
 import { domainRoutes } from './domains/domains.routes'
 import { docsRoutes, PUBLIC_DOC_PATHS } from './docs/docs.routes'
@@ -41,6 +42,7 @@ export function createApiApp(deps: Deps): ApiApp {
     .use(templateRoutes(deps))
     .use(domainRoutes(deps))
     .use(qrRoutes(deps))
+    .use(statsRoutes(deps))
 
   const elysia = routes.use(docsRoutes(deps, routes))
   elysia.compile()

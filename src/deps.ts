@@ -23,6 +23,8 @@ import { createTemplateStore } from './templates/templates.store'
 import { createDomainService, type DomainService } from './domains/domains.service'
 import { createDomainStore } from './domains/domains.store'
 import { createCnameChecker } from './domains/cname'
+import { createStatsService, type StatsService } from './stats/stats.service'
+import { createStatsStore } from './stats/stats.store'
 
 export interface Deps {
   config: Config
@@ -40,6 +42,7 @@ export interface Deps {
   qr: QrService
   templates: TemplateService
   domains: DomainService
+  stats: StatsService
 }
 
 export function createDeps(config: Config, dbPath: string, log: Logger = createLogger()): Deps {
@@ -80,6 +83,7 @@ export function createDeps(config: Config, dbPath: string, log: Logger = createL
     qr,
     domains,
     templates: createTemplateService({ store: createTemplateStore(db), baseUrl: settings.baseUrl, assertScannable: qr.assertScannable }),
+    stats: createStatsService({ store: createStatsStore(db), settings }),
   }
   // A file shown by a live link cannot be deleted.
   deps.files.setUsageChecker((fileId) => linkStore.fileInUse(fileId))

@@ -1,8 +1,10 @@
 /**
- * Writes a batch of click events and the matching link counters in one transaction.
- * Used inline (tests, in-memory stores) and inside the click-writer worker.
+ * Writes a batch of click events, the matching link counters and the statistics rollups
+ * (stats.rollup.ts) in one transaction, so statistics never see events without their
+ * rollups. Used inline (tests, in-memory stores) and inside the click-writer worker.
  */
 import type { Database } from 'bun:sqlite'
+import { rollupDeltas } from './stats.rollup'
 
 export interface ClickEvent {
   linkSeq: number
@@ -33,7 +35,30 @@ export function createEventWriter(db: Database): (events: ClickEvent[]) => void 
      utm_source, utm_medium, utm_campaign, utm_term, utm_content, n)
     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
   const bump = db.query('UPDATE links SET clicks = clicks + ?, last_clicked = max(coalesce(last_clicked, 0), ?) WHERE seq = ?')
-  return db.transaction((events: ClickEvent[]) => {
+  const upsert = Object.fromEntries(
+    (['stats_hour', 'stats_day', 'stats_week'] as const).map((table) => [
+      table,
+      db.query(`INSERT INTO ${table} (scope, dim, t, value, clicks, scans) VALUES (?, ?, ?, ?, ?, ?)
+        ON CONFLICT DO UPDATE SET clicks = clicks + excluded.clicks, scans = scans + excluded.scans`),
+    ]),
+  )
+  const ownerOf = db.query<{ user_id: string }, [number]>('SELECT user_id FROM links WHERE seq = ?')
+  const addOwner = db.query('INSERT OR IGNORE INTO stats_owners (user_id) VALUES (?)')
+  const ownerNum = db.query<{ num: number }, [string]>('SELECT num FROM stats_owners WHERE user_id = ?')
+  // A link never changes owner: its owner scope is looked up once per writer.
+  const ownerScopes = new Map<number, number>()
+  const ownerScope = (seq: number): number => {
+    let scope = ownerScopes.get(seq)
+    if (scope === undefined) {
+      const user = ownerOf.get(seq)?.user_id ?? ''
+      addOwner.run(user)
+      scope = -ownerNum.get(user)!.num
+      if (ownerScopes.size > 1_000_000) ownerScopes.clear()
+      ownerScopes.set(seq, scope)
+    }
+    return scope
+  }
+  const write = db.transaction((events: ClickEvent[]) => {
     const perLink = new Map<number, { n: number; last: number }>()
     for (const e of events) {
       insert.run(e.linkSeq, e.at, e.scan ? 1 : 0, e.continent, e.country, e.region, e.city, e.os, e.browser, e.device,
@@ -43,5 +68,15 @@ export function createEventWriter(db: Database): (events: ClickEvent[]) => void 
       else perLink.set(e.linkSeq, { n: e.n, last: e.at })
     }
     for (const [seq, { n, last }] of perLink) bump.run(n, last, seq)
+    for (const d of rollupDeltas(events, ownerScope)) upsert[d.table]!.run(d.scope, d.dim, d.t, d.value, d.clicks, d.scans)
   })
+  return (events) => {
+    try {
+      write(events)
+    } catch (e) {
+      // An owner numbered inside the failed transaction was rolled back with it.
+      ownerScopes.clear()
+      throw e
+    }
+  }
 }

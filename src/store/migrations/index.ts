@@ -4,6 +4,7 @@ import { clicks } from './0003_clicks'
 import { domains } from './0004_domains'
 import { templates } from './0005_templates'
 import { files } from './0006_files'
+import { stats } from './0007_stats'
 
 export interface Migration {
   id: number
@@ -12,4 +13,4 @@ export interface Migration {
 }
 
 /** Ordered by id; never edit a migration that has shipped, add a new one. */
-export const migrations: Migration[] = [foundation, links, clicks, domains, templates, files]
+export const migrations: Migration[] = [foundation, links, clicks, domains, templates, files, stats]

@@ -1,0 +1,259 @@
+/**
+ * Statistics at scale: seeds N click events (default 10,000,000) into a store file with
+ * the real migrations — spread over a year, skewed like real traffic (Zipf over 20,000
+ * links, a few owners with most links, diurnal and weekly cycles, growth, realistic
+ * country/city, UA, referer and UTM mixes, 3 % of rows merged visits) — written through
+ * the real writer (createEventWriter: events, counters and rollups in one transaction
+ * per batch), then times GET /statistics through the real API app (in-process) while the
+ * click recorder keeps writing visits from its worker thread. Usage:
+ *   bun scripts/bench/stats.ts [--events 10000000] [--db /tmp/stats-bench.db] [--reuse] [--runs 9]
+ */
+import { existsSync, rmSync } from 'node:fs'
+import { buildConfig } from '../../src/config/config.load'
+import { createDeps } from '../../src/deps'
+import { createApiApp } from '../../src/app'
+import { createLogger } from '../../src/shared/log'
+import { createEventWriter, type ClickEvent } from '../../src/stats/click-writer'
+
+const arg = (name: string, def: string) => {
+  const i = process.argv.indexOf(`--${name}`)
+  return i > 0 ? process.argv[i + 1]! : def
+}
+const N = Number(arg('events', '10000000'))
+const RUNS = Number(arg('runs', '9'))
+const dbPath = arg('db', '/tmp/stats-bench.db')
+const reuse = process.argv.includes('--reuse') && existsSync(dbPath)
+if (!reuse) for (const f of [dbPath, `${dbPath}-wal`, `${dbPath}-shm`]) rmSync(f, { force: true })
+
+const config = buildConfig({ limits: { apiPerMinute: 1_000_000 } }, {})
+const deps = createDeps(config, dbPath, createLogger(true))
+const app = createApiApp(deps)
+const db = deps.db
+const LINKS = 20_000
+const USERS = 100
+/** The data ends at the hour the seed ran (kept in kv for --reuse): a year of traffic up to "now". */
+const savedEnd = reuse ? (db.query("SELECT value FROM kv WHERE key = 'bench_end'").get() as { value: string } | null)?.value : undefined
+const END = savedEnd ? Number(savedEnd) : Math.floor(Date.now() / 3_600_000) * 3_600_000
+if (!savedEnd) db.query("INSERT OR REPLACE INTO kv (key, value) VALUES ('bench_end', ?)").run(String(END))
+const HOURS = 365 * 24
+const START = END - HOURS * 3_600_000
+
+let seed = 7
+const rnd = () => {
+  seed = (seed + 0x6d2b79f5) >>> 0
+  let x = seed
+  x = Math.imul(x ^ (x >>> 15), x | 1)
+  x ^= x + Math.imul(x ^ (x >>> 7), x | 61)
+  return ((x ^ (x >>> 14)) >>> 0) / 2 ** 32
+}
+function weighted<T>(items: [T, number][]): () => T {
+  const total = items.reduce((a, [, w]) => a + w, 0)
+  const cdf: number[] = []
+  let acc = 0
+  for (const [, w] of items) cdf.push((acc += w / total))
+  return () => {
+    const r = rnd()
+    let lo = 0
+    let hi = cdf.length - 1
+    while (lo < hi) {
+      const m = (lo + hi) >> 1
+      if (cdf[m]! < r) lo = m + 1
+      else hi = m
+    }
+    return items[lo]![0]
+  }
+}
+
+type Place = [country: string, continent: string, weight: number, regions: [string, string[]][]]
+const PLACES: Place[] = [
+  ['US', 'North America', 30, [['California', ['Los Angeles', 'San Francisco', 'San Diego', 'San Jose']], ['New York', ['New York', 'Buffalo']], ['Texas', ['Houston', 'Austin', 'Dallas']], ['Florida', ['Miami', 'Orlando']], ['Illinois', ['Chicago']]]],
+  ['DE', 'Europe', 12, [['Bavaria', ['Munich', 'Nuremberg', 'Falkenstein']], ['Berlin', ['Berlin']], ['Hesse', ['Frankfurt am Main']], ['Hamburg', ['Hamburg']]]],
+  ['GB', 'Europe', 10, [['England', ['London', 'Manchester', 'Birmingham']], ['Scotland', ['Edinburgh', 'Glasgow']]]],
+  ['FR', 'Europe', 8, [['Île-de-France', ['Paris']], ['Auvergne-Rhône-Alpes', ['Lyon']], ["Provence-Alpes-Côte d'Azur", ['Marseille', 'Nice']]]],
+  ['IN', 'Asia', 8, [['Maharashtra', ['Mumbai', 'Pune']], ['Karnataka', ['Bengaluru']], ['Delhi', ['New Delhi']]]],
+  ['BR', 'South America', 5, [['São Paulo', ['São Paulo', 'Campinas']], ['Rio de Janeiro', ['Rio de Janeiro']]]],
+  ['JP', 'Asia', 5, [['Tokyo', ['Tokyo']], ['Osaka', ['Osaka']]]],
+  ['CA', 'North America', 4, [['Ontario', ['Toronto', 'Ottawa']], ['Quebec', ['Montreal']]]],
+  ['AU', 'Oceania', 3, [['New South Wales', ['Sydney']], ['Victoria', ['Melbourne']]]],
+  ['NL', 'Europe', 3, [['North Holland', ['Amsterdam']], ['Limburg', ['Maastricht']]]],
+  ['BE', 'Europe', 2, [['Limburg', ['Hasselt']], ['Brussels Capital', ['Brussels']]]],
+  ['ES', 'Europe', 3, [['Madrid', ['Madrid']], ['Catalonia', ['Barcelona']]]],
+  ['IT', 'Europe', 3, [['Lazio', ['Rome']], ['Lombardy', ['Milan']]]],
+  ['MX', 'North America', 2, [['Mexico City', ['Mexico City']]]],
+  ['NG', 'Africa', 1, [['Lagos', ['Lagos']]]],
+  ['ZA', 'Africa', 1, [['Gauteng', ['Johannesburg']]]],
+  ['AR', 'South America', 1, [['Buenos Aires', ['Buenos Aires']]]],
+  ['NZ', 'Oceania', 1, [['Auckland', ['Auckland']]]],
+]
+const PLACE = weighted<Place | null>([...PLACES.map((p) => [p, p[2]] as [Place, number]), [null, 1]])
+const UA = weighted<[string, string, string]>([
+  [['IOS', 'Safari', 'Mobile'], 30], [['Android', 'Chrome', 'Mobile'], 28], [['Windows', 'Chrome', 'Desktop'], 15], [['MacOS', 'Safari', 'Desktop'], 6],
+  [['MacOS', 'Chrome', 'Desktop'], 5], [['Windows', 'Edge', 'Desktop'], 5], [['Android', 'Samsung Internet', 'Mobile'], 4], [['IOS', 'Safari', 'Tablet'], 3],
+  [['Linux', 'Firefox', 'Desktop'], 1.5], [['Windows', 'Firefox', 'Desktop'], 1.5], [['Android', 'Chrome', 'Tablet'], 1], [['Other', 'Others', 'Others'], 0.5],
+  [['HarmonyOS', 'Others', 'Mobile'], 0.3], [['Linux', 'Chrome', 'SmartTv'], 0.2], [['Android', 'Opera', 'Mobile'], 0.5],
+])
+const REFERER = weighted<string | null>([
+  [null, 50], ['www.google.com', 12], ['l.facebook.com', 8], ['t.co', 4], ['www.instagram.com', 6], ['www.linkedin.com', 3], ['mail.google.com', 4],
+  ['outlook.live.com', 2], ['www.reddit.com', 2], ['news.ycombinator.com', 1], ['duckduckgo.com', 1], ['www.bing.com', 2], ['blog.example.net', 1],
+])
+const TYPE = weighted<string>([['link', 6], ['text', 1], ['menu', 1], ['wi-fi', 1], ['email', 1]])
+const DOMAIN = weighted<string>([['localhost', 6], ['go.example.com', 3], ['qr.example.org', 1]])
+
+for (let u = 0; u < USERS; u++) if (!reuse) deps.auth.addUser(`u${u}`)
+const adminKey = deps.auth.createKey('usr_admin', 'admin').key
+const bigMemberKey = deps.auth.createKey('usr_u0', 'member').key
+const smallMemberKey = deps.auth.createKey('usr_u40', 'member').key
+
+if (!reuse) {
+  const t0 = performance.now()
+  const insTag = db.query('INSERT INTO tags (id, user_id, name, name_key, color, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 0, 0)')
+  const insLink = db.query(`INSERT INTO links (seq, id, user_id, domain, key, link_type, destination, match_key, data, options, created_at, updated_at)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, '{}', '{}', ?, ?)`)
+  const insLinkTag = db.query('INSERT INTO link_tags (tag_id, link_seq, pos) VALUES (?, ?, 0)')
+  const linkUtm: ([string, string, string] | null)[] = [null]
+  db.transaction(() => {
+    for (let u = 0; u < USERS; u++) for (let k = 0; k < 10; k++) insTag.run(`tag_u${u}_${k}`, `usr_u${u}`, `tag${k}`, `tag${k}`, 'blue')
+    for (let seq = 1; seq <= LINKS; seq++) {
+      // Skewed ownership: a few users own most links.
+      const u = Math.min(USERS - 1, Math.floor(USERS * rnd() ** 3))
+      insLink.run(seq, `lnk_b${seq}`, `usr_u${u}`, DOMAIN(), seq.toString(36), TYPE(), `https://shop${seq % 3000}.example.com/p/${seq}`, `m${seq}`, START, START)
+      if (rnd() < 0.4) insLinkTag.run(`tag_u${u}_${Math.floor(rnd() * 10)}`, seq)
+      linkUtm.push(rnd() < 0.4 ? [['newsletter', 'poster', 'instagram', 'flyer', 'google'][seq % 5]!, ['email', 'print', 'social', 'cpc'][seq % 4]!, `campaign-${seq % 150}`] : null)
+    }
+  })()
+  // Zipf over links: the r-th most popular link gets weight 1/r^1.05.
+  const LINK = weighted(Array.from({ length: LINKS }, (_, r) => [1 + Math.floor(rnd() * LINKS), 1 / (r + 1) ** 1.05] as [number, number]))
+  const hourWeight: number[] = []
+  for (let h = 0; h < HOURS; h++) {
+    const hod = h % 24
+    const dow = (Math.floor((START / 3_600_000 + h) / 24) + 4) % 7 // 0 = Sunday
+    hourWeight.push((0.3 + Math.max(0, Math.sin(((hod - 6) / 24) * 2 * Math.PI)) * 1.4) * (dow === 0 || dow === 6 ? 0.8 : 1.1) * (0.6 + 0.8 * (h / HOURS)))
+  }
+  const totalWeight = hourWeight.reduce((a, b) => a + b, 0)
+  const write = createEventWriter(db)
+  db.exec('PRAGMA synchronous = OFF')
+  let made = 0
+  let carry = 0
+  let batch: ClickEvent[] = []
+  for (let h = 0; h < HOURS; h++) {
+    const want = (N * hourWeight[h]!) / totalWeight + carry
+    const k = Math.floor(want)
+    carry = want - k
+    for (let i = 0; i < k; i++) {
+      const seq = LINK()
+      const place = PLACE()
+      const [region, cities] = place ? place[3][Math.floor(rnd() * place[3].length)]! : [null, [null]]
+      const [os, browser, device] = UA()
+      const scan = rnd() < (seq % 3 === 0 ? 0.7 : 0.15)
+      const referer = scan ? null : REFERER()
+      const utm = linkUtm[seq]
+      batch.push({
+        linkSeq: seq, domain: '', at: START + h * 3_600_000 + Math.floor((i / k) * 3_600_000), scan,
+        continent: place?.[1] ?? null, country: place?.[0] ?? null, region, city: cities[Math.floor(rnd() * cities.length)] ?? null,
+        os, browser, device, referer, refererUrl: referer ? `https://${referer}/${['', 'search', 'feed', `post/${seq % 50}`][Math.floor(rnd() * 4)]}` : null,
+        utmSource: utm?.[0] ?? null, utmMedium: utm?.[1] ?? null, utmCampaign: utm?.[2] ?? null, utmTerm: null,
+        utmContent: utm && rnd() < 0.3 ? `v${Math.floor(rnd() * 3)}` : null,
+        n: rnd() < 0.03 ? 2 + Math.floor(rnd() * 4) : 1,
+      })
+    }
+    made += k
+    // A day of traffic per transaction (the server writes one per second; the rows are the same).
+    if (h % 24 === 23 || h === HOURS - 1) {
+      write(batch)
+      batch = []
+      if (h % 720 === 719) console.log(`seeded ${made.toLocaleString()} events, ${((performance.now() - t0) / 1000).toFixed(0)} s`)
+    }
+  }
+  db.exec('PRAGMA synchronous = NORMAL')
+  db.exec('ANALYZE')
+  const size = (db.query('SELECT page_count * page_size AS b FROM pragma_page_count(), pragma_page_size()').get() as { b: number }).b
+  console.log(`\nseed: ${((performance.now() - t0) / 1000).toFixed(1)} s, store ${(size / 1e9).toFixed(2)} GB`)
+  for (const table of ['click_events', 'stats_hour', 'stats_day'])
+    console.log(`  ${table}: ${(db.query(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n.toLocaleString()} rows`)
+}
+
+// Live traffic during the timings: the real recorder, flushing each second from its worker.
+const liveSeqs = [1, 2, 3, 50, 500, 5000]
+let live = 0
+deps.recorder.start()
+const traffic = setInterval(() => {
+  for (let i = 0; i < 50; i++) {
+    live++
+    deps.recorder.record({
+      linkSeq: liveSeqs[i % liveSeqs.length]!, domain: 'localhost', at: Date.now(), scan: i % 3 === 0, referer: null, refererUrl: null,
+      visitor: { id: 1, os: 'Android', browser: 'Chrome', device: 'Mobile' },
+      geo: { id: 1, continent: 'Europe', country: 'DE', region: 'Bavaria', city: 'Munich' },
+      utm: { id: 1, source: null, medium: null, campaign: null, term: null, content: null },
+    })
+  }
+}, 10)
+
+const iso = (t: number) => new Date(t).toISOString()
+const last30 = `start=${iso(END - 30 * 86_400_000)}&end=${iso(END)}`
+const lastYear = `start=${iso(START)}&end=${iso(END)}`
+
+async function time(label: string, query: string, key = adminKey) {
+  const samples: number[] = []
+  let body = ''
+  for (let i = 0; i < RUNS; i++) {
+    const t = performance.now()
+    const res = await app.handle(new Request(`https://localhost/api/statistics?${query}`, { headers: { authorization: `Bearer ${key}` } }), '127.0.0.1')
+    body = await res.text()
+    samples.push(performance.now() - t)
+    if (res.status !== 200) throw new Error(`${query}: ${res.status} ${body}`)
+    await Bun.sleep(1)
+  }
+  samples.sort((a, b) => a - b)
+  const parsed = JSON.parse(body)
+  const what = Array.isArray(parsed) ? `${parsed.length} rows` : `${parsed.clicks} clicks`
+  console.log(`| ${label.padEnd(62)} | ${samples[RUNS >> 1]!.toFixed(1).padStart(6)} | ${samples[RUNS - 1]!.toFixed(1).padStart(6)} | ${what.padEnd(14)} |`)
+}
+
+await Bun.sleep(1500)
+console.log(`\n${N.toLocaleString()} events; GET /statistics through the API app, median of ${RUNS}, while ~5,000 visits/s are recorded`)
+console.log(`| ${'query'.padEnd(62)} | median | max    | result         |`)
+console.log(`|${'-'.repeat(64)}|--------|--------|----------------|`)
+await time('admin count, 30 days', `${last30}`)
+await time('admin count, all time (default interval)', '')
+await time('admin count, interval=30d (to now: hour and raw edges)', 'interval=30d')
+await time('admin count, 30 days, qr=true', `${last30}&qr=true`)
+for (const g of ['country', 'region', 'city', 'os', 'browser', 'device', 'referer', 'referer_url', 'utm_source', 'utm_medium', 'utm_campaign', 'utm_term', 'utm_content'])
+  await time(`admin groupBy=${g}, 30 days`, `groupBy=${g}&${last30}`)
+await time('admin groupBy=link, 30 days', `groupBy=link&${last30}`)
+await time('admin groupBy=link_type, 30 days', `groupBy=link_type&${last30}`)
+await time('admin groupBy=destination, 30 days', `groupBy=destination&${last30}`)
+await time('admin time day, 1 year, UTC', `groupBy=time&granularity=day&${lastYear}`)
+await time('admin time day, 1 year, Europe/Paris', `groupBy=time&granularity=day&timezone=Europe/Paris&${lastYear}`)
+await time('admin time day, 1 year, Asia/Kolkata (:30 zone)', `groupBy=time&granularity=day&timezone=Asia/Kolkata&${lastYear}`)
+await time('admin time hour, 30 days, America/New_York', `groupBy=time&granularity=hour&timezone=America/New_York&${last30}`)
+await time('admin time week, 1 year, Europe/Paris', `groupBy=time&granularity=week&timezone=Europe/Paris&${lastYear}`)
+await time('admin time month, all, UTC', `groupBy=time&granularity=month`)
+await time('admin groupBy=city, 1 year', `groupBy=city&${lastYear}`)
+await time('big member (u0) count, 30 days', `${last30}`, bigMemberKey)
+await time('big member groupBy=city, 30 days', `groupBy=city&${last30}`, bigMemberKey)
+await time('big member groupBy=link, 30 days', `groupBy=link&${last30}`, bigMemberKey)
+await time('big member time day, 1 year, Europe/Paris', `groupBy=time&granularity=day&timezone=Europe/Paris&${lastYear}`, bigMemberKey)
+await time('small member (u40) groupBy=country, 30 days', `groupBy=country&${last30}`, smallMemberKey)
+await time('linkId (top link) count, 30 days', `linkId=${topLink()}&${last30}`)
+await time('linkId (top link) time day, 1 year, Europe/Paris', `linkId=${topLink()}&groupBy=time&granularity=day&timezone=Europe/Paris&${lastYear}`)
+await time('linkId (top link) groupBy=country, 30 days (raw events)', `linkId=${topLink()}&groupBy=country&${last30}`)
+await time('linkId (median link) groupBy=city, 30 days (raw events)', `linkId=lnk_b${medianLink()}&groupBy=city&${last30}`)
+await time('tagIds (1 tag of u0) groupBy=os, 30 days (raw events)', `tagIds=tag_u0_3&groupBy=os&${last30}`)
+await time('linkType=menu count, 30 days', `linkType=menu&${last30}`)
+await time('linkType=menu time day, 1 year', `linkType=menu&groupBy=time&granularity=day&${lastYear}`)
+await time('linkType=menu groupBy=country, 30 days (raw events)', `linkType=menu&groupBy=country&${last30}`)
+await time('country=DE count, 30 days (country rollup)', `country=DE&${last30}`)
+await time('continent=Europe time day, 1 year (country rollup)', `continent=Europe&groupBy=time&granularity=day&${lastYear}`)
+await time('country=DE groupBy=city, 30 days (raw events)', `country=DE&groupBy=city&${last30}`)
+await time('device=Mobile&os=IOS groupBy=browser, 7 days (raw events)', `device=Mobile&os=IOS&groupBy=browser&start=${iso(END - 7 * 86_400_000)}&end=${iso(END)}`)
+clearInterval(traffic)
+await deps.recorder.stop()
+console.log(`\nlive visits recorded during the timings: ${live.toLocaleString()}`)
+deps.db.close()
+
+function topLink(): string {
+  return (db.query('SELECT id FROM links ORDER BY clicks DESC LIMIT 1').get() as { id: string }).id
+}
+function medianLink(): number {
+  return (db.query('SELECT seq FROM links WHERE clicks > 0 ORDER BY clicks DESC LIMIT 1 OFFSET 2000').get() as { seq: number }).seq
+}

@@ -1,0 +1,287 @@
+/**
+ * GET /statistics: turns the query into a scope (which links), event filters, a time
+ * range (and buckets), then answers from the coarsest rollups that hold the answer
+ * exactly, and from raw events for the rest (see stats.rollup.ts for the layout).
+ *
+ * Decisions (documented in the OpenAPI description too):
+ * - Range is [start, end); end defaults to now; without start the interval applies,
+ *   default `all` (every click, so a link's count equals its `clicks`).
+ * - Time buckets are clipped to the range, so the buckets sum to the count; `start` of a
+ *   bucket is its nominal local start as a UTC instant.
+ * - A null key means unknown or none: country/region/city not located, referer null =
+ *   direct visit (no Referer), utm null = not in the landing URL.
+ * - Clicks of links deleted later still count (statistics are history); groupBy=link
+ *   lists them too, so rows always add up to the count.
+ */
+import { AppError, parameterError } from '../shared/errors'
+import { isDateTime } from '../shared/formats'
+import type { Caller } from '../auth/auth.service'
+import type { Settings } from '../config/settings'
+import { continentOfCountry } from '../geo/continents'
+import { DIMENSIONS, TOTAL, levelsFor, type Level } from './stats.rollup'
+import { RAW_UNIT_MS, type KeyKind, type LinkInfo, type ReadRow, type Scope, type SqlArg, type StatsStore } from './stats.store'
+import { bucketBoundaries, canonicalZone, type Granularity } from './stats.time'
+import type { GroupBy, Interval, StatisticsQuery } from './stats.schema'
+
+const INTERVAL_MS: Record<Exclude<Interval, 'all'>, number> = {
+  '24h': 86_400_000, '7d': 7 * 86_400_000, '30d': 30 * 86_400_000, '90d': 90 * 86_400_000, '180d': 180 * 86_400_000, '1y': 365 * 86_400_000,
+}
+/** Above this many links, link totals are read in time order instead of a seek per link (measured). */
+const WIDE_LINKS = 1000
+/** More buckets than this is a mistake (an hourly series over years), not a chart. */
+export const MAX_BUCKETS = 50_000
+
+/** Event filters of the query: parameter → click_events column, and how values are normalised. */
+const EVENT_FILTERS = [
+  { param: 'country', column: 'country', norm: (v: string) => v.toUpperCase() },
+  { param: 'region', column: 'region' },
+  { param: 'city', column: 'city' },
+  { param: 'device', column: 'device' },
+  { param: 'browser', column: 'browser' },
+  { param: 'os', column: 'os' },
+  { param: 'referer', column: 'referer', norm: (v: string) => v.toLowerCase() },
+  { param: 'refererUrl', column: 'referer_url' },
+  { param: 'utmSource', column: 'utm_source' },
+  { param: 'utmMedium', column: 'utm_medium' },
+  { param: 'utmCampaign', column: 'utm_campaign' },
+  { param: 'utmTerm', column: 'utm_term' },
+  { param: 'utmContent', column: 'utm_content' },
+] as const
+
+/** Every ISO code of a continent (the continent filter reads the country rollups). */
+const countriesOf = (() => {
+  const cache = new Map<string, string[]>()
+  return (continent: string): string[] => {
+    let list = cache.get(continent)
+    if (!list) {
+      list = []
+      for (let a = 65; a <= 90; a++) for (let b = 65; b <= 90; b++) {
+        const code = String.fromCharCode(a, b)
+        if (continentOfCountry(code) === continent) list.push(code)
+      }
+      cache.set(continent, list)
+    }
+    return list
+  }
+})()
+
+function parseInstant(value: string, name: string): number {
+  const v = /^\d{4}-\d{2}-\d{2}$/.test(value) ? `${value}T00:00:00Z` : value
+  if (!isDateTime(v)) throw parameterError(`'${name}' must be an ISO 8601 timestamp with a zone, such as 2025-01-31T00:00:00Z (got '${value}')`)
+  return Date.parse(v)
+}
+
+type Totals = { c: number; s: number }
+
+export function createStatsService(deps: { store: StatsStore; settings: Settings; now?: () => number }) {
+  const { store, settings } = deps
+  const now = deps.now ?? Date.now
+
+  function visibleLink(caller: Caller, link: LinkInfo | null | undefined, name: string, given: string): LinkInfo {
+    if (!link) throw parameterError(`'${name}' no link ${given}`)
+    if (caller.role !== 'admin' && link.user_id !== caller.userId) throw new AppError('forbidden', `link ${link.id} belongs to another user`)
+    return link
+  }
+
+  /** The links the query is about, from the link-level filters and the caller's rights. */
+  function scopeOf(caller: Caller, q: StatisticsQuery, perLink: boolean): Scope {
+    const where: string[] = []
+    const args: SqlArg[] = []
+    const ids = [...(q.linkId ? [q.linkId] : []), ...(q.linkIds ?? [])]
+    if (ids.length) {
+      const seqs = ids.map((id, i) => visibleLink(caller, store.linkById(id), q.linkId && i === 0 ? 'linkId' : 'linkIds', id).seq)
+      where.push(`l.seq IN (${seqs.map(() => '?').join(',')})`)
+      args.push(...seqs)
+    }
+    if (q.url) {
+      let domain: string
+      let key: string
+      try {
+        const u = new URL(q.url)
+        domain = u.hostname.toLowerCase()
+        key = decodeURIComponent(u.pathname.replace(/^\/+/, ''))
+      } catch {
+        throw parameterError(`'url' must be a full short link such as ${settings.shortOrigin(settings.defaultDomains[0] ?? 'example.com')}/abc`)
+      }
+      where.push('l.seq = ?')
+      args.push(visibleLink(caller, store.liveLinkAt(domain, key), 'url', q.url).seq)
+    } else if (q.domain) {
+      where.push('l.domain = ?')
+      args.push(q.domain.trim().toLowerCase())
+    }
+    if (q.linkType) (where.push('l.link_type = ?'), args.push(q.linkType))
+    if (q.destination) (where.push('l.destination = ?'), args.push(q.destination))
+    if (q.tagIds) {
+      if (caller.role !== 'admin')
+        for (const t of store.tagOwners(q.tagIds)) if (t.user_id !== caller.userId) throw new AppError('forbidden', `tag ${t.id} belongs to another user`)
+      where.push(`l.seq IN (SELECT link_seq FROM link_tags WHERE tag_id IN (${q.tagIds.map(() => '?').join(',')}))`)
+      args.push(...q.tagIds)
+    } else if (q.tagNames) {
+      const own = caller.role === 'admin' ? '' : ' AND user_id = ?'
+      where.push(`l.seq IN (SELECT link_seq FROM link_tags WHERE tag_id IN (SELECT id FROM tags WHERE name_key IN (${q.tagNames.map(() => '?').join(',')})${own}))`)
+      args.push(...q.tagNames.map((n) => n.trim().toLowerCase()))
+      if (own) args.push(caller.userId)
+    }
+    if (caller.role !== 'admin') (where.push('l.user_id = ?'), args.push(caller.userId))
+    if (!perLink && where.length === 0) return { kind: 'all' }
+    if (!perLink && where.length === 1 && caller.role !== 'admin') return { kind: 'owner', userId: caller.userId, num: store.ownerNum(caller.userId) }
+    const sql = `SELECT l.seq FROM links l${where.length ? ` WHERE ${where.join(' AND ')}` : ''}`
+    // Every link (an admin's per-link groupBy): no membership check at all.
+    if (where.length === 0) return { kind: 'link', sql, args, wide: true, everyLink: true }
+    return { kind: 'link', sql, args, wide: store.countLinks(sql, args) > WIDE_LINKS }
+  }
+
+  /** Event filters as column → accepted values (the continent becomes its countries). */
+  function eventFiltersOf(q: StatisticsQuery): Map<string, string[]> {
+    const filters = new Map<string, string[]>()
+    const add = (column: string, values: string[]) => {
+      const prev = filters.get(column)
+      filters.set(column, prev ? prev.filter((v) => values.includes(v)) : values)
+    }
+    if (q.continent) add('country', countriesOf(q.continent))
+    for (const f of EVENT_FILTERS) {
+      const v = q[f.param]
+      if (v !== undefined) add(f.column, ['norm' in f ? f.norm(v) : v])
+    }
+    return filters
+  }
+
+  function rangeOf(q: StatisticsQuery): { start: number | null; end: number } {
+    const end = q.end !== undefined ? parseInstant(q.end, 'end') : now()
+    let start: number | null = null
+    if (q.start !== undefined) start = parseInstant(q.start, 'start')
+    else if (q.interval && q.interval !== 'all') start = end - INTERVAL_MS[q.interval]
+    if (start !== null && start >= end) throw parameterError(`'start' must be before 'end' (${new Date(start).toISOString()} ≥ ${new Date(end).toISOString()})`)
+    return { start, end }
+  }
+
+  /** [from, to) split into aligned units of the given levels (finest first) and raw edges. */
+  function decompose(from: number, to: number, levels: Level[]): { level: Level | null; from: number; to: number }[] {
+    if (from >= to) return []
+    const level = levels[levels.length - 1]
+    if (!level) return [{ level: null, from, to }]
+    const a = Math.ceil(from / level.ms) * level.ms
+    const b = Math.floor(to / level.ms) * level.ms
+    const finer = levels.slice(0, -1)
+    if (a >= b) return decompose(from, to, finer)
+    return [...decompose(from, a, finer), { level, from: a, to: b }, ...decompose(b, to, finer)]
+  }
+
+  return {
+    statistics(caller: Caller, q: StatisticsQuery) {
+      const groupBy: GroupBy = q.groupBy ?? 'count'
+      const byTime = groupBy === 'time'
+      const granularity = q.granularity as Granularity | undefined
+      if (byTime && !granularity) throw parameterError(`'granularity' is required when groupBy is time (one of hour, day, week, month)`)
+      const zone = canonicalZone(q.timezone ?? 'UTC')
+      if (!zone) throw parameterError(`'timezone' must be an IANA time zone such as Europe/Paris (got '${q.timezone}')`)
+      const { start, end } = rangeOf(q)
+
+      const perLink = groupBy === 'link' || groupBy === 'link_type' || groupBy === 'destination'
+      const groupDim = DIMENSIONS.find((d) => d.groupBy === groupBy) ?? null
+      const scope = scopeOf(caller, q, perLink)
+      const filters = eventFiltersOf(q)
+
+      // The event dimensions involved; rollups hold one at a time (and none per link).
+      const involved = new Set([...filters.keys(), ...(groupDim ? [groupDim.column] : [])])
+      const single = involved.size === 1 ? DIMENSIONS.find((d) => d.column === [...involved][0])! : null
+      const rollupDim = involved.size === 0 ? TOTAL : single ? single.code : -1
+      const levels = rollupDim < 0 ? [] : levelsFor(scope.kind, rollupDim)
+      const values = single ? (filters.get(single.column) ?? null) : null
+      const key: KeyKind = perLink ? 'link' : groupDim ? 'value' : 'none'
+      const empty = [...filters.values()].some((v) => v.length === 0)
+
+      // The pieces to sum: one per bucket for time, else the whole range.
+      let from = start
+      if (from === null) from = byTime ? store.firstClickHour(scope) : 0
+      let bounds: number[] = []
+      if (byTime) {
+        if (from === null) return []
+        const b = bucketBoundaries(zone, granularity!, from, end, MAX_BUCKETS)
+        if (!b) throw parameterError(`'granularity' ${granularity} gives more than ${MAX_BUCKETS} buckets over this range: choose a coarser one or a shorter range`)
+        bounds = b
+      }
+      const pieces = byTime ? bounds.slice(0, -1).map((b, i) => [Math.max(b, from!), Math.min(bounds[i + 1]!, end)] as const) : [[from!, end] as const]
+
+      // Aligned ranges per level, merged where contiguous, read with one query each.
+      const spans = new Map<Level | null, { from: number; to: number }[]>()
+      for (const [a, b] of pieces)
+        for (const r of decompose(a, b, levels)) {
+          const list = spans.get(r.level) ?? []
+          const last = list[list.length - 1]
+          if (last && last.to === r.from) last.to = r.to
+          else list.push({ from: r.from, to: r.to })
+          spans.set(r.level, list)
+        }
+
+      const sums = new Map<string | number | null, Totals>()
+      const perBucket: Totals[] = byTime ? bounds.slice(0, -1).map(() => ({ c: 0, s: 0 })) : []
+      const bucketOf = (t: number) => {
+        let lo = 0
+        let hi = bounds.length - 2
+        while (lo < hi) {
+          const mid = (lo + hi + 1) >> 1
+          if (bounds[mid]! <= t) lo = mid
+          else hi = mid - 1
+        }
+        return lo
+      }
+      const take = (rows: ReadRow[], unitMs: number, spanFrom: number) => {
+        for (const r of rows) {
+          const k = key === 'value' && r.k === '' ? null : r.k
+          const target = byTime ? perBucket[bucketOf(Math.max(r.u * unitMs, spanFrom))]! : (sums.get(k) ?? (sums.set(k, { c: 0, s: 0 }), sums.get(k)!))
+          target.c += r.c
+          target.s += r.s
+        }
+      }
+      if (!empty) {
+        for (const [level, list] of spans)
+          for (const span of list) {
+            if (level)
+              take(store.readRollup(level, scope, rollupDim, span.from / level.ms, span.to / level.ms, values, key, byTime), level.ms, span.from)
+            else take(store.readRaw(scope, span.from, span.to, filters, key, groupDim?.column ?? null, byTime), RAW_UNIT_MS, span.from)
+          }
+      }
+
+      // qr=true: scans only; qr=false: clicks that are not scans.
+      const measure = (t: Totals) => (q.qr === true ? { clicks: t.s, scans: t.s } : q.qr === false ? { clicks: t.c - t.s, scans: 0 } : { clicks: t.c, scans: t.s })
+
+      if (byTime) return perBucket.map((t, i) => ({ start: new Date(bounds[i]!).toISOString(), ...measure(t) }))
+      if (groupBy === 'count') return measure(sums.get(null) ?? { c: 0, s: 0 })
+      let rows: { key: unknown; extra?: object; m: { clicks: number; scans: number } }[]
+      if (perLink) {
+        const links = new Map(store.linksBySeq([...sums.keys()] as number[]).map((l) => [l.seq, l]))
+        if (groupBy === 'link') {
+          rows = [...sums].map(([seq, t]) => {
+            const l = links.get(seq as number)!
+            return { key: l.id, extra: { shortLink: `${settings.shortOrigin(l.domain)}/${l.key}`, destination: l.destination }, m: measure(t) }
+          })
+        } else {
+          const merged = new Map<string, Totals>()
+          for (const [seq, t] of sums) {
+            const l = links.get(seq as number)!
+            const k = groupBy === 'link_type' ? l.link_type : l.destination
+            const m = merged.get(k) ?? (merged.set(k, { c: 0, s: 0 }), merged.get(k)!)
+            m.c += t.c
+            m.s += t.s
+          }
+          rows = [...merged].map(([k, t]) => ({ key: k, m: measure(t) }))
+        }
+      } else rows = [...sums].map(([k, t]) => ({ key: k, m: measure(t) }))
+      const name = groupBy === 'link' ? 'linkId' : groupBy === 'link_type' ? 'linkType' : groupBy === 'destination' ? 'destination' : groupDim!.key
+      return rows
+        .filter((r) => r.m.clicks > 0)
+        .sort((a, b) => b.m.clicks - a.m.clicks || compareKeys(a.key, b.key))
+        .map((r) => ({ [name]: r.key, ...r.extra, ...r.m }))
+    },
+  }
+}
+export type StatsService = ReturnType<typeof createStatsService>
+
+/** Ties broken by key (nulls last), so equal counts come in a stable order. */
+function compareKeys(a: unknown, b: unknown): number {
+  if (a === b) return 0
+  if (a === null) return 1
+  if (b === null) return -1
+  return String(a) < String(b) ? -1 : 1
+}

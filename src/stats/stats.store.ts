@@ -1,0 +1,131 @@
+/**
+ * SQL of the statistics: link and tag lookups for the filters, and the two kinds of
+ * reads the service combines — rollup rows (stats_hour/stats_day) and raw click_events
+ * for what no rollup holds (sub-hour edges, several event dimensions at once, dimension
+ * breakdowns of chosen links).
+ */
+import type { Database, SQLQueryBindings } from 'bun:sqlite'
+import { DAY, HOUR, type Level } from './stats.rollup'
+
+export type SqlArg = string | number
+/** Which links count: every link, one owner's (by rollup number), or a SELECT of link seqs. */
+export type Scope =
+  | { kind: 'all' }
+  | { kind: 'owner'; userId: string; num: number | null }
+  /** `wide`: thousands of links, read by time range rather than by a seek per link. */
+  | { kind: 'link'; sql: string; args: SqlArg[]; wide: boolean; everyLink?: boolean }
+
+/** What a read groups by besides time: nothing, the dimension value, or the link. */
+export type KeyKind = 'none' | 'value' | 'link'
+
+export interface ReadRow {
+  /** Unit number (time reads only): the unit starts at u × unitMs. */
+  u: number
+  k: string | number | null
+  c: number
+  s: number
+}
+
+/** Raw reads group time by quarter hours: every zone offset in use is a multiple of 15 minutes. */
+export const RAW_UNIT_MS = 900_000
+
+export interface LinkInfo {
+  seq: number
+  id: string
+  user_id: string
+  domain: string
+  key: string
+  link_type: string
+  destination: string
+  deleted_at: number | null
+}
+
+export function createStatsStore(db: Database) {
+  const q = <T>(sql: string, args: SqlArg[]) => db.query<T, SQLQueryBindings[]>(sql).all(...args)
+  const byId = db.query<LinkInfo, [string]>('SELECT seq, id, user_id, domain, key, link_type, destination, deleted_at FROM links WHERE id = ?')
+  const liveByDomainKey = db.query<LinkInfo, [string, string]>(
+    'SELECT seq, id, user_id, domain, key, link_type, destination, deleted_at FROM links WHERE domain = ? AND key = ? AND deleted_at IS NULL',
+  )
+  const ownerNum = db.query<{ num: number }, [string]>('SELECT num FROM stats_owners WHERE user_id = ?')
+
+  function scopeCondition(scope: Scope, column: string): { sql: string; args: SqlArg[] } {
+    if (scope.kind === 'all' || (scope.kind === 'link' && scope.everyLink)) return { sql: '', args: [] }
+    if (scope.kind === 'owner') return { sql: ` AND ${column} IN (SELECT seq FROM links WHERE user_id = ?)`, args: [scope.userId] }
+    return { sql: ` AND ${column} IN (${scope.sql})`, args: scope.args }
+  }
+
+  return {
+    linkById: (id: string) => byId.get(id),
+    liveLinkAt: (domain: string, key: string) => liveByDomainKey.get(domain, key),
+    tagOwners: (ids: string[]) => q<{ id: string; user_id: string }>(`SELECT id, user_id FROM tags WHERE id IN (${ids.map(() => '?').join(',')})`, ids),
+    ownerNum: (userId: string) => ownerNum.get(userId)?.num ?? null,
+    countLinks: (sql: string, args: SqlArg[]) => q<{ n: number }>(`SELECT count(*) AS n FROM (${sql})`, args)[0]!.n,
+    linksBySeq(seqs: number[]): LinkInfo[] {
+      if (!seqs.length) return []
+      return q<LinkInfo>('SELECT seq, id, user_id, domain, key, link_type, destination, deleted_at FROM links WHERE seq IN (SELECT value FROM json_each(?))', [JSON.stringify(seqs)])
+    },
+
+    /** Start (ms) of the first hour with a click in the scope, or null. */
+    firstClickHour(scope: Scope): number | null {
+      let row: { t: number | null } | undefined
+      if (scope.kind === 'all') row = q<{ t: number | null }>('SELECT min(t) AS t FROM stats_hour WHERE scope = 0 AND dim = 0', [])[0]
+      else if (scope.kind === 'owner')
+        row = scope.num === null ? undefined : q<{ t: number | null }>('SELECT min(t) AS t FROM stats_hour WHERE scope = ? AND dim = 0', [-scope.num])[0]
+      else
+        row = q<{ t: number | null }>(
+          `SELECT min((SELECT t FROM stats_hour h WHERE h.scope = x.seq AND h.dim = 0 ORDER BY t LIMIT 1)) AS t FROM (${scope.sql}) x`,
+          scope.args,
+        )[0]
+      return row?.t == null ? null : row.t * HOUR
+    },
+
+    /**
+     * Sums of rollup rows of one level in units [fromUnit, toUnit), optionally per unit
+     * (`byTime`) and per value or link.
+     */
+    readRollup(level: Level, scope: Scope, dim: number, fromUnit: number, toUnit: number, values: string[] | null, key: KeyKind, byTime: boolean): ReadRow[] {
+      if (scope.kind === 'owner' && scope.num === null) return []
+      const args: SqlArg[] = []
+      let from = level.table
+      let where: string
+      if (scope.kind === 'all') where = 'scope = 0'
+      else if (scope.kind === 'owner') (where = 'scope = ?'), args.push(-scope.num!)
+      else {
+        // Many links: the partial index in time order, links checked against the set.
+        if (scope.wide && dim === 0) from += ` INDEXED BY ${level.table}_links`
+        where = scope.everyLink ? 'scope > 0' : `scope > 0 AND scope IN (${scope.sql})`
+        if (!scope.everyLink) args.push(...scope.args)
+      }
+      // dim is inlined (a small integer of ours) so the partial indexes' `dim = 0` can be proven.
+      where += ` AND dim = ${Math.trunc(dim)} AND t >= ? AND t < ?`
+      args.push(fromUnit, toUnit)
+      if (values) (where += ` AND value IN (${values.map(() => '?').join(',')})`), args.push(...values)
+      const keyCol = key === 'value' ? 'value' : key === 'link' ? 'scope' : 'NULL'
+      const group = [byTime ? 't' : '', key !== 'none' ? keyCol : ''].filter(Boolean)
+      return q<ReadRow>(
+        `SELECT ${byTime ? 't' : '0'} AS u, ${keyCol} AS k, sum(clicks) AS c, sum(scans) AS s FROM ${from} WHERE ${where}${group.length ? ` GROUP BY ${group.join(', ')}` : ''}`,
+        args,
+      )
+    },
+
+    /**
+     * Sums of raw events in [from, to) ms matching `filters` (column → accepted values),
+     * optionally per quarter hour and per value of `keyColumn` or per link.
+     */
+    readRaw(scope: Scope, from: number, to: number, filters: Map<string, string[]>, key: KeyKind, keyColumn: string | null, byTime: boolean): ReadRow[] {
+      const sc = scopeCondition(scope, 'link_seq')
+      // A span of up to a day (the edges of a range) reads the time index and checks the links.
+      let where = `at >= ? AND at < ?${to - from <= DAY && scope.kind !== 'all' ? sc.sql.replace(' AND link_seq', ' AND +link_seq') : sc.sql}`
+      const args: SqlArg[] = [from, to, ...sc.args]
+      for (const [col, vals] of filters) (where += ` AND ${col} IN (${vals.map(() => '?').join(',')})`), args.push(...vals)
+      const keyCol = key === 'value' ? keyColumn! : key === 'link' ? 'link_seq' : 'NULL'
+      const unit = byTime ? `at / ${RAW_UNIT_MS}` : '0'
+      const group = [byTime ? 'u' : '', key !== 'none' ? 'k' : ''].filter(Boolean)
+      return q<ReadRow>(
+        `SELECT ${unit} AS u, ${keyCol} AS k, sum(n) AS c, sum(n * scan) AS s FROM click_events WHERE ${where}${group.length ? ` GROUP BY ${group.join(', ')}` : ''}`,
+        args,
+      )
+    },
+  }
+}
+export type StatsStore = ReturnType<typeof createStatsStore>
