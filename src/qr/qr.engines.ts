@@ -7,7 +7,7 @@ import { initWasm, Resvg } from '@resvg/resvg-wasm'
 import resvgWasmPath from '@resvg/resvg-wasm/index_bg.wasm' with { type: 'file' }
 import { prepareZXingModule, readBarcodes, type ReaderOptions } from 'zxing-wasm/reader'
 import zxingWasmPath from 'zxing-wasm/reader/zxing_reader.wasm' with { type: 'file' }
-import { getInstance, setModuleArgs, ZBarScanner, ZBarSymbolType, ZBarConfigType, scanRGBABuffer } from '@undecaf/zbar-wasm'
+import { getInstance, setModuleArgs, ZBarScanner, ZBarSymbolType, ZBarConfigType, scanGrayBuffer } from '@undecaf/zbar-wasm'
 import zbarWasmPath from '@undecaf/zbar-wasm/dist/zbar.wasm' with { type: 'file' }
 import inter400Path from '../../web/fonts/inter-latin-400-normal.woff2' with { type: 'file' }
 import inter700Path from '../../web/fonts/inter-latin-700-normal.woff2' with { type: 'file' }
@@ -43,10 +43,10 @@ export function fontBuffers(): Uint8Array[] {
 
 export const FONT_FAMILY = 'Inter'
 
-/** Texts ZBar finds in RGBA pixels (QR only). ZBar never reads light-on-dark codes. */
-export async function zbarRead(rgba: Uint8Array | Uint8ClampedArray, width: number, height: number): Promise<string[]> {
+/** Texts ZBar finds in 8-bit luminance (QR only). ZBar never reads light-on-dark codes. */
+export async function zbarReadGrey(grey: Uint8Array, width: number, height: number): Promise<string[]> {
   await enginesReady()
-  const buf = rgba.byteOffset === 0 && rgba.byteLength === rgba.buffer.byteLength ? rgba.buffer : rgba.slice().buffer
-  const symbols = await scanRGBABuffer(buf as ArrayBuffer, width, height, zbarScanner!)
+  const buf = grey.byteOffset === 0 && grey.byteLength === grey.buffer.byteLength ? grey.buffer : grey.slice().buffer
+  const symbols = await scanGrayBuffer(buf as ArrayBuffer, width, height, zbarScanner!)
   return symbols.map((s) => s.decode('utf-8'))
 }

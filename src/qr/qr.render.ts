@@ -8,7 +8,7 @@
 import QRCode from 'qrcode'
 import { AppError, parameterError } from '../shared/errors'
 import { designOf, type Design } from './qr.design'
-import { decodesWithBoth, flatten } from './qr.decode'
+import { scansWithBoth } from './qr.decode'
 import { enginesReady, fontBuffers, FONT_FAMILY, Resvg } from './qr.engines'
 import { fetchImage, type FetchedImage, type ImageKind } from './qr.fetch'
 import { buildSvg, frameLayout, type EmbeddedImage, type Matrix } from './qr.svg'
@@ -69,6 +69,19 @@ export function createQrRenderer(opts: QrRendererOptions) {
   const renders = new LruCache<Promise<RenderedQr>>({ maxEntries: 500, ttlMs: ASSET_TTL_MS })
   const assets = new LruCache<Promise<Asset>>({ maxEntries: 64, ttlMs: ASSET_TTL_MS })
   const scaled = new LruCache<Scaled>({ maxEntries: 64, ttlMs: ASSET_TTL_MS })
+  // Up to 5 MB each at 1000 px: fewer entries than the other caches.
+  const textLayers = new LruCache<Uint8Array>({ maxEntries: 16, ttlMs: ASSET_TTL_MS })
+
+  /** Frame texts alone, drawn once per texts + layout + width (premultiplied RGBA), composited over the code. */
+  function textLayer(svg: string, width: number): Uint8Array {
+    const hit = textLayers.get(svg)
+    if (hit) return hit
+    const r = new Resvg(svg, { fitTo: { mode: 'width', value: width }, font: { fontBuffers: fontBuffers(), defaultFontFamily: FONT_FAMILY, sansSerifFamily: FONT_FAMILY } })
+    const pixels = r.render().pixels
+    r.free()
+    textLayers.set(svg, pixels)
+    return pixels
+  }
 
   function loadAsset(source: string, field: string, kinds: ImageKind[]): Promise<Asset> {
     const key = `${kinds.join(',')} ${source}`
@@ -153,46 +166,45 @@ export function createQrRenderer(opts: QrRendererOptions) {
       const useLogo = logo && d.logo ? logo : null
       const useFrame = d.frame && frameAsset && d.frame.source ? frameAsset : null
       const frameImg = useFrame ? prescale(d.frame!.source!, useFrame, input.width, (input.width * useFrame.height) / useFrame.width, 'none') : null
+      const geo = d.frame ? frameLayout(d, useFrame, d.frame.texts.length) : null
+      const codePx = geo ? (input.width * geo.side) / geo.width : input.width
+      const modulePx = codePx / (matrix.size + 2 * (geo ? geo.quiet : d.space))
       let logoImg: EmbeddedImage | null = null
       if (useLogo) {
-        const geo = d.frame ? frameLayout(d, useFrame, d.frame.texts.length) : null
-        const codePx = geo ? (input.width * geo.side) / geo.width : input.width
-        const modules = matrix.size + 2 * (geo ? geo.quiet : d.space)
-        const logoPx = Math.sqrt(attempt.logoSize / 100) * matrix.size * (codePx / modules)
+        const logoPx = Math.sqrt(attempt.logoSize / 100) * matrix.size * modulePx
         logoImg = prescale(d.logo!.source, useLogo, logoPx, logoPx, 'meet')
       }
-      const svgInput = { matrix, design: d, width: input.width, logo: logoImg, logoSize: attempt.logoSize, texts: d.frame?.texts ?? [] }
-      const { svg } = buildSvg({ ...svgInput, frameImage: frameImg, drawFrameImage: false })
-      const resvg = new Resvg(svg, {
-        fitTo: { mode: 'width', value: input.width },
-        // Loading the fonts costs about 3 ms per render: only when there is text.
-        ...(svgInput.texts.length ? { font: { fontBuffers: fontBuffers(), defaultFontFamily: FONT_FAMILY, sansSerifFamily: FONT_FAMILY } } : {}),
-        shapeRendering: d.body.style === 'square' ? 1 : 2,
-      })
+      const texts = d.frame?.texts ?? []
+      const svgInput = { matrix, design: d, width: input.width, logo: logoImg, logoSize: attempt.logoSize, texts, frameImage: frameImg }
+      // Texts are a cached layer of their own: loading the fonts alone costs 3-8 ms a render.
+      const { svg } = buildSvg({ ...svgInput, drawFrameImage: false, textLayer: 'omit' })
+      const resvg = new Resvg(svg, { fitTo: { mode: 'width', value: input.width }, shapeRendering: d.body.style === 'square' ? 1 : 2 })
       const image = resvg.render()
+      resvg.free()
       const { width: w, height: h } = image
-      let pixels: Uint8Array = image.pixels
-      if (frameImg && frameImg.pixels.length === pixels.length) pixels = compositeOver(pixels, frameImg.pixels)
-      const px = { data: pixels, width: w, height: h }
-      const check = hasTransparency(pixels) ? flatten(px, d.inverted ? 'black' : 'white', true) : px
-      const scans = await decodesWithBoth(check, input.text, d.inverted)
+      const pixels: Uint8Array = image.pixels
+      if (frameImg && frameImg.pixels.length === pixels.length) compositeOver(pixels, frameImg.pixels, pixels)
+      if (texts.length) {
+        const layer = textLayer(buildSvg({ ...svgInput, textLayer: 'only' }).svg, input.width)
+        if (layer.length === pixels.length) compositeOver(layer, pixels, pixels)
+      }
+      // Checked at half size while a module keeps at least 3 px there (see checkCopy).
+      const scans = await scansWithBoth({ data: pixels, width: w, height: h }, input.text, { inverted: d.inverted, half: modulePx >= 6 })
       if (!scans) {
-        resvg.free()
         if (strict) throw parameterError(`'qrOptions' this design does not scan: the rendered code could not be decoded (try a larger contrast, a smaller logo or plainer styles)`)
         continue
       }
       if (attempt.repair) repairs.push(attempt.repair)
       let body: Uint8Array
       if (input.format === 'svg') {
-        const full = frameImg ? buildSvg({ ...svgInput, frameImage: frameImg, drawFrameImage: true }).svg : svg
+        const full = buildSvg({ ...svgInput, drawFrameImage: true }).svg
         // resvg's own SVG has the texts as paths: it looks the same without the font.
-        if (d.frame?.texts.length) {
-          const r2 = frameImg ? new Resvg(full, { font: { fontBuffers: fontBuffers(), defaultFontFamily: FONT_FAMILY } }) : resvg
+        if (texts.length) {
+          const r2 = new Resvg(full, { font: { fontBuffers: fontBuffers(), defaultFontFamily: FONT_FAMILY, sansSerifFamily: FONT_FAMILY } })
           body = new TextEncoder().encode(r2.toString())
-          if (r2 !== resvg) r2.free()
+          r2.free()
         } else body = new TextEncoder().encode(full)
       } else body = encodePng(pixels, w, h)
-      resvg.free()
       return { body, contentType: input.format === 'svg' ? 'image/svg+xml' : 'image/png', etag: etagOf(body), inverted: d.inverted, repairs }
     }
     throw parameterError(`'width' ${input.width} px is too small for this code (${matrix.size} modules); use a larger width or a shorter link`)
@@ -276,11 +288,6 @@ function* attemptsFor(design: Design, hasLogo: boolean, strict: boolean): Genera
     logoSize: 0,
     repair: 'plain',
   }
-}
-
-function hasTransparency(px: Uint8Array): boolean {
-  for (let i = 3; i < px.length; i += 4) if (px[i] !== 255) return true
-  return false
 }
 
 function asParameterError(e: unknown, field: string): AppError {

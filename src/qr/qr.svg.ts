@@ -28,6 +28,8 @@ export interface SvgInput {
   frameImage?: EmbeddedImage | null
   /** false: lay out for the frame but leave it out (it is composited under the pixels). */
   drawFrameImage?: boolean
+  /** 'omit' / 'only': the frame texts left out, or alone (a layer rendered once and cached). Default: drawn. */
+  textLayer?: 'draw' | 'omit' | 'only'
   texts: FrameText[]
 }
 
@@ -69,9 +71,13 @@ export function buildSvg(input: SvgInput): { svg: string; height: number } {
       return `<text x="${n3(x)}" y="${n3(y)}" font-family="${FONT_FAMILY}" font-size="${t.size}" font-weight="${weight}" fill="${t.color}" text-anchor="middle" dominant-baseline="central">${escapeXml(t.prefix + t.content)}</text>`
     })
     .join('')
-  const nested = `<svg x="${n3(cx)}" y="${n3(cy)}" width="${n3(s)}" height="${n3(s)}" viewBox="0 0 ${side} ${side}">${backgroundRect(design, 0, 0, side, side)}${code}</svg>`
+  // A scaled group, not a nested <svg>: resvg clips a nested viewport through a full-canvas
+  // mask, which made framed renders 5× slower (60 → 10 ms at 1000 px). The code stays inside
+  // its square, so nothing needs clipping.
+  const placed = `<g transform="translate(${n3(cx)} ${n3(cy)}) scale(${s / side})">${backgroundRect(design, 0, 0, side, side)}${code}</g>`
   const height = Math.round((width * fh) / fw)
-  return { svg: root(fw, fh, width, height, defs, `${frameLayer}${nested}${textLayer}`), height }
+  if (input.textLayer === 'only') return { svg: root(fw, fh, width, height, [], textLayer), height }
+  return { svg: root(fw, fh, width, height, defs, `${frameLayer}${placed}${input.textLayer === 'omit' ? '' : textLayer}`), height }
 }
 
 /** Frame canvas size, the code rectangle and the code square (centred in it), in frame units. */

@@ -4,7 +4,8 @@ import { PNG } from 'pngjs'
 import { createHarness } from '../../test/helpers/in-process'
 import { AppError, errorResponse } from '../shared/errors'
 import { setRequestContext } from '../shared/request-context'
-import { decodeImageFile } from './qr.decode'
+import { checkCopy, decodeImageFile } from './qr.decode'
+import { encodePng } from './qr.png'
 import { fetchImage, isPrivateAddress } from './qr.fetch'
 import { createQrRenderer } from './qr.render'
 import { qrRoutes } from './qr.routes'
@@ -325,5 +326,34 @@ describe('through the API (real links)', () => {
     expect(gone.status).toBe(502)
     expect(gone.body.code).toBe('bad_gateway')
     for (const json of [{}, { url: '' }, { url: 'x'.repeat(2001) }, { url: 'https://a.b/c', extra: 1 }]) expect((await open.call('POST', '/qr/scan', { json })).status).toBe(422)
+  })
+})
+
+describe('pixel passes', () => {
+  // Premultiplied RGBA, 2×2: opaque grey, opaque colour, half-transparent red, clear.
+  const px = Uint8Array.of(10, 10, 10, 255, 200, 100, 50, 255, 128, 0, 0, 128, 0, 0, 0, 0)
+
+  test('encodePng is lossless in each colour type it picks (grey, RGB, RGBA with straight alpha)', () => {
+    const cases: [Uint8Array, number, number[]][] = [
+      [Uint8Array.of(0, 0, 0, 255, 255, 255, 255, 255, 255, 255, 255, 255, 0, 0, 0, 255), 0, [0, 0, 0, 255, 255, 255, 255, 255, 255, 255, 255, 255, 0, 0, 0, 255]],
+      [Uint8Array.of(10, 10, 10, 255, 200, 100, 50, 255, 200, 100, 50, 255, 1, 2, 3, 255), 2, [10, 10, 10, 255, 200, 100, 50, 255, 200, 100, 50, 255, 1, 2, 3, 255]],
+      [px, 6, [10, 10, 10, 255, 200, 100, 50, 255, 255, 0, 0, 128, 0, 0, 0, 0]],
+    ]
+    for (const [input, colourType, expected] of cases) {
+      const png = encodePng(input, 2, 2)
+      expect(png[25]).toBe(colourType)
+      expect([...PNG.sync.read(Buffer.from(png)).data]).toEqual(expected)
+    }
+  })
+
+  test('checkCopy flattens onto the background and halves with a box filter', () => {
+    const full = checkCopy({ data: px, width: 2, height: 2 }, { onto: 'white', half: false, invertGrey: false })
+    expect([...full.rgba.data.slice(8, 16)]).toEqual([255, 127, 127, 255, 255, 255, 255, 255])
+    const half = checkCopy({ data: px, width: 2, height: 2 }, { onto: 'white', half: true, invertGrey: false })
+    expect([half.rgba.width, half.rgba.height]).toEqual([1, 1])
+    expect([...half.rgba.data]).toEqual([Math.round((10 + 200 + 255 + 255) / 4), Math.round((10 + 100 + 127 + 255) / 4), Math.round((10 + 50 + 127 + 255) / 4), 255])
+    const dark = checkCopy({ data: px, width: 2, height: 2 }, { onto: 'black', half: false, invertGrey: true })
+    expect([...dark.rgba.data.slice(12, 16)]).toEqual([0, 0, 0, 255])
+    expect(dark.grey[3]).toBe(255)
   })
 })
