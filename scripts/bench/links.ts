@@ -9,11 +9,8 @@ import { buildConfig } from '../../src/config/config.load'
 import { createDeps } from '../../src/deps'
 import { createApiApp } from '../../src/app'
 import { createLogger } from '../../src/shared/log'
+import { arg } from './args'
 
-const arg = (name: string, def: string) => {
-  const i = process.argv.indexOf(`--${name}`)
-  return i > 0 ? process.argv[i + 1]! : def
-}
 const N = Number(arg('links', '1000000'))
 const dbPath = arg('db', '/tmp/links-bench.db')
 const reuse = process.argv.includes('--reuse') && existsSync(dbPath)

@@ -8,11 +8,8 @@ import { mkdtempSync, writeFileSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { $ } from 'bun'
+import { arg } from './args'
 
-const arg = (name: string, def: string) => {
-  const i = process.argv.indexOf(`--${name}`)
-  return i > 0 ? process.argv[i + 1]! : def
-}
 const connections = Number(arg('connections', '64'))
 const seconds = Number(arg('seconds', '10'))
 const bin = arg('bin', '')

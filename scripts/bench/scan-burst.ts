@@ -6,11 +6,8 @@
 import { join } from 'node:path'
 import { jpegOf, plainQrSvg, serveFixtures } from '../../src/qr/qr.test-fixtures'
 import { startServer } from '../../test/helpers/server'
+import { arg } from './args'
 
-const arg = (name: string, def: string) => {
-  const i = process.argv.indexOf(`--${name}`)
-  return i > 0 ? process.argv[i + 1]! : def
-}
 if (arg('bin', '')) process.env.SHORTLINK_BIN = join(import.meta.dir, '../..', arg('bin', ''))
 const scans = Number(arg('scans', '8'))
 

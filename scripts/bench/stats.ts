@@ -14,11 +14,8 @@ import { createDeps } from '../../src/deps'
 import { createApiApp } from '../../src/app'
 import { createLogger } from '../../src/shared/log'
 import { createEventWriter, type ClickEvent } from '../../src/stats/click-writer'
+import { arg } from './args'
 
-const arg = (name: string, def: string) => {
-  const i = process.argv.indexOf(`--${name}`)
-  return i > 0 ? process.argv[i + 1]! : def
-}
 const N = Number(arg('events', '10000000'))
 const RUNS = Number(arg('runs', '9'))
 const dbPath = arg('db', '/tmp/stats-bench.db')
