@@ -13,10 +13,10 @@ beforeAll(async () => {
   for (const u of ['alice', 'carol']) await s.run(['users', 'add', u])
   member = (await s.run(['keys', 'create', '--user', 'alice', '--role', 'member'])).stdout.trim()
   readonly = (await s.run(['keys', 'create', '--user', 'carol', '--role', 'readonly'])).stdout.trim()
-})
+}, 60_000)
 afterAll(async () => {
   await s?.stop()
-})
+}, 60_000)
 
 const json = async (r: Response) => ({ status: r.status, body: (await r.json()) as any })
 

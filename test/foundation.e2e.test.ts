@@ -12,10 +12,10 @@ import { runCli, startServer, type TestServer } from './helpers/server'
 let s: TestServer
 beforeAll(async () => {
   s = await startServer({ toml: '[limits]\napiPerMinute = 60\n' })
-})
+}, 60_000)
 afterAll(async () => {
   await s?.stop()
-})
+}, 60_000)
 
 describe('foundation over HTTPS', () => {
   test('the first admin key printed at start lists tags: []', async () => {

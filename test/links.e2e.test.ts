@@ -15,10 +15,10 @@ beforeAll(async () => {
   member = (await s.run(['keys', 'create', '--user', 'alice', '--role', 'member'])).stdout.trim()
   other = (await s.run(['keys', 'create', '--user', 'bob', '--role', 'member'])).stdout.trim()
   readonly = (await s.run(['keys', 'create', '--user', 'carol', '--role', 'readonly'])).stdout.trim()
-})
+}, 60_000)
 afterAll(async () => {
   await s?.stop()
-})
+}, 60_000)
 
 const json = async (r: Response) => ({ status: r.status, body: (await r.json()) as any })
 

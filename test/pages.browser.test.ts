@@ -113,13 +113,13 @@ beforeAll(async () => {
   context = await phoneContext(browser)
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin })
   addFile('fil_webm', 'tour.webm', await recordWebm(context))
-})
+}, 60_000)
 
 afterAll(async () => {
   await browser?.close()
   server?.stop(true)
   rmSync(dir, { recursive: true, force: true })
-})
+}, 60_000)
 
 /** A real 2-second VP8 WebM, recorded from a canvas by Chromium's MediaRecorder. */
 async function recordWebm(ctx: BrowserContext): Promise<Uint8Array> {

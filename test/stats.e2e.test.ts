@@ -73,10 +73,10 @@ beforeAll(async () => {
     ev('2025-10-27T23:30:00Z', { country: 'IN', continent: 'Asia', region: 'Maharashtra', city: 'Mumbai' }), // 05:00 IST, 28 October
   ])
   db.close()
-})
+}, 60_000)
 afterAll(async () => {
   await s?.stop()
-})
+}, 60_000)
 
 describe('GET /statistics over real visits', () => {
   test('a click is visible within 2 seconds; count, qr', async () => {
