@@ -5,6 +5,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p test-artifacts
+bash scripts/install-test-tools.sh
 passed=0; failed=0; status=0
 
 run_suite() { # name, then the command

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Debian packages the end-to-end tests use, installed when missing (needs root and apt):
+# pebble + pebble-challtestsrv (a real ACME CA and DNS), Chromium (landing pages),
+# zbarimg and ZXingReader (two independent QR decoders).
+set -uo pipefail
+command -v apt-get >/dev/null 2>&1 || exit 0
+missing=()
+command -v pebble-challtestsrv >/dev/null 2>&1 || missing+=(pebble)
+[ -x /usr/bin/chromium ] || missing+=(chromium)
+command -v zbarimg >/dev/null 2>&1 || missing+=(zbar-tools)
+command -v ZXingReader >/dev/null 2>&1 || missing+=(zxing-cpp-tools)
+command -v curl >/dev/null 2>&1 || missing+=(curl)
+[ ${#missing[@]} -eq 0 ] && exit 0
+echo "installing test tools: ${missing[*]}"
+SUDO=""
+[ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1 && SUDO=sudo
+$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" \
+  || echo "could not install ${missing[*]}: the tests that need them will fail or be skipped"
