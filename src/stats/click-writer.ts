@@ -36,7 +36,7 @@ export function createEventWriter(db: Database): (events: ClickEvent[]) => void 
     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
   const bump = db.query('UPDATE links SET clicks = clicks + ?, last_clicked = max(coalesce(last_clicked, 0), ?) WHERE seq = ?')
   const upsert = Object.fromEntries(
-    (['stats_hour', 'stats_day', 'stats_week'] as const).map((table) => [
+    (['stats_quarter', 'stats_hour', 'stats_day', 'stats_week'] as const).map((table) => [
       table,
       db.query(`INSERT INTO ${table} (scope, dim, t, value, clicks, scans) VALUES (?, ?, ?, ?, ?, ?)
         ON CONFLICT DO UPDATE SET clicks = clicks + excluded.clicks, scans = scans + excluded.scans`),

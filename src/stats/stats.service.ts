@@ -234,6 +234,27 @@ export function createStatsService(deps: { store: StatsStore; settings: Settings
           target.s += r.s
         }
       }
+      // qr=true: scans only; qr=false: clicks that are not scans.
+      const measure = (t: Totals) => (q.qr === true ? { clicks: t.s, scans: t.s } : q.qr === false ? { clicks: t.c - t.s, scans: 0 } : { clicks: t.c, scans: t.s })
+
+      // Per-link groupBys: every read summed per link and joined with the links in one statement.
+      if (perLink && !byTime) {
+        const parts: { sql: string; args: SqlArg[] }[] = []
+        if (!empty)
+          for (const [level, list] of spans)
+            for (const span of list)
+              parts.push(level
+                ? store.rollupSql(level, scope, rollupDim, span.from / level.ms, span.to / level.ms, values, key, false)
+                : store.rawSql(scope, span.from, span.to, filters, key, null, false))
+        const linkRows = store.readPerLink(parts, groupBy === 'link' ? null : groupBy === 'link_type' ? 'link_type' : 'destination')
+        const name = groupBy === 'link' ? 'linkId' : groupBy === 'link_type' ? 'linkType' : 'destination'
+        const measured = linkRows.map((r) => ({ r, m: measure({ c: r.c, s: r.s }) })).filter((x) => x.m.clicks > 0)
+        measured.sort((a, b) => b.m.clicks - a.m.clicks || compareKeys(groupBy === 'link' ? a.r.id : a.r.k, groupBy === 'link' ? b.r.id : b.r.k))
+        return groupBy === 'link'
+          ? measured.map(({ r, m }) => ({ linkId: r.id, shortLink: `${settings.shortOrigin(r.domain!)}/${r.key}`, destination: r.destination, ...m }))
+          : measured.map(({ r, m }) => ({ [name]: r.k, ...m }))
+      }
+
       if (!empty) {
         for (const [level, list] of spans)
           for (const span of list) {
@@ -243,36 +264,15 @@ export function createStatsService(deps: { store: StatsStore; settings: Settings
           }
       }
 
-      // qr=true: scans only; qr=false: clicks that are not scans.
-      const measure = (t: Totals) => (q.qr === true ? { clicks: t.s, scans: t.s } : q.qr === false ? { clicks: t.c - t.s, scans: 0 } : { clicks: t.c, scans: t.s })
 
       if (byTime) return perBucket.map((t, i) => ({ start: new Date(bounds[i]!).toISOString(), ...measure(t) }))
       if (groupBy === 'count') return measure(sums.get(null) ?? { c: 0, s: 0 })
-      let rows: { key: unknown; extra?: object; m: { clicks: number; scans: number } }[]
-      if (perLink) {
-        const links = new Map(store.linksBySeq([...sums.keys()] as number[]).map((l) => [l.seq, l]))
-        if (groupBy === 'link') {
-          rows = [...sums].map(([seq, t]) => {
-            const l = links.get(seq as number)!
-            return { key: l.id, extra: { shortLink: `${settings.shortOrigin(l.domain)}/${l.key}`, destination: l.destination }, m: measure(t) }
-          })
-        } else {
-          const merged = new Map<string, Totals>()
-          for (const [seq, t] of sums) {
-            const l = links.get(seq as number)!
-            const k = groupBy === 'link_type' ? l.link_type : l.destination
-            const m = merged.get(k) ?? (merged.set(k, { c: 0, s: 0 }), merged.get(k)!)
-            m.c += t.c
-            m.s += t.s
-          }
-          rows = [...merged].map(([k, t]) => ({ key: k, m: measure(t) }))
-        }
-      } else rows = [...sums].map(([k, t]) => ({ key: k, m: measure(t) }))
-      const name = groupBy === 'link' ? 'linkId' : groupBy === 'link_type' ? 'linkType' : groupBy === 'destination' ? 'destination' : groupDim!.key
+      const rows = [...sums].map(([k, t]) => ({ key: k, m: measure(t) }))
+      const name = groupDim!.key
       return rows
         .filter((r) => r.m.clicks > 0)
         .sort((a, b) => b.m.clicks - a.m.clicks || compareKeys(a.key, b.key))
-        .map((r) => ({ [name]: r.key, ...r.extra, ...r.m }))
+        .map((r) => ({ [name]: r.key, ...r.m }))
     },
   }
 }

@@ -29,6 +29,17 @@ export interface ReadRow {
 /** Raw reads group time by quarter hours: every zone offset in use is a multiple of 15 minutes. */
 export const RAW_UNIT_MS = 900_000
 
+/** A per-link read joined with its link (or grouped by link_type/destination: then only k, c, s). */
+export interface PerLinkRow {
+  k: string | number
+  c: number
+  s: number
+  id?: string
+  domain?: string
+  key?: string
+  destination?: string
+}
+
 export interface LinkInfo {
   seq: number
   id: string
@@ -54,16 +65,14 @@ export function createStatsStore(db: Database) {
     return { sql: ` AND ${column} IN (${scope.sql})`, args: scope.args }
   }
 
-  return {
+  const api = {
+    rollupSql,
+    rawSql,
     linkById: (id: string) => byId.get(id),
     liveLinkAt: (domain: string, key: string) => liveByDomainKey.get(domain, key),
     tagOwners: (ids: string[]) => q<{ id: string; user_id: string }>(`SELECT id, user_id FROM tags WHERE id IN (${ids.map(() => '?').join(',')})`, ids),
     ownerNum: (userId: string) => ownerNum.get(userId)?.num ?? null,
     countLinks: (sql: string, args: SqlArg[]) => q<{ n: number }>(`SELECT count(*) AS n FROM (${sql})`, args)[0]!.n,
-    linksBySeq(seqs: number[]): LinkInfo[] {
-      if (!seqs.length) return []
-      return q<LinkInfo>('SELECT seq, id, user_id, domain, key, link_type, destination, deleted_at FROM links WHERE seq IN (SELECT value FROM json_each(?))', [JSON.stringify(seqs)])
-    },
 
     /** Start (ms) of the first hour with a click in the scope, or null. */
     firstClickHour(scope: Scope): number | null {
@@ -85,6 +94,32 @@ export function createStatsStore(db: Database) {
      */
     readRollup(level: Level, scope: Scope, dim: number, fromUnit: number, toUnit: number, values: string[] | null, key: KeyKind, byTime: boolean): ReadRow[] {
       if (scope.kind === 'owner' && scope.num === null) return []
+      const r = rollupSql(level, scope, dim, fromUnit, toUnit, values, key, byTime)
+      return q<ReadRow>(r.sql, r.args)
+    },
+
+    readRaw(scope: Scope, from: number, to: number, filters: Map<string, string[]>, key: KeyKind, keyColumn: string | null, byTime: boolean): ReadRow[] {
+      const r = rawSql(scope, from, to, filters, key, keyColumn, byTime)
+      return q<ReadRow>(r.sql, r.args)
+    },
+
+    /**
+     * Per-link sums of several reads (rollupSql/rawSql with key 'link', no time) joined with
+     * the links in SQL: one result row per link, or per link_type/destination when `by` is set.
+     */
+    readPerLink(parts: { sql: string; args: SqlArg[] }[], by: 'link_type' | 'destination' | null): PerLinkRow[] {
+      if (!parts.length) return []
+      const union = parts.map((p) => p.sql).join(' UNION ALL ')
+      const args = parts.flatMap((p) => p.args)
+      const summed = `SELECT k, sum(c) AS c, sum(s) AS s FROM (${union}) GROUP BY k`
+      if (by) return q<PerLinkRow>(`SELECT l.${by} AS k, sum(x.c) AS c, sum(x.s) AS s FROM (${summed}) x JOIN links l ON l.seq = x.k GROUP BY l.${by}`, args)
+      return q<PerLinkRow>(`SELECT x.k, x.c, x.s, l.id, l.domain, l.key, l.destination FROM (${summed}) x JOIN links l ON l.seq = x.k`, args)
+    },
+  }
+
+  return api
+
+  function rollupSql(level: Level, scope: Scope, dim: number, fromUnit: number, toUnit: number, values: string[] | null, key: KeyKind, byTime: boolean): { sql: string; args: SqlArg[] } {
       const args: SqlArg[] = []
       let from = level.table
       let where: string
@@ -102,17 +137,17 @@ export function createStatsStore(db: Database) {
       if (values) (where += ` AND value IN (${values.map(() => '?').join(',')})`), args.push(...values)
       const keyCol = key === 'value' ? 'value' : key === 'link' ? 'scope' : 'NULL'
       const group = [byTime ? 't' : '', key !== 'none' ? keyCol : ''].filter(Boolean)
-      return q<ReadRow>(
-        `SELECT ${byTime ? 't' : '0'} AS u, ${keyCol} AS k, sum(clicks) AS c, sum(scans) AS s FROM ${from} WHERE ${where}${group.length ? ` GROUP BY ${group.join(', ')}` : ''}`,
+      return {
+        sql: `SELECT ${byTime ? 't' : '0'} AS u, ${keyCol} AS k, sum(clicks) AS c, sum(scans) AS s FROM ${from} WHERE ${where}${group.length ? ` GROUP BY ${group.join(', ')}` : ''}`,
         args,
-      )
-    },
+      }
+  }
 
-    /**
-     * Sums of raw events in [from, to) ms matching `filters` (column → accepted values),
-     * optionally per quarter hour and per value of `keyColumn` or per link.
-     */
-    readRaw(scope: Scope, from: number, to: number, filters: Map<string, string[]>, key: KeyKind, keyColumn: string | null, byTime: boolean): ReadRow[] {
+  /**
+   * Sums of raw events in [from, to) ms matching `filters` (column → accepted values),
+   * optionally per quarter hour and per value of `keyColumn` or per link.
+   */
+  function rawSql(scope: Scope, from: number, to: number, filters: Map<string, string[]>, key: KeyKind, keyColumn: string | null, byTime: boolean): { sql: string; args: SqlArg[] } {
       const sc = scopeCondition(scope, 'link_seq')
       // A span of up to a day (the edges of a range) reads the time index and checks the links.
       let where = `at >= ? AND at < ?${to - from <= DAY && scope.kind !== 'all' ? sc.sql.replace(' AND link_seq', ' AND +link_seq') : sc.sql}`
@@ -121,11 +156,10 @@ export function createStatsStore(db: Database) {
       const keyCol = key === 'value' ? keyColumn! : key === 'link' ? 'link_seq' : 'NULL'
       const unit = byTime ? `at / ${RAW_UNIT_MS}` : '0'
       const group = [byTime ? 'u' : '', key !== 'none' ? 'k' : ''].filter(Boolean)
-      return q<ReadRow>(
-        `SELECT ${unit} AS u, ${keyCol} AS k, sum(n) AS c, sum(n * scan) AS s FROM click_events WHERE ${where}${group.length ? ` GROUP BY ${group.join(', ')}` : ''}`,
+      return {
+        sql: `SELECT ${unit} AS u, ${keyCol} AS k, sum(n) AS c, sum(n * scan) AS s FROM click_events WHERE ${where}${group.length ? ` GROUP BY ${group.join(', ')}` : ''}`,
         args,
-      )
-    },
+      }
   }
 }
 export type StatsStore = ReturnType<typeof createStatsStore>

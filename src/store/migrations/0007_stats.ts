@@ -3,7 +3,7 @@ import { rebuildSql } from '../../stats/stats.rollup'
 
 /**
  * Statistics rollups (see src/stats/stats.rollup.ts for the layout and why): per scope
- * (0 = all links, −owner number, +link seq) × time unit × dimension value, summed clicks
+ * (0 = all links, −owner number, +link seq) × time unit (quarter hour, hour, day, 7 days) × dimension value, summed clicks
  * and scans; filled from the events already stored. The `*_links` indexes read the link
  * totals of a time range in time order when a query spans thousands of links. `stats_owners` numbers link owners so
  * owner scopes are small integers.
@@ -16,6 +16,15 @@ CREATE TABLE stats_owners (
   num INTEGER PRIMARY KEY,
   user_id TEXT NOT NULL UNIQUE
 );
+CREATE TABLE stats_quarter (
+  scope INTEGER NOT NULL,
+  dim INTEGER NOT NULL,
+  t INTEGER NOT NULL,
+  value TEXT NOT NULL,
+  clicks INTEGER NOT NULL,
+  scans INTEGER NOT NULL,
+  PRIMARY KEY (scope, dim, t, value)
+) WITHOUT ROWID;
 CREATE TABLE stats_hour (
   scope INTEGER NOT NULL,
   dim INTEGER NOT NULL,
