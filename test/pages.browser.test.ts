@@ -111,6 +111,12 @@ beforeAll(async () => {
   origin = `http://127.0.0.1:${server.port}`
   browser = await launchBrowser()
   context = await phoneContext(browser)
+  // Chromium's PDF viewer (an extension frame) now and then sends playwright-core events for objects it never bound,
+  // which broke every later page of the run. Frames get a stand-in page for PDFs; the PDF bytes and headers are
+  // checked over HTTP by the document test instead.
+  await context.route(/\/_files\/fil_(pdf|menupdf)$/, (route) =>
+    route.fulfill({ status: 200, contentType: 'text/html', body: '<!doctype html><p style="font:16px sans-serif">PDF (stand-in for the test)</p>' }),
+  )
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin })
   addFile('fil_webm', 'tour.webm', await recordWebm(context))
 }, 60_000)
@@ -258,17 +264,16 @@ describe('landing pages in Chromium (phone viewport)', () => {
     await finish('menu-pdf', w)
   })
 
-  test('document: the PDF in a frame (fetched 200 as application/pdf) under the default watermark', async () => {
-    const w = await watchedPage(context, [origin])
-    const pdfResponse = w.page.waitForResponse((r) => r.url().endsWith('/_files/fil_pdf'))
-    await w.page.goto(`${origin}/p/document`)
-    const r = await pdfResponse
-    expect(r.status()).toBe(200)
-    expect(r.headers()['content-type']).toBe('application/pdf')
+  test('document: the PDF in a frame (served 200 as application/pdf) under the default watermark', async () => {
+    const served = await fetch(`${origin}/_files/fil_pdf`)
+    expect(served.status).toBe(200)
+    expect(served.headers.get('content-type')).toBe('application/pdf')
+    expect(new TextDecoder().decode((await served.arrayBuffer()).slice(0, 5))).toBe('%PDF-')
+    const w = await open('document')
+    expect(await w.page.locator('iframe.frame').first().getAttribute('src')).toBe('/_files/fil_pdf')
     expect(await w.page.locator('h1').textContent()).toBe('Terms of service')
     await expectWatermark(w.page, 'iframe.frame', 'go.example')
     expect(await w.page.getByRole('link', { name: /Download/ }).getAttribute('download')).toBe('Terms of service.pdf')
-    await w.page.waitForTimeout(1500) // the PDF viewer paints after load; let the screenshot show the page
     await finish('document', w)
   })
 
