@@ -4,21 +4,11 @@
  * through the real API app (in-process, no sockets). Usage:
  *   bun scripts/bench/links.ts [--links 1000000] [--db /tmp/links-bench.db] [--reuse]
  */
-import { existsSync, rmSync } from 'node:fs'
-import { buildConfig } from '../../src/config/config.load'
-import { createDeps } from '../../src/deps'
-import { createApiApp } from '../../src/app'
-import { createLogger } from '../../src/shared/log'
-import { arg } from './args'
+import { arg, benchApp } from './args'
 
 const N = Number(arg('links', '1000000'))
 const dbPath = arg('db', '/tmp/links-bench.db')
-const reuse = process.argv.includes('--reuse') && existsSync(dbPath)
-if (!reuse) for (const f of [dbPath, `${dbPath}-wal`, `${dbPath}-shm`]) rmSync(f, { force: true })
-
-const config = buildConfig({ limits: { apiPerMinute: 1_000_000 } }, {})
-const deps = createDeps(config, dbPath, createLogger(true))
-const app = createApiApp(deps)
+const { reuse, deps, app } = benchApp(dbPath)
 const USERS = 100
 for (let u = 0; u < USERS; u++) deps.auth.addUser(`u${u}`)
 const adminKey = deps.auth.createKey('usr_admin', 'admin').key

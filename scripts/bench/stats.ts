@@ -8,23 +8,13 @@
  * click recorder keeps writing visits from its worker thread. Usage:
  *   bun scripts/bench/stats.ts [--events 10000000] [--db /tmp/stats-bench.db] [--reuse] [--runs 9]
  */
-import { existsSync, rmSync } from 'node:fs'
-import { buildConfig } from '../../src/config/config.load'
-import { createDeps } from '../../src/deps'
-import { createApiApp } from '../../src/app'
-import { createLogger } from '../../src/shared/log'
 import { createEventWriter, type ClickEvent } from '../../src/stats/click-writer'
-import { arg } from './args'
+import { arg, benchApp } from './args'
 
 const N = Number(arg('events', '10000000'))
 const RUNS = Number(arg('runs', '9'))
 const dbPath = arg('db', '/tmp/stats-bench.db')
-const reuse = process.argv.includes('--reuse') && existsSync(dbPath)
-if (!reuse) for (const f of [dbPath, `${dbPath}-wal`, `${dbPath}-shm`]) rmSync(f, { force: true })
-
-const config = buildConfig({ limits: { apiPerMinute: 1_000_000 } }, {})
-const deps = createDeps(config, dbPath, createLogger(true))
-const app = createApiApp(deps)
+const { reuse, deps, app } = benchApp(dbPath)
 const db = deps.db
 const LINKS = 20_000
 const USERS = 100
