@@ -1,6 +1,6 @@
 import type { Store } from '../store/db'
 import { toIso } from '../shared/time'
-import { escapeLike } from '../tags/tags.store'
+import { escapeLike } from '../shared/sql'
 
 interface FileRow {
   id: string

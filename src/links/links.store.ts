@@ -1,6 +1,6 @@
 /** SQL for links. Rows in, rows out; the service owns the rules. */
 import type { Store } from '../store/db'
-import { escapeLike } from '../tags/tags.store'
+import { escapeLike } from '../shared/sql'
 
 export interface LinkRow {
   seq: number

@@ -1,5 +1,6 @@
 import type { Store } from '../store/db'
 import { toIso } from '../shared/time'
+import { escapeLike } from '../shared/sql'
 
 interface TagRow {
   id: string
@@ -80,7 +81,3 @@ export function createTagStore(db: Store) {
   }
 }
 export type TagStore = ReturnType<typeof createTagStore>
-
-export function escapeLike(s: string): string {
-  return s.replace(/[\\%_]/g, (c) => `\\${c}`)
-}
