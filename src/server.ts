@@ -33,7 +33,7 @@ export function startServer(deps: Deps, cert: CertPair): RunningServer {
     recorder: deps.recorder,
     geo: deps.geo,
     passwords: deps.passwords,
-    renderHosted: (row, request, os) => renderHostedPage(deps, row, request, os),
+    renderHosted: (row, os) => renderHostedPage(deps, row, os),
     serveFile: (request, fileId) => {
       const opened = deps.files.open(fileId)
       return opened ? contentResponse(request, opened, { cacheControl: 'private, no-cache' }) : null

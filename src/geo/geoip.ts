@@ -16,7 +16,8 @@ export interface GeoLocation {
   city: string | null
 }
 
-const NONE: GeoLocation = { id: 0, continent: null, country: null, region: null, city: null }
+/** The location of an IP the database does not know (or before it is loaded). */
+export const UNKNOWN_LOCATION: GeoLocation = { id: 0, continent: null, country: null, region: null, city: null }
 let nextId = 1
 
 type GeoRecord = {
@@ -49,11 +50,11 @@ export function createGeoIp(databasePath: string) {
     lookup(ip: string): GeoLocation {
       if (!reader) {
         void this.warm()
-        return NONE
+        return UNKNOWN_LOCATION
       }
       const hit = cache.get(ip)
       if (hit) return hit
-      let geo = NONE
+      let geo = UNKNOWN_LOCATION
       try {
         const r = reader.get(ip) as GeoRecord | null
         if (r) {
@@ -64,7 +65,7 @@ export function createGeoIp(databasePath: string) {
           geo = { id: nextId++, continent: continentOfCountry(country), country, region, city }
         }
       } catch {
-        geo = NONE // not an IP the database understands
+        geo = UNKNOWN_LOCATION // not an IP the database understands
       }
       if (cache.size > 50_000) cache.clear()
       cache.set(ip, geo)

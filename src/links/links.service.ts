@@ -368,11 +368,10 @@ export function createLinkService(deps: LinkServiceDeps) {
     upsert,
     update,
     bulkUpdate,
+    /** A live link the caller may see (404 / 410 / 403 otherwise); the QR module uses it too. */
     get: (caller: Caller, id: string) => recordOf(getRowOrThrow(caller, id)),
     /** For the redirect server: the live link at a domain and key, as stored. */
     findLiveRow: (domain: string, key: string) => store.getByDomainKey(domain, key),
-    /** For other modules (QR, redirect): a live link the caller may see. */
-    getVisible: (caller: Caller, id: string) => recordOf(getRowOrThrow(caller, id)),
     list(caller: Caller, q: ListLinksQuery) {
       const { limit, offset, page, pageSize } = pageWindow(q.page, q.pageSize)
       const filter = filterFor(caller, q)

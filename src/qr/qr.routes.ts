@@ -34,7 +34,7 @@ export function qrRoutes({ qr, links, templates }: QrRouteDeps) {
       async ({ params, request }) => {
         const q = parseQuery(QrImageQuery, new URL(request.url).searchParams)
         const caller = callerOf(request)
-        const link = links.getVisible(caller, params.linkId)
+        const link = links.get(caller, params.linkId)
         const qrOptions = q.templateId ? templates.qrOptionsOf(q.templateId) : (link.qrOptions ?? {})
         const format = q.format ?? 'image'
         const rendered = await qr.renderQr({

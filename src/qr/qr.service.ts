@@ -8,7 +8,7 @@ import { createScanService } from './qr.scan'
 
 /** The one thing the QR module needs from links (the links module implements it). */
 export interface LinkLookup {
-  getVisible(caller: Caller, id: string): { id: string; shortLink: string; qrOptions: unknown | null }
+  get(caller: Caller, id: string): { id: string; shortLink: string; qrOptions: unknown | null }
 }
 
 /** The QR content of a short link: `?qr=1` marks the visit as a scan. */

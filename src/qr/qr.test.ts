@@ -235,7 +235,7 @@ describe('GET /qr/{linkId} against a stub link lookup', () => {
       qrRoutes({
         qr: createQrService({ allowPrivateNetworks: true }),
         links: {
-          getVisible: (_caller, id) => {
+          get: (_caller, id) => {
             const l = links.get(id)
             if (!l) throw new AppError('not_found', `link ${id} not found`)
             return l

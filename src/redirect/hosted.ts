@@ -12,7 +12,7 @@ export function hostedFilePath(key: string, fileId: string): string {
   return `/${encodeURIComponent(key)}/file/${encodeURIComponent(fileId)}`
 }
 
-export function renderHostedPage(deps: Pick<Deps, 'links' | 'files'>, row: LinkRow, _request: Request, os: string): Response {
+export function renderHostedPage(deps: Pick<Deps, 'links' | 'files'>, row: LinkRow, os: string): Response {
   const record = deps.links.toRecord(row)
   const visitorOs: VisitorOs = os === 'IOS' ? 'ios' : os === 'Android' ? 'android' : 'other'
   const html = renderLandingPage(

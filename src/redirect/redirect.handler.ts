@@ -6,7 +6,7 @@
 import type { Settings } from '../config/settings'
 import type { LinkRow } from '../links/links.store'
 import type { ClickRecorder } from '../stats/click-recorder'
-import type { GeoIp } from '../geo/geoip'
+import { UNKNOWN_LOCATION, type GeoIp } from '../geo/geoip'
 import { createLinkCache } from './link-cache'
 import { mergeQuery, resolve, type DomainFallbacks, type ResolvableLink } from './resolve'
 import { parseVisitor } from './visitor'
@@ -36,7 +36,7 @@ export interface RedirectDeps {
   /** The bytes of an uploaded file (Range, ETag), or null when it is gone. */
   serveFile(request: Request, fileId: string): Response | null
   /** Renders the landing page of a hosted link type. */
-  renderHosted(row: LinkRow, request: Request, os: string): Response | Promise<Response>
+  renderHosted(row: LinkRow, os: string): Response
 }
 
 const HTML = { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', 'x-robots-tag': 'noindex' }
@@ -45,7 +45,6 @@ const html = (body: string, status = 200, extra: Record<string, string> = {}) =>
 const redirect = (location: string) => Response.redirect(location, 302)
 
 const NO_QUERY = new URLSearchParams()
-const NO_GEO = { id: 0, continent: null, country: null, region: null, city: null }
 /** `/<key>/file/<fileId>`: an uploaded file shown by a hosted link. */
 const FILE_ROUTE = /^\/([^/]+)\/file\/([^/]+)$/
 
@@ -162,10 +161,10 @@ export function createRedirectHandler(deps: RedirectDeps) {
           const landing = decision.kind === 'redirect' ? decision.location : null
           const utm = landing === null ? NO_UTM : landing === l.plainLocation ? cached!.plainUtm : utmOf(landing)
           const ref = refererOf(headers.get('referer'))
-          deps.recorder.record({ linkSeq: l.seq, domain: l.domain, at: Date.now(), scan: decision.scan, visitor, geo: geo ?? NO_GEO, utm, referer: ref.host, refererUrl: ref.url })
+          deps.recorder.record({ linkSeq: l.seq, domain: l.domain, at: Date.now(), scan: decision.scan, visitor, geo: geo ?? UNKNOWN_LOCATION, utm, referer: ref.host, refererUrl: ref.url })
         }
         if (decision.kind === 'redirect') return redirect(decision.location)
-        return deps.renderHosted(cached!.row, request, visitor.os)
+        return deps.renderHosted(cached!.row, visitor.os)
       }
     }
   }
