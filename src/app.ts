@@ -7,6 +7,7 @@ import { Elysia, ValidationError } from 'elysia'
 import { AppError, errorResponse, type ErrorCode } from './shared/errors'
 import { newId } from './shared/ids'
 import { describeRule } from './shared/validate'
+import { readCapped } from './shared/streams'
 import { setRequestContext, requestContextOf, type RequestContext } from './shared/request-context'
 import { rateLimitHeaders } from './auth/rate-limit'
 import { assertMethodAllowed } from './auth/auth.service'
@@ -109,27 +110,11 @@ async function checkBody(request: Request, url: URL, multipartAllowed: boolean, 
   if (length !== null && Number(length) > max) throw new AppError('bad_request', `request body too large: ${length} bytes, the limit is ${max}`)
   if (length === null) {
     // Chunked upload without a length: read it with the limit, then hand on a copy.
-    const body = await readLimited(request, max)
-    return new Request(request, { body })
+    const body = await readCapped(request.body!, max)
+    if (!body) throw new AppError('bad_request', `request body too large: over ${max} bytes`)
+    return new Request(request, { body: body as BodyInit })
   }
   return request
-}
-
-async function readLimited(request: Request, max: number): Promise<Blob> {
-  const reader = request.body!.getReader()
-  const chunks: Uint8Array[] = []
-  let total = 0
-  for (;;) {
-    const { done, value } = await reader.read()
-    if (done) break
-    total += value.byteLength
-    if (total > max) {
-      reader.cancel().catch(() => {})
-      throw new AppError('bad_request', `request body too large: over ${max} bytes`)
-    }
-    chunks.push(value)
-  }
-  return new Blob(chunks as BlobPart[])
 }
 
 /** The one place errors become responses. */

@@ -11,6 +11,7 @@ import { lookup } from 'node:dns/promises'
 import { BlockList, isIP } from 'node:net'
 import { AppError, parameterError } from '../shared/errors'
 import { isJpeg, isPng } from './qr.decode'
+import { readCapped } from '../shared/streams'
 
 export type ImageKind = 'png' | 'jpeg' | 'svg'
 
@@ -121,7 +122,7 @@ export async function fetchImage(rawUrl: string, limits: FetchLimits): Promise<F
         await res.body?.cancel().catch(() => {})
         throw gateway(`${url.host} answered HTTP ${res.status}`)
       }
-      const bytes = await readCapped(res, limits)
+      const bytes = await readImage(res, limits)
       const kind = sniffImage(bytes)
       if (!kind || !limits.kinds.includes(kind))
         throw parameterError(`'${limits.field}' is not a ${limits.kinds.map((k) => k.toUpperCase()).join(' or ')} image`)
@@ -134,7 +135,7 @@ export async function fetchImage(rawUrl: string, limits: FetchLimits): Promise<F
   }
 }
 
-async function readCapped(res: Response, limits: FetchLimits): Promise<Uint8Array> {
+async function readImage(res: Response, limits: FetchLimits): Promise<Uint8Array> {
   const tooBig = () => parameterError(`'${limits.field}' the image is larger than ${limits.maxBytes / 1024 / 1024} MB`)
   const declared = Number(res.headers.get('content-length') ?? NaN)
   if (declared > limits.maxBytes) {
@@ -142,20 +143,9 @@ async function readCapped(res: Response, limits: FetchLimits): Promise<Uint8Arra
     throw tooBig()
   }
   if (!res.body) return new Uint8Array()
-  const reader = res.body.getReader()
-  const chunks: Uint8Array[] = []
-  let total = 0
-  for (;;) {
-    const { done, value } = await reader.read()
-    if (done) break
-    total += value.byteLength
-    if (total > limits.maxBytes) {
-      await reader.cancel().catch(() => {})
-      throw tooBig()
-    }
-    chunks.push(value)
-  }
-  return Buffer.concat(chunks)
+  const bytes = await readCapped(res.body, limits.maxBytes)
+  if (!bytes) throw tooBig()
+  return bytes
 }
 
 export function sniffImage(b: Uint8Array): ImageKind | null {
