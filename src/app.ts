@@ -4,7 +4,7 @@
  * one error handler. Builds from deps; never listens.
  */
 import { Elysia, ValidationError } from 'elysia'
-import { AppError, errorResponse, type ErrorCode } from './shared/errors'
+import { AppError, errorResponse } from './shared/errors'
 import { newId } from './shared/ids'
 import { describeRule } from './shared/validate'
 import { readCapped } from './shared/streams'
@@ -130,8 +130,7 @@ function renderError(code: string | number, error: unknown, request: Request, ct
   const status = (error as { status?: number })?.status
   if (status === 413) return errorResponse('bad_request', 'request body too large', requestId)
   log.error('unhandled error', { requestId, method: request.method, url: request.url, error: String((error as Error)?.stack ?? error) })
-  const c: ErrorCode = 'internal_server_error'
-  return errorResponse(c, `internal error; quote request id ${requestId} when reporting it`, requestId)
+  return errorResponse('internal_server_error', `internal error; quote request id ${requestId} when reporting it`, requestId)
 }
 
 function validationMessage(error: unknown): string {

@@ -109,18 +109,22 @@ export function createDomainService(opts: {
   const inflight = new Map<string, Promise<DomainState | null>>()
 
   const defaultCreatedAt = toIso(store.storeCreatedAt())!
+  /** What the redirect server knows of a default domain: no fallbacks, no deep-link files. */
+  const defaultLookup = (slug: string): DomainLookup => ({
+    slug,
+    destination: null,
+    notFoundUrl: null,
+    expiredUrl: null,
+    assetLinks: null,
+    appleAppSiteAssociation: null,
+    archived: false,
+    isDefault: true,
+  })
   const defaults = new Map<string, DomainRecord>(
     settings.defaultDomains.map((slug) => [
       slug,
       {
-        slug,
-        destination: null,
-        notFoundUrl: null,
-        expiredUrl: null,
-        assetLinks: null,
-        appleAppSiteAssociation: null,
-        archived: false,
-        isDefault: true,
+        ...defaultLookup(slug),
         clicks: 0,
         cnameStatus: 'valid',
         sslStatus: 'active',
@@ -165,17 +169,7 @@ export function createDomainService(opts: {
   function reloadAll() {
     states.clear()
     lookups.clear()
-    for (const d of defaults.values())
-      lookups.set(d.slug, {
-        slug: d.slug,
-        destination: null,
-        notFoundUrl: null,
-        expiredUrl: null,
-        assetLinks: null,
-        appleAppSiteAssociation: null,
-        archived: false,
-        isDefault: true,
-      })
+    for (const slug of defaults.keys()) lookups.set(slug, defaultLookup(slug))
     for (const s of store.all()) {
       states.set(s.slug, s)
       lookups.set(s.slug, toLookup(s))

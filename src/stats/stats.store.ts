@@ -6,6 +6,7 @@
  */
 import type { Database, SQLQueryBindings } from 'bun:sqlite'
 import { DAY, HOUR, type Level } from './stats.rollup'
+import type { LinkRow } from '../links/links.store'
 
 export type SqlArg = string | number
 /** Which links count: every link, one owner's (by rollup number), or a SELECT of link seqs. */
@@ -40,16 +41,8 @@ export interface PerLinkRow {
   destination?: string
 }
 
-export interface LinkInfo {
-  seq: number
-  id: string
-  user_id: string
-  domain: string
-  key: string
-  link_type: string
-  destination: string
-  deleted_at: number | null
-}
+/** The link columns statistics read. */
+export type LinkInfo = Pick<LinkRow, 'seq' | 'id' | 'user_id' | 'domain' | 'key' | 'link_type' | 'destination' | 'deleted_at'>
 
 export function createStatsStore(db: Database) {
   const q = <T>(sql: string, args: SqlArg[]) => db.query<T, SQLQueryBindings[]>(sql).all(...args)
