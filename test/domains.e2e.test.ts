@@ -10,9 +10,8 @@ let member = ''
 let readonly = ''
 beforeAll(async () => {
   s = await startServer({ toml: '[domains]\ndefaults = ["localhost", "s.example.net"]\n' })
-  for (const u of ['alice', 'carol']) await s.run(['users', 'add', u])
-  member = (await s.run(['keys', 'create', '--user', 'alice', '--role', 'member'])).stdout.trim()
-  readonly = (await s.run(['keys', 'create', '--user', 'carol', '--role', 'readonly'])).stdout.trim()
+  member = await s.keyFor('alice', 'member')
+  readonly = await s.keyFor('carol', 'readonly')
 }, 60_000)
 afterAll(async () => {
   await s?.stop()

@@ -16,11 +16,9 @@ let readonly = ''
 
 beforeAll(async () => {
   s = await startServer({ toml: '[files]\nmaxBytes = 2048\n' })
-  for (const u of ['alice', 'bob']) expect((await s.run(['users', 'add', u])).code).toBe(0)
-  const key = async (user: string, role: string) => (await s.run(['keys', 'create', '--user', user, '--role', role])).stdout.trim()
-  alice = await key('alice', 'member')
-  bob = await key('bob', 'member')
-  readonly = await key('alice', 'readonly')
+  alice = await s.keyFor('alice', 'member')
+  bob = await s.keyFor('bob', 'member')
+  readonly = await s.keyFor('alice', 'readonly')
 }, 60_000)
 afterAll(async () => {
   await s?.stop()
@@ -198,8 +196,7 @@ describe('list, update, ownership', () => {
   const ids: Record<string, string> = {}
   beforeAll(async () => {
     // A fresh user so the list holds only these.
-    expect((await s.run(['users', 'add', 'carol'])).code).toBe(0)
-    carolKey = (await s.run(['keys', 'create', '--user', 'carol', '--role', 'member'])).stdout.trim()
+    carolKey = await s.keyFor('carol', 'member')
     for (const [name, bytes] of [
       ['Menu summer.pdf', S.samplePdf('summer')],
       ['menu winter.pdf', S.samplePdf('winter')],

@@ -11,10 +11,9 @@ let other = ''
 let readonly = ''
 beforeAll(async () => {
   s = await startServer()
-  for (const u of ['alice', 'bob', 'carol']) await s.run(['users', 'add', u])
-  member = (await s.run(['keys', 'create', '--user', 'alice', '--role', 'member'])).stdout.trim()
-  other = (await s.run(['keys', 'create', '--user', 'bob', '--role', 'member'])).stdout.trim()
-  readonly = (await s.run(['keys', 'create', '--user', 'carol', '--role', 'readonly'])).stdout.trim()
+  member = await s.keyFor('alice', 'member')
+  other = await s.keyFor('bob', 'member')
+  readonly = await s.keyFor('carol', 'readonly')
 }, 60_000)
 afterAll(async () => {
   await s?.stop()

@@ -145,8 +145,7 @@ describe('hosted files behind the link checks', () => {
   })
 
   test('a link may only show its owner\'s files', async () => {
-    await s.run(['users', 'add', 'mallory'])
-    const key = (await s.run(['keys', 'create', '--user', 'mallory', '--role', 'member'])).stdout.trim()
+    const key = await s.keyFor('mallory', 'member')
     const form = new FormData()
     form.append('file', new Blob([samplePdf('private') as BlobPart]), 'private.pdf')
     const up = (await (await s.api('/files', { method: 'POST', body: form })).json()) as any

@@ -4,7 +4,7 @@
  * through the real API app (in-process, no sockets). Usage:
  *   bun scripts/bench/links.ts [--links 1000000] [--db /tmp/links-bench.db] [--reuse]
  */
-import { arg, benchApp } from './args'
+import { arg, benchApp, seededRandom } from './args'
 
 const N = Number(arg('links', '1000000'))
 const dbPath = arg('db', '/tmp/links-bench.db')
@@ -15,15 +15,7 @@ const adminKey = deps.auth.createKey('usr_admin', 'admin').key
 const memberKey = deps.auth.createKey('u1', 'member').key
 
 // Deterministic pseudo-random numbers so runs are comparable.
-// mulberry32: successive values are independent (an LCG's low bits correlate types with clicks).
-let seed = 42
-const rnd = () => {
-  seed = (seed + 0x6d2b79f5) >>> 0
-  let x = seed
-  x = Math.imul(x ^ (x >>> 15), x | 1)
-  x ^= x + Math.imul(x ^ (x >>> 7), x | 61)
-  return ((x ^ (x >>> 14)) >>> 0) / 2 ** 32
-}
+const rnd = seededRandom(42)
 const TYPES = ['link', 'link', 'link', 'link', 'text', 'email', 'wi-fi', 'menu', 'google-form', 'map']
 const WORDS = ['shoes', 'summer', 'sale', 'menu', 'wifi', 'poster', 'flyer', 'promo', 'event', 'launch', 'coupon', 'store']
 

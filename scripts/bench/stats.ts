@@ -9,7 +9,7 @@
  *   bun scripts/bench/stats.ts [--events 10000000] [--db /tmp/stats-bench.db] [--reuse] [--runs 9]
  */
 import { createEventWriter, type ClickEvent } from '../../src/stats/click-writer'
-import { arg, benchApp } from './args'
+import { arg, benchApp, seededRandom } from './args'
 
 const N = Number(arg('events', '10000000'))
 const RUNS = Number(arg('runs', '9'))
@@ -25,14 +25,7 @@ if (!savedEnd) db.query("INSERT OR REPLACE INTO kv (key, value) VALUES ('bench_e
 const HOURS = 365 * 24
 const START = END - HOURS * 3_600_000
 
-let seed = 7
-const rnd = () => {
-  seed = (seed + 0x6d2b79f5) >>> 0
-  let x = seed
-  x = Math.imul(x ^ (x >>> 15), x | 1)
-  x ^= x + Math.imul(x ^ (x >>> 7), x | 61)
-  return ((x ^ (x >>> 14)) >>> 0) / 2 ** 32
-}
+const rnd = seededRandom(7)
 function weighted<T>(items: [T, number][]): () => T {
   const total = items.reduce((a, [, w]) => a + w, 0)
   const cdf: number[] = []

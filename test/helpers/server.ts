@@ -35,6 +35,8 @@ export interface TestServer {
   api(path: string, init?: RequestInit & { key?: string | null; json?: unknown }): Promise<Response>
   fetch(url: string, init?: RequestInit): Promise<Response>
   run(args: string[]): Promise<{ code: number; stdout: string; stderr: string }>
+  /** A new API key for `user` (added first when new) through the CLI, as an operator makes one. */
+  keyFor(user: string, role: 'admin' | 'member' | 'readonly'): Promise<string>
   stop(signal?: NodeJS.Signals): Promise<number>
 }
 
@@ -105,6 +107,12 @@ ${opts.toml ?? ''}`
       const p = Bun.spawn([...shortlinkCommand(), ...args, '--config', join(dir, 'shortlink.toml')], { cwd: dir, stdout: 'pipe', stderr: 'pipe' })
       const [stdout, stderr] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text()])
       return { code: await p.exited, stdout, stderr }
+    },
+    async keyFor(user, role) {
+      await server.run(['users', 'add', user])
+      const made = await server.run(['keys', 'create', '--user', user, '--role', role])
+      if (made.code !== 0) throw new Error(`keys create failed: ${made.stderr}`)
+      return made.stdout.trim()
     },
     async stop(signal = 'SIGTERM') {
       if (proc.exitCode !== null) return proc.exitCode
