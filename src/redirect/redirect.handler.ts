@@ -92,9 +92,9 @@ export function createRedirectHandler(deps: RedirectDeps) {
 
   /**
    * `path` and `search` (without '?') come from the server's cheap split of the URL; no
-   * URL object is built on the common path.
+   * URL object is built on the common path. `clientIp` is asked for only when needed.
    */
-  function handle(request: Request, path: string, search: string, host: string, clientIp: string): Response | Promise<Response> {
+  function handle(request: Request, path: string, search: string, host: string, clientIp: () => string): Response | Promise<Response> {
     if (path === '/robots.txt') return new Response('User-agent: *\nDisallow: /\n', { headers: { 'content-type': 'text/plain' } })
     if (path === '/favicon.ico') return new Response(null, { status: 204, headers: { 'cache-control': 'public, max-age=86400' } })
     const domain = deps.domainOf(host)
@@ -118,7 +118,7 @@ export function createRedirectHandler(deps: RedirectDeps) {
 
     if (method === 'POST') {
       if (!link?.passwordHash) return new Response(null, { status: 405, headers: { allow: 'GET, HEAD' } })
-      return passwordAttempt(request, path, search, link, clientIp)
+      return passwordAttempt(request, path, search, link, clientIp())
     }
 
     if (fileRoute) return linkFile(request, cached, decodeURIComponent(fileRoute[2]!))
@@ -127,7 +127,7 @@ export function createRedirectHandler(deps: RedirectDeps) {
     const visitor = parseVisitor(headers.get('user-agent'))
     const targeting = link?.Targeting?.targetType
     const needsGeo = link !== null && (!visitor.isBot || targeting === 'location')
-    const geo = needsGeo ? deps.geo.lookup(clientIp) : null
+    const geo = needsGeo ? deps.geo.lookup(clientIp()) : null
     const decision = resolve({
       link,
       domain,
