@@ -4,7 +4,7 @@
  * rollups. Used inline (tests, in-memory stores) and inside the click-writer worker.
  */
 import type { Database } from 'bun:sqlite'
-import { rollupDeltas } from './stats.rollup'
+import { BUSY_LINK_CLICKS, busyBackfillSql, rollupDeltas, type LinkScopes } from './stats.rollup'
 
 export interface ClickEvent {
   linkSeq: number
@@ -29,12 +29,20 @@ export interface ClickEvent {
   n: number
 }
 
-export function createEventWriter(db: Database): (events: ClickEvent[]) => void {
+export interface EventWriterOptions {
+  /** Clicks from which a link gets per-day dimension rollups (tests lower it). */
+  busyLinkClicks?: number
+}
+
+export function createEventWriter(db: Database, options: EventWriterOptions = {}): (events: ClickEvent[]) => void {
+  const busyAt = options.busyLinkClicks ?? BUSY_LINK_CLICKS
   const insert = db.query(`INSERT INTO click_events
     (link_seq, at, scan, continent, country, region, city, os, browser, device, referer, referer_url,
      utm_source, utm_medium, utm_campaign, utm_term, utm_content, n)
     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-  const bump = db.query('UPDATE links SET clicks = clicks + ?, last_clicked = max(coalesce(last_clicked, 0), ?) WHERE seq = ?')
+  const bump = db.query<{ clicks: number }, [number, number, number]>(
+    'UPDATE links SET clicks = clicks + ?, last_clicked = max(coalesce(last_clicked, 0), ?) WHERE seq = ? RETURNING clicks',
+  )
   const upsert = Object.fromEntries(
     (['stats_quarter', 'stats_hour', 'stats_day', 'stats_week'] as const).map((table) => [
       table,
@@ -42,21 +50,31 @@ export function createEventWriter(db: Database): (events: ClickEvent[]) => void 
         ON CONFLICT DO UPDATE SET clicks = clicks + excluded.clicks, scans = scans + excluded.scans`),
     ]),
   )
-  const ownerOf = db.query<{ user_id: string }, [number]>('SELECT user_id FROM links WHERE seq = ?')
-  const addOwner = db.query('INSERT OR IGNORE INTO stats_owners (user_id) VALUES (?)')
-  const ownerNum = db.query<{ num: number }, [string]>('SELECT num FROM stats_owners WHERE user_id = ?')
-  // A link never changes owner: its owner scope is looked up once per writer.
-  const ownerScopes = new Map<number, number>()
-  const ownerScope = (seq: number): number => {
-    let scope = ownerScopes.get(seq)
-    if (scope === undefined) {
-      const user = ownerOf.get(seq)?.user_id ?? ''
-      addOwner.run(user)
-      scope = -ownerNum.get(user)!.num
-      if (ownerScopes.size > 1_000_000) ownerScopes.clear()
-      ownerScopes.set(seq, scope)
-    }
-    return scope
+  const linkOf = db.query<{ user_id: string; link_type: string }, [number]>('SELECT user_id, link_type FROM links WHERE seq = ?')
+  const addGroup = db.query('INSERT OR IGNORE INTO stats_owners (user_id) VALUES (?)')
+  const groupNum = db.query<{ num: number }, [string]>('SELECT num FROM stats_owners WHERE user_id = ?')
+  const markBusy = db.query('INSERT OR IGNORE INTO stats_busy_links (seq) VALUES (?)')
+  const backfill = busyBackfillSql().map((sql) => db.query(sql))
+  const loadBusy = () => new Set(db.query<{ seq: number }, []>('SELECT seq FROM stats_busy_links').all().map((r) => r.seq))
+  let busy = loadBusy()
+  // A link never changes owner or type: its group scopes are looked up once per writer.
+  const groupScopes = new Map<number, readonly number[]>()
+  const scopeOfGroup = (name: string) => {
+    addGroup.run(name)
+    return -groupNum.get(name)!.num
+  }
+  const links: LinkScopes = {
+    groups(seq) {
+      let scopes = groupScopes.get(seq)
+      if (scopes === undefined) {
+        const link = linkOf.get(seq)
+        scopes = [scopeOfGroup(link?.user_id ?? ''), ...(link ? [scopeOfGroup(`type:${link.link_type}`)] : [])]
+        if (groupScopes.size > 1_000_000) groupScopes.clear()
+        groupScopes.set(seq, scopes)
+      }
+      return scopes
+    },
+    busy: (seq) => busy.has(seq),
   }
   const write = db.transaction((events: ClickEvent[]) => {
     const perLink = new Map<number, { n: number; last: number }>()
@@ -67,15 +85,26 @@ export function createEventWriter(db: Database): (events: ClickEvent[]) => void 
       if (agg) (agg.n += e.n, (agg.last = Math.max(agg.last, e.at)))
       else perLink.set(e.linkSeq, { n: e.n, last: e.at })
     }
-    for (const [seq, { n, last }] of perLink) bump.run(n, last, seq)
-    for (const d of rollupDeltas(events, ownerScope)) upsert[d.table]!.run(d.scope, d.dim, d.t, d.value, d.clicks, d.scans)
+    const promoted: number[] = []
+    for (const [seq, { n, last }] of perLink) {
+      const clicks = bump.get(n, last, seq)?.clicks ?? 0
+      if (clicks >= busyAt && !busy.has(seq)) promoted.push(seq)
+    }
+    for (const d of rollupDeltas(events, links)) upsert[d.table]!.run(d.scope, d.dim, d.t, d.value, d.clicks, d.scans)
+    // A link that just became busy: its dimension rows from all its events, this batch's included.
+    for (const seq of promoted) {
+      markBusy.run(seq)
+      for (const q of backfill) q.run(seq)
+      busy.add(seq)
+    }
   })
   return (events) => {
     try {
       write(events)
     } catch (e) {
-      // An owner numbered inside the failed transaction was rolled back with it.
-      ownerScopes.clear()
+      // Groups numbered and links promoted inside the failed transaction were rolled back with it.
+      groupScopes.clear()
+      busy = loadBusy()
       throw e
     }
   }

@@ -1,16 +1,26 @@
 /**
  * Rollups of click events: pre-summed clicks and scans per scope × time unit × dimension
  * value, kept in the same transaction as the events (click-writer.ts) and rebuilt from
- * them by the migration. Layout chosen by measurement at 10M events (scripts/bench/stats.ts):
+ * them by the migrations. Layout chosen by measurement at 10M events (scripts/bench/stats.ts):
  *
- *   scope 0 (all links)      quarter hour × total; hour and day × total and every dimension
- *   scope −n (owner n)       quarter hour and hour × total; day × total and every dimension
- *   scope +seq (one link)    hour, day and 7-day block × total
+ *   scope 0 (all links)        quarter hour × total; hour and day × total and every dimension
+ *   scope −n (group n)         quarter hour and hour × total; day × total and every dimension.
+ *                              Groups (`stats_owners`): each link owner, and each link type
+ *                              (`type:<linkType>`); a link never changes owner or type.
+ *   scope +seq (one link)      hour, day and 7-day block × total
+ *   scope +seq (a busy link)   also day × every dimension, for links with BUSY_LINK_CLICKS
+ *                              clicks or more (`stats_busy_links`)
  *
- * Per-link dimension rollups were measured at ~4 rows per event (the long tail of links
- * makes nearly every link-hour-value unique), so dimension breakdowns of chosen links read
- * the raw events through the (link_seq, at) index instead. A null dimension value is
- * stored as '' (WITHOUT ROWID keys cannot hold NULL; no real value is ever empty).
+ * Per-link dimension rollups for every link were measured at ~4 rows per event (the long
+ * tail of links makes nearly every link-day-value unique: 40M rows at 10M events), so only
+ * busy links get them: 190 links with 62 % of the events, 6.6M rows. A link below the
+ * threshold has few events, which its breakdowns read raw through (link_seq, at).
+ *
+ * Region and city values are stored as paths that carry their country (and region):
+ * `DEBavaria` and `DEBavaria\x1fMunich` (the 2-letter country, or `--` when unknown,
+ * first), so a geo filter with a geo groupBy (country=DE by city, continent by
+ * region) reads one rollup. A null dimension value is stored as '' (WITHOUT ROWID keys
+ * cannot hold NULL; no real value is ever empty).
  */
 import type { ClickEvent } from './click-writer'
 
@@ -33,12 +43,55 @@ export const DIMENSIONS = [
 export type Dimension = (typeof DIMENSIONS)[number]
 /** `dim` of the rows holding plain totals. */
 export const TOTAL = 0
+/** Geo dims from coarse to fine: a finer rollup row also knows the coarser values. */
+export const GEO_COLUMNS = ['country', 'region', 'city'] as const
+export type GeoColumn = (typeof GEO_COLUMNS)[number]
 
-/** ClickEvent field of each dimension column. */
-const FIELD: Record<Dimension['column'], keyof ClickEvent> = {
-  country: 'country', region: 'region', city: 'city', os: 'os', browser: 'browser', device: 'device', referer: 'referer',
-  referer_url: 'refererUrl', utm_source: 'utmSource', utm_medium: 'utmMedium', utm_campaign: 'utmCampaign', utm_term: 'utmTerm',
-  utm_content: 'utmContent',
+/** A link gets per-day dimension rollups once it has this many clicks (see the header). */
+export const BUSY_LINK_CLICKS = 5000
+
+/** Separates a region from its city in a stored city path. */
+const SEP = '\x1f'
+/** The 2-character country part of a stored region or city path. */
+const countryPart = (country: string | null) => (country && country.length === 2 ? country : '--')
+
+/** The stored rollup value of an event for a dimension (null → ''). */
+function valueOf(dim: number, e: ClickEvent): string {
+  switch (dim) {
+    case 1: return e.country ?? ''
+    case 2: return countryPart(e.country) + (e.region ?? '')
+    case 3: return countryPart(e.country) + (e.region ?? '') + SEP + (e.city ?? '')
+    case 4: return e.os
+    case 5: return e.browser
+    case 6: return e.device
+    case 7: return e.referer ?? ''
+    case 8: return e.refererUrl ?? ''
+    case 9: return e.utmSource ?? ''
+    case 10: return e.utmMedium ?? ''
+    case 11: return e.utmCampaign ?? ''
+    case 12: return e.utmTerm ?? ''
+    case 13: return e.utmContent ?? ''
+    default: return ''
+  }
+}
+
+/** The same value computed in SQL from click_events `e` (the rebuilds). */
+function valueSql(dim: number): string {
+  if (dim === TOTAL) return "''"
+  const cc = "(CASE WHEN length(e.country) = 2 THEN e.country ELSE '--' END)"
+  if (dim === 2) return `${cc} || coalesce(e.region, '')`
+  if (dim === 3) return `${cc} || coalesce(e.region, '') || char(31) || coalesce(e.city, '')`
+  return `coalesce(e.${DIMENSIONS[dim - 1]!.column}, '')`
+}
+
+/**
+ * SQL reading one geo component out of the `value` of rows of geo dim `dim` (a
+ * component at most as fine as the dim), null when unknown.
+ */
+export function geoComponentSql(dim: 1 | 2 | 3, component: GeoColumn): string {
+  if (component === 'country') return dim === 1 ? "nullif(value, '')" : "nullif(substr(value, 1, 2), '--')"
+  if (component === 'region') return dim === 2 ? "nullif(substr(value, 3), '')" : "nullif(substr(value, 3, instr(value, char(31)) - 3), '')"
+  return "nullif(substr(value, instr(value, char(31)) + 1), '')"
 }
 
 export const HOUR = 3_600_000
@@ -50,7 +103,7 @@ export interface Level {
   ms: number
 }
 /**
- * Quarter hours, totals of all links and of each owner only: the edges of local days in
+ * Quarter hours, totals of all links and of each group only: the edges of local days in
  * :30/:45 zones (Asia/Kolkata) without reading raw events (a 1-year daily series read a
  * raw hour per day: ~100 ms at 10M events).
  */
@@ -64,13 +117,14 @@ export const LEVEL_DAY: Level = { table: 'stats_day', ms: DAY }
 export const LEVEL_WEEK: Level = { table: 'stats_week', ms: 7 * DAY }
 export const LEVELS = [LEVEL_QUARTER, LEVEL_HOUR, LEVEL_DAY, LEVEL_WEEK]
 
-export type ScopeKind = 'all' | 'owner' | 'link'
+/** Scope kinds of the rollups; `busy` = the dimension rows of busy links (scope +seq too). */
+export type ScopeKind = 'all' | 'group' | 'link' | 'busy'
 
 /** Which levels hold rows for a scope kind and dim (TOTAL or a dimension code), finest first. */
 export function levelsFor(kind: ScopeKind, dim: number): Level[] {
-  if (dim === TOTAL) return kind === 'link' ? [LEVEL_HOUR, LEVEL_DAY, LEVEL_WEEK] : [LEVEL_QUARTER, LEVEL_HOUR, LEVEL_DAY]
+  if (dim === TOTAL) return kind === 'link' ? [LEVEL_HOUR, LEVEL_DAY, LEVEL_WEEK] : kind === 'busy' ? [] : [LEVEL_QUARTER, LEVEL_HOUR, LEVEL_DAY]
   if (kind === 'all') return [LEVEL_HOUR, LEVEL_DAY]
-  if (kind === 'owner') return [LEVEL_DAY]
+  if (kind === 'group' || kind === 'busy') return [LEVEL_DAY]
   return []
 }
 
@@ -90,39 +144,41 @@ export interface RollupDelta {
   scans: number
 }
 
+const KINDS: ScopeKind[] = ['all', 'group', 'link', 'busy']
 /** (level, scope kind, dims) triples every event is summed into, computed once. */
-const PLAN = LEVELS.flatMap((level) =>
-  (['all', 'owner', 'link'] as const).map((kind) => ({
-    level,
-    kind,
-    dims: dimsKept(kind, level).map((dim) => ({ dim, field: dim === TOTAL ? null : FIELD[DIMENSIONS[dim - 1]!.column] })),
-  })).filter((p) => p.dims.length > 0),
-)
+const PLAN = LEVELS.flatMap((level) => KINDS.map((kind) => ({ level, kind, dims: dimsKept(kind, level) })).filter((p) => p.dims.length > 0))
 
-/**
- * Sums a batch of events into rollup rows. `ownerScope(linkSeq)` is the (negative) scope
- * of the link's owner.
- */
-export function rollupDeltas(events: ClickEvent[], ownerScope: (linkSeq: number) => number): RollupDelta[] {
+/** What the writer knows of a link: its group scopes (owner, type) and whether it is busy. */
+export interface LinkScopes {
+  groups(linkSeq: number): readonly number[]
+  busy(linkSeq: number): boolean
+}
+
+/** Sums a batch of events into rollup rows. */
+export function rollupDeltas(events: ClickEvent[], links: LinkScopes): RollupDelta[] {
   // Rows by (table, scope, t), then per dim by value: one short key per event and plan entry.
   const groups = new Map<string, Map<string, RollupDelta>[]>()
+  const add = (kind: ScopeKind, table: Level['table'], dims: number[], scope: number, t: number, e: ClickEvent, scans: number) => {
+    // The kind is part of the key: a busy link's dimension rows share its scope with its totals.
+    const gk = `${table}|${kind}|${scope}|${t}`
+    let byDim = groups.get(gk)
+    if (!byDim) groups.set(gk, (byDim = dims.map(() => new Map())))
+    for (let i = 0; i < dims.length; i++) {
+      const dim = dims[i]!
+      const value = valueOf(dim, e)
+      const g = byDim[i]!
+      const row = g.get(value)
+      if (row) (row.clicks += e.n, (row.scans += scans))
+      else g.set(value, { table, scope, dim, t, value, clicks: e.n, scans })
+    }
+  }
   for (const e of events) {
     const scans = e.scan ? e.n : 0
-    const owner = ownerScope(e.linkSeq)
     for (const p of PLAN) {
-      const scope = p.kind === 'all' ? 0 : p.kind === 'owner' ? owner : e.linkSeq
       const t = Math.floor(e.at / p.level.ms)
-      const gk = `${p.level.table}|${scope}|${t}`
-      let byDim = groups.get(gk)
-      if (!byDim) groups.set(gk, (byDim = p.dims.map(() => new Map())))
-      for (let i = 0; i < p.dims.length; i++) {
-        const { dim, field } = p.dims[i]!
-        const value = field === null ? '' : ((e[field] as string | null) ?? '')
-        const g = byDim[i]!
-        const row = g.get(value)
-        if (row) (row.clicks += e.n, (row.scans += scans))
-        else g.set(value, { table: p.level.table, scope, dim, t, value, clicks: e.n, scans })
-      }
+      if (p.kind === 'all') add(p.kind, p.level.table, p.dims, 0, t, e, scans)
+      else if (p.kind === 'group') for (const scope of links.groups(e.linkSeq)) add(p.kind, p.level.table, p.dims, scope, t, e, scans)
+      else if (p.kind === 'link' || links.busy(e.linkSeq)) add(p.kind, p.level.table, p.dims, e.linkSeq, t, e, scans)
     }
   }
   const out: RollupDelta[] = []
@@ -130,26 +186,40 @@ export function rollupDeltas(events: ClickEvent[], ownerScope: (linkSeq: number)
   return out
 }
 
+/** Parts of the rebuild: which scopes (`owner`/`type` are the two kinds of group) and dims. */
+export type RebuildKind = 'all' | 'owner' | 'type' | 'link' | 'busy'
+
 /**
- * SQL that rebuilds every rollup row from click_events (the migration's backfill, and the
- * benchmark's bulk load). Expects empty rollup tables and a filled stats_owners.
+ * SQL that rebuilds rollup rows from click_events (the migrations' backfill, the
+ * benchmark's bulk load): every row of the given kinds and dims, expecting none of them
+ * present. Needs stats_owners filled with the groups, and stats_busy_links. Migrations
+ * 0007/0008 embed this SQL: a change to the stored values needs a new migration.
  */
-export function rebuildSql(): string {
+export function rebuildSql(kinds: RebuildKind[] = ['all', 'owner', 'type', 'link', 'busy'], onlyDims?: number[]): string {
   const parts: string[] = []
-  const scopes: [ScopeKind, string, string][] = [
-    ['all', '0', ''],
-    ['owner', '-o.num', 'JOIN links l ON l.seq = e.link_seq JOIN stats_owners o ON o.user_id = l.user_id'],
-    ['link', 'e.link_seq', ''],
-  ]
-  for (const level of LEVELS) {
-    for (const [kind, scopeExpr, join] of scopes) {
+  const scopes: Record<RebuildKind, [ScopeKind, string, string]> = {
+    all: ['all', '0', ''],
+    owner: ['group', '-o.num', 'JOIN links l ON l.seq = e.link_seq JOIN stats_owners o ON o.user_id = l.user_id'],
+    type: ['group', '-o.num', "JOIN links l ON l.seq = e.link_seq JOIN stats_owners o ON o.user_id = 'type:' || l.link_type"],
+    link: ['link', 'e.link_seq', ''],
+    busy: ['busy', 'e.link_seq', 'JOIN stats_busy_links b ON b.seq = e.link_seq'],
+  }
+  for (const level of LEVELS)
+    for (const k of kinds) {
+      const [kind, scopeExpr, join] = scopes[k]
       for (const dim of dimsKept(kind, level)) {
-        const value = dim === TOTAL ? "''" : `coalesce(e.${DIMENSIONS[dim - 1]!.column}, '')`
+        if (onlyDims && !onlyDims.includes(dim)) continue
         parts.push(`INSERT INTO ${level.table} (scope, dim, t, value, clicks, scans)
-  SELECT ${scopeExpr}, ${dim}, e.at / ${level.ms}, ${value}, sum(e.n), sum(e.n * e.scan) FROM click_events e ${join}
+  SELECT ${scopeExpr}, ${dim}, e.at / ${level.ms}, ${valueSql(dim)}, sum(e.n), sum(e.n * e.scan) FROM click_events e ${join}
   GROUP BY 1, 3, 4;`)
       }
     }
-  }
   return parts.join('\n')
+}
+
+/** The same rows for one link that just became busy (its events so far): one statement per dim, bound to the link seq. */
+export function busyBackfillSql(): string[] {
+  return DIMENSIONS.map((d) => `INSERT INTO stats_day (scope, dim, t, value, clicks, scans)
+  SELECT e.link_seq, ${d.code}, e.at / ${DAY}, ${valueSql(d.code)}, sum(e.n), sum(e.n * e.scan) FROM click_events e
+  WHERE e.link_seq = ? GROUP BY 3, 4`)
 }

@@ -18,8 +18,8 @@ import { isDateTime } from '../shared/formats'
 import type { Caller } from '../auth/auth.service'
 import type { Settings } from '../config/settings'
 import { continentOfCountry } from '../geo/continents'
-import { DIMENSIONS, TOTAL, levelsFor, type Level } from './stats.rollup'
-import { RAW_UNIT_MS, type KeyKind, type LinkInfo, type ReadRow, type Scope, type SqlArg, type StatsStore } from './stats.store'
+import { DIMENSIONS, GEO_COLUMNS, TOTAL, geoComponentSql, levelsFor, type GeoColumn, type Level } from './stats.rollup'
+import { RAW_UNIT_MS, type DimRead, type KeyKind, type LinkInfo, type ReadRow, type Scope, type SqlArg, type StatsStore } from './stats.store'
 import { bucketBoundaries, canonicalZone, type Granularity } from './stats.time'
 import type { GroupBy, Interval, StatisticsQuery } from './stats.schema'
 
@@ -124,7 +124,8 @@ export function createStatsService(deps: { store: StatsStore; settings: Settings
     }
     if (caller.role !== 'admin') (where.push('l.user_id = ?'), args.push(caller.userId))
     if (!perLink && where.length === 0) return { kind: 'all' }
-    if (!perLink && where.length === 1 && caller.role !== 'admin') return { kind: 'owner', userId: caller.userId, num: store.ownerNum(caller.userId) }
+    if (!perLink && where.length === 1 && caller.role !== 'admin') return { kind: 'group', column: 'user_id', value: caller.userId, num: store.groupNum(caller.userId) }
+    if (!perLink && where.length === 1 && q.linkType) return { kind: 'group', column: 'link_type', value: q.linkType, num: store.groupNum(`type:${q.linkType}`) }
     const sql = `SELECT l.seq FROM links l${where.length ? ` WHERE ${where.join(' AND ')}` : ''}`
     // Every link (an admin's per-link groupBy): no membership check at all.
     if (where.length === 0) return { kind: 'link', sql, args, wide: true, everyLink: true }
@@ -144,6 +145,28 @@ export function createStatsService(deps: { store: StatsStore; settings: Settings
       if (v !== undefined) add(f.column, ['norm' in f ? f.norm(v) : v])
     }
     return filters
+  }
+
+  /**
+   * The rollup read answering the event filters and groupBy, or null when only raw events
+   * can (several dimensions, unless all are geo: a city row knows its region and country).
+   */
+  function dimReadOf(filters: Map<string, string[]>, groupColumn: string | null): DimRead | null {
+    const involved = [...new Set([...filters.keys(), ...(groupColumn ? [groupColumn] : [])])]
+    if (involved.length === 0) return { dim: TOTAL, conds: [], keyExpr: null }
+    const geo = (c: string): c is GeoColumn => (GEO_COLUMNS as readonly string[]).includes(c)
+    if (involved.every(geo)) {
+      const dim = Math.max(...involved.map((c) => GEO_COLUMNS.indexOf(c) + 1)) as 1 | 2 | 3
+      return {
+        dim,
+        conds: [...filters].map(([c, values]) => ({ expr: dim === 1 ? 'value' : geoComponentSql(dim, c as GeoColumn), values })),
+        keyExpr: groupColumn ? geoComponentSql(dim, groupColumn as GeoColumn) : null,
+      }
+    }
+    if (involved.length > 1) return null
+    const d = DIMENSIONS.find((x) => x.column === involved[0])!
+    const values = filters.get(d.column)
+    return { dim: d.code, conds: values ? [{ expr: 'value', values }] : [], keyExpr: "nullif(value, '')" }
   }
 
   function rangeOf(q: StatisticsQuery): { start: number | null; end: number } {
@@ -167,43 +190,46 @@ export function createStatsService(deps: { store: StatsStore; settings: Settings
     return [...decompose(from, a, finer), { level, from: a, to: b }, ...decompose(b, to, finer)]
   }
 
-  return {
-    statistics(caller: Caller, q: StatisticsQuery) {
-      const groupBy: GroupBy = q.groupBy ?? 'count'
-      const byTime = groupBy === 'time'
-      const granularity = q.granularity as Granularity | undefined
-      if (byTime && !granularity) throw parameterError(`'granularity' is required when groupBy is time (one of hour, day, week, month)`)
-      const zone = canonicalZone(q.timezone ?? 'UTC')
-      if (!zone) throw parameterError(`'timezone' must be an IANA time zone such as Europe/Paris (got '${q.timezone}')`)
-      const { start, end } = rangeOf(q)
+  function answer(caller: Caller, q: StatisticsQuery) {
+    const groupBy: GroupBy = q.groupBy ?? 'count'
+    const byTime = groupBy === 'time'
+    const granularity = q.granularity as Granularity | undefined
+    if (byTime && !granularity) throw parameterError(`'granularity' is required when groupBy is time (one of hour, day, week, month)`)
+    const zone = canonicalZone(q.timezone ?? 'UTC')
+    if (!zone) throw parameterError(`'timezone' must be an IANA time zone such as Europe/Paris (got '${q.timezone}')`)
+    const { start, end } = rangeOf(q)
 
-      const perLink = groupBy === 'link' || groupBy === 'link_type' || groupBy === 'destination'
-      const groupDim = DIMENSIONS.find((d) => d.groupBy === groupBy) ?? null
-      const scope = scopeOf(caller, q, perLink)
-      const filters = eventFiltersOf(q)
+    const perLink = groupBy === 'link' || groupBy === 'link_type' || groupBy === 'destination'
+    const groupDim = DIMENSIONS.find((d) => d.groupBy === groupBy) ?? null
+    const scope = scopeOf(caller, q, perLink)
+    const filters = eventFiltersOf(q)
 
-      // The event dimensions involved; rollups hold one at a time (and none per link).
-      const involved = new Set([...filters.keys(), ...(groupDim ? [groupDim.column] : [])])
-      const single = involved.size === 1 ? DIMENSIONS.find((d) => d.column === [...involved][0])! : null
-      const rollupDim = involved.size === 0 ? TOTAL : single ? single.code : -1
-      const levels = rollupDim < 0 ? [] : levelsFor(scope.kind, rollupDim)
-      const values = single ? (filters.get(single.column) ?? null) : null
-      const key: KeyKind = perLink ? 'link' : groupDim ? 'value' : 'none'
-      const empty = [...filters.values()].some((v) => v.length === 0)
+    const read = dimReadOf(filters, groupDim?.column ?? null)
+    const key: KeyKind = perLink ? 'link' : groupDim ? 'value' : 'none'
+    const empty = [...filters.values()].some((v) => v.length === 0)
+    // Where the answer comes from: the scope's rollups; for an event dimension of chosen
+    // links, the busy links' day rows plus the other links' (few) raw events; raw events
+    // alone when several non-geo dimensions are involved.
+    const sources: { scope: Scope; levels: Level[] }[] =
+      read === null ? [{ scope, levels: [] }]
+      : scope.kind === 'link' && read.dim !== TOTAL
+        ? [{ scope: store.busyPart(scope, true), levels: levelsFor('busy', read.dim) }, { scope: store.busyPart(scope, false), levels: [] }]
+        : [{ scope, levels: levelsFor(scope.kind, read.dim) }]
 
-      // The pieces to sum: one per bucket for time, else the whole range.
-      let from = start
-      if (from === null) from = byTime ? store.firstClickHour(scope) : 0
-      let bounds: number[] = []
-      if (byTime) {
-        if (from === null) return []
-        const b = bucketBoundaries(zone, granularity!, from, end, MAX_BUCKETS)
-        if (!b) throw parameterError(`'granularity' ${granularity} gives more than ${MAX_BUCKETS} buckets over this range: choose a coarser one or a shorter range`)
-        bounds = b
-      }
-      const pieces = byTime ? bounds.slice(0, -1).map((b, i) => [Math.max(b, from!), Math.min(bounds[i + 1]!, end)] as const) : [[from!, end] as const]
+    // The pieces to sum: one per bucket for time, else the whole range.
+    let from = start
+    if (from === null) from = byTime ? store.firstClickHour(scope) : 0
+    let bounds: number[] = []
+    if (byTime) {
+      if (from === null) return []
+      const b = bucketBoundaries(zone, granularity!, from, end, MAX_BUCKETS)
+      if (!b) throw parameterError(`'granularity' ${granularity} gives more than ${MAX_BUCKETS} buckets over this range: choose a coarser one or a shorter range`)
+      bounds = b
+    }
+    const pieces = byTime ? bounds.slice(0, -1).map((b, i) => [Math.max(b, from!), Math.min(bounds[i + 1]!, end)] as const) : [[from!, end] as const]
 
-      // Aligned ranges per level, merged where contiguous, read with one query each.
+    // Aligned ranges per level, merged where contiguous, read with one query each.
+    const spansOf = (levels: Level[]) => {
       const spans = new Map<Level | null, { from: number; to: number }[]>()
       for (const [a, b] of pieces)
         for (const r of decompose(a, b, levels)) {
@@ -213,67 +239,73 @@ export function createStatsService(deps: { store: StatsStore; settings: Settings
           else list.push({ from: r.from, to: r.to })
           spans.set(r.level, list)
         }
+      return spans
+    }
 
-      const sums = new Map<string | number | null, Totals>()
-      const perBucket: Totals[] = byTime ? bounds.slice(0, -1).map(() => ({ c: 0, s: 0 })) : []
-      const bucketOf = (t: number) => {
-        let lo = 0
-        let hi = bounds.length - 2
-        while (lo < hi) {
-          const mid = (lo + hi + 1) >> 1
-          if (bounds[mid]! <= t) lo = mid
-          else hi = mid - 1
-        }
-        return lo
+    const sums = new Map<string | number | null, Totals>()
+    const perBucket: Totals[] = byTime ? bounds.slice(0, -1).map(() => ({ c: 0, s: 0 })) : []
+    const bucketOf = (t: number) => {
+      let lo = 0
+      let hi = bounds.length - 2
+      while (lo < hi) {
+        const mid = (lo + hi + 1) >> 1
+        if (bounds[mid]! <= t) lo = mid
+        else hi = mid - 1
       }
-      const take = (rows: ReadRow[], unitMs: number, spanFrom: number) => {
-        for (const r of rows) {
-          const k = key === 'value' && r.k === '' ? null : r.k
-          const target = byTime ? perBucket[bucketOf(Math.max(r.u * unitMs, spanFrom))]! : (sums.get(k) ?? (sums.set(k, { c: 0, s: 0 }), sums.get(k)!))
-          target.c += r.c
-          target.s += r.s
-        }
+      return lo
+    }
+    const take = (rows: ReadRow[], unitMs: number, spanFrom: number) => {
+      for (const r of rows) {
+        const k = r.k
+        const target = byTime ? perBucket[bucketOf(Math.max(r.u * unitMs, spanFrom))]! : (sums.get(k) ?? (sums.set(k, { c: 0, s: 0 }), sums.get(k)!))
+        target.c += r.c
+        target.s += r.s
       }
-      // qr=true: scans only; qr=false: clicks that are not scans.
-      const measure = (t: Totals) => (q.qr === true ? { clicks: t.s, scans: t.s } : q.qr === false ? { clicks: t.c - t.s, scans: 0 } : { clicks: t.c, scans: t.s })
+    }
+    // qr=true: scans only; qr=false: clicks that are not scans.
+    const measure = (t: Totals) => (q.qr === true ? { clicks: t.s, scans: t.s } : q.qr === false ? { clicks: t.c - t.s, scans: 0 } : { clicks: t.c, scans: t.s })
 
-      // Per-link groupBys: every read summed per link and joined with the links in one statement.
-      if (perLink && !byTime) {
-        const parts: { sql: string; args: SqlArg[] }[] = []
-        if (!empty)
-          for (const [level, list] of spans)
+    // Per-link groupBys: every read summed per link and joined with the links in one statement.
+    if (perLink && !byTime) {
+      const parts: { sql: string; args: SqlArg[] }[] = []
+      if (!empty)
+        for (const src of sources)
+          for (const [level, list] of spansOf(src.levels))
             for (const span of list)
               parts.push(level
-                ? store.rollupSql(level, scope, rollupDim, span.from / level.ms, span.to / level.ms, values, key, false)
-                : store.rawSql(scope, span.from, span.to, filters, key, null, false))
-        const linkRows = store.readPerLink(parts, groupBy === 'link' ? null : groupBy === 'link_type' ? 'link_type' : 'destination')
-        const name = groupBy === 'link' ? 'linkId' : groupBy === 'link_type' ? 'linkType' : 'destination'
-        const measured = linkRows.map((r) => ({ r, m: measure({ c: r.c, s: r.s }) })).filter((x) => x.m.clicks > 0)
-        measured.sort((a, b) => b.m.clicks - a.m.clicks || compareKeys(groupBy === 'link' ? a.r.id : a.r.k, groupBy === 'link' ? b.r.id : b.r.k))
-        return groupBy === 'link'
-          ? measured.map(({ r, m }) => ({ linkId: r.id, shortLink: `${settings.shortOrigin(r.domain!)}/${r.key}`, destination: r.destination, ...m }))
-          : measured.map(({ r, m }) => ({ [name]: r.k, ...m }))
-      }
+                ? store.rollupSql(level, src.scope, read!, span.from / level.ms, span.to / level.ms, key, false)
+                : store.rawSql(src.scope, span.from, span.to, filters, key, null, false))
+      const linkRows = store.readPerLink(parts, groupBy === 'link' ? null : groupBy === 'link_type' ? 'link_type' : 'destination')
+      const name = groupBy === 'link' ? 'linkId' : groupBy === 'link_type' ? 'linkType' : 'destination'
+      const measured = linkRows.map((r) => ({ r, m: measure({ c: r.c, s: r.s }) })).filter((x) => x.m.clicks > 0)
+      measured.sort((a, b) => b.m.clicks - a.m.clicks || compareKeys(groupBy === 'link' ? a.r.id : a.r.k, groupBy === 'link' ? b.r.id : b.r.k))
+      return groupBy === 'link'
+        ? measured.map(({ r, m }) => ({ linkId: r.id, shortLink: `${settings.shortOrigin(r.domain!)}/${r.key}`, destination: r.destination, ...m }))
+        : measured.map(({ r, m }) => ({ [name]: r.k, ...m }))
+    }
 
-      if (!empty) {
-        for (const [level, list] of spans)
+    if (!empty)
+      for (const src of sources)
+        for (const [level, list] of spansOf(src.levels))
           for (const span of list) {
-            if (level)
-              take(store.readRollup(level, scope, rollupDim, span.from / level.ms, span.to / level.ms, values, key, byTime), level.ms, span.from)
-            else take(store.readRaw(scope, span.from, span.to, filters, key, groupDim?.column ?? null, byTime), RAW_UNIT_MS, span.from)
+            if (level) take(store.readRollup(level, src.scope, read!, span.from / level.ms, span.to / level.ms, key, byTime), level.ms, span.from)
+            else take(store.readRaw(src.scope, span.from, span.to, filters, key, groupDim?.column ?? null, byTime), RAW_UNIT_MS, span.from)
           }
-      }
 
 
-      if (byTime) return perBucket.map((t, i) => ({ start: new Date(bounds[i]!).toISOString(), ...measure(t) }))
-      if (groupBy === 'count') return measure(sums.get(null) ?? { c: 0, s: 0 })
-      const rows = [...sums].map(([k, t]) => ({ key: k, m: measure(t) }))
-      const name = groupDim!.key
-      return rows
-        .filter((r) => r.m.clicks > 0)
-        .sort((a, b) => b.m.clicks - a.m.clicks || compareKeys(a.key, b.key))
-        .map((r) => ({ [name]: r.key, ...r.m }))
-    },
+    if (byTime) return perBucket.map((t, i) => ({ start: new Date(bounds[i]!).toISOString(), ...measure(t) }))
+    if (groupBy === 'count') return measure(sums.get(null) ?? { c: 0, s: 0 })
+    const rows = [...sums].map(([k, t]) => ({ key: k, m: measure(t) }))
+    const name = groupDim!.key
+    return rows
+      .filter((r) => r.m.clicks > 0)
+      .sort((a, b) => b.m.clicks - a.m.clicks || compareKeys(a.key, b.key))
+      .map((r) => ({ [name]: r.key, ...r.m }))
+  }
+
+  return {
+    /** Every read of one answer in one snapshot of the store (the writer commits in between). */
+    statistics: (caller: Caller, q: StatisticsQuery) => store.snapshot(() => answer(caller, q)),
   }
 }
 export type StatsService = ReturnType<typeof createStatsService>

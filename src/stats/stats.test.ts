@@ -3,6 +3,7 @@ import { createHarness, type ApiHarness } from '../../test/helpers/in-process'
 import { createEventWriter, type ClickEvent } from './click-writer'
 import { rebuildSql } from './stats.rollup'
 import { bucketBoundaries } from './stats.time'
+import { continentOfCountry } from '../geo/continents'
 
 const T = (iso: string) => Date.parse(iso)
 
@@ -245,9 +246,15 @@ async function fixtureTag(h: ApiHarness): Promise<string> {
 
 describe('rollups', () => {
   test('the writer keeps them equal to a rebuild from the events (the migration backfill)', async () => {
-    const { h, a, b, c, write } = await fixture()
-    write([event(a.seq, T('2025-03-10T00:00:05Z'), { n: 4 }), event(c.seq, T('2025-06-01T12:00:00Z'), { city: 'Berlin', region: 'Berlin' }), event(b.seq, T('2024-12-31T23:59:59Z'))])
+    const { h, a, b, c } = await fixture()
     const db = h.deps.db
+    // Link a passes the lowered busy threshold in the second batch: its dimension rows are backfilled, then kept.
+    const write = createEventWriter(db, { busyLinkClicks: 10 })
+    write([event(a.seq, T('2025-03-10T00:00:05Z'), { n: 4 }), event(c.seq, T('2025-06-01T12:00:00Z'), { city: 'Berlin', region: 'Berlin' }), event(b.seq, T('2024-12-31T23:59:59Z'))])
+    write([event(a.seq, T('2025-03-11T10:00:00Z'), { country: 'NL', region: 'Limburg', city: 'Maastricht' }), event(b.seq, T('2025-03-11T10:00:00Z'))])
+    write([event(a.seq, T('2025-03-11T11:00:00Z'), { country: 'BE', region: 'Limburg', city: 'Hasselt', n: 2 })])
+    expect(db.query('SELECT seq FROM stats_busy_links').all()).toEqual([{ seq: a.seq }])
+    expect(db.query("SELECT count(*) AS n FROM stats_day WHERE scope = ? AND dim = 3").get(a.seq)).toEqual({ n: 4 })
     const tables = ['stats_quarter', 'stats_hour', 'stats_day', 'stats_week']
     const dump = () => tables.map((t) => db.query(`SELECT * FROM ${t} ORDER BY scope, dim, t, value`).all())
     const written = dump()
@@ -262,38 +269,69 @@ describe('rollups', () => {
 
   test('random events and queries: every answer equals a count over the events', async () => {
     const h = createHarness()
-    const links = [await makeLink(h, 'r1', h.keys.member), await makeLink(h, 'r2', h.keys.member, { type: 'text', data: { text: 'x' } }), await makeLink(h, 'r3', h.keys.other)]
+    const links = [
+      await makeLink(h, 'r1', h.keys.member), await makeLink(h, 'r2', h.keys.member, { type: 'text', data: { text: 'x' } }),
+      await makeLink(h, 'r3', h.keys.other), await makeLink(h, 'r4', h.keys.other, { type: 'text', data: { text: 'y' } }),
+    ]
     let seed = 11
     const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31)
     const pick = <T>(xs: T[]) => xs[Math.floor(rnd() * xs.length)]!
+    // Regions and a city sharing names across countries (Limburg), unknown parts, unknown places.
+    const places: [string | null, string | null, string | null][] = [
+      ['DE', 'Bavaria', 'Munich'], ['DE', 'Berlin', 'Berlin'], ['US', 'California', 'San Jose'], ['US', 'Texas', 'Austin'],
+      ['NL', 'Limburg', 'Maastricht'], ['BE', 'Limburg', 'Hasselt'], ['FR', null, null], ['GB', 'England', null], [null, null, null],
+    ]
     const base = T('2025-03-20T00:00:00Z')
     const events: ClickEvent[] = []
-    for (let i = 0; i < 600; i++)
-      events.push(event(pick(links).seq, base + Math.floor(rnd() * 20 * 86_400_000), {
-        scan: rnd() < 0.3, n: rnd() < 0.1 ? 3 : 1, country: pick(['DE', 'FR', 'US', null]), os: pick(['IOS', 'Android']), utmSource: pick(['a', 'b', null]),
+    for (let i = 0; i < 900; i++) {
+      const [country, region, city] = pick(places)
+      // Skewed: r1 and r2 pass the (lowered) busy threshold part-way through, r3 and r4 never do.
+      const link = links[[0, 0, 0, 0, 1, 1, 1, 2, 3][Math.floor(rnd() * 9)]!]!
+      events.push(event(link.seq, base + Math.floor(rnd() * 20 * 86_400_000), {
+        scan: rnd() < 0.3, n: rnd() < 0.1 ? 3 : 1, country, region, city, os: pick(['IOS', 'Android']), utmSource: pick(['a', 'b', null]),
       }))
-    const write = createEventWriter(h.deps.db)
+    }
+    const write = createEventWriter(h.deps.db, { busyLinkClicks: 200 })
     for (let i = 0; i < events.length; i += 50) write(events.slice(i, i + 50))
-    const seqOf = new Map(links.map((l) => [l.id, l.seq]))
-    for (let k = 0; k < 60; k++) {
+    const busy = (h.deps.db.query('SELECT seq FROM stats_busy_links ORDER BY seq').all() as { seq: number }[]).map((r) => r.seq)
+    expect(busy).toEqual([links[0]!.seq, links[1]!.seq])
+    const info = new Map(links.map((l, i) => [l.seq, { id: l.id, member: i < 2, type: i % 2 ? 'text' : 'link' }]))
+    const sum = (es: ClickEvent[]) => ({ clicks: es.reduce((a, e) => a + e.n, 0), scans: es.reduce((a, e) => a + (e.scan ? e.n : 0), 0) })
+    const grouped = (es: ClickEvent[], keyOf: (e: ClickEvent) => string | null) => {
+      const m = new Map<string, ClickEvent[]>()
+      for (const e of es) m.set(String(keyOf(e)), [...(m.get(String(keyOf(e))) ?? []), e])
+      return Object.fromEntries([...m].map(([k, v]) => [k, sum(v)]))
+    }
+    const groupKeys = { country: (e: ClickEvent) => e.country, region: (e: ClickEvent) => e.region, city: (e: ClickEvent) => e.city, os: (e: ClickEvent) => e.os, link: (e: ClickEvent) => info.get(e.linkSeq)!.id }
+    const outKey = { country: 'country', region: 'region', city: 'city', os: 'os', link: 'linkId' } as const
+    for (let k = 0; k < 120; k++) {
       const from = base + Math.floor(rnd() * 10 * 86_400_000)
       const to = from + Math.floor(rnd() * 12 * 86_400_000) + 1
-      const country = pick([undefined, 'DE', 'US'])
+      const asMember = rnd() < 0.3
+      const continent = pick([undefined, undefined, undefined, 'Europe'])
+      const country = pick([undefined, undefined, 'DE', 'US', 'NL'])
+      const region = pick([undefined, undefined, undefined, 'Limburg', 'Bavaria'])
+      const city = pick([undefined, undefined, undefined, undefined, 'Munich', 'Hasselt'])
       const os = pick([undefined, undefined, 'IOS'])
-      const link = pick([undefined, undefined, ...links])
+      const link = pick([undefined, undefined, ...links.filter((_, i) => !asMember || i < 2)])
+      const linkType = pick([undefined, undefined, undefined, 'text'])
       const zone = pick(['UTC', 'Europe/Paris', 'Asia/Kolkata', 'America/New_York'])
       const granularity = pick(['hour', 'day', 'week', 'month'] as const)
-      const qs = [`start=${new Date(from).toISOString()}`, `end=${new Date(to).toISOString()}`, country && `country=${country}`, os && `os=${os}`, link && `linkId=${link.id}`]
+      const qs = [`start=${new Date(from).toISOString()}`, `end=${new Date(to).toISOString()}`, continent && `continent=${continent}`, country && `country=${country}`,
+        region && `region=${region}`, city && `city=${city}`, os && `os=${os}`, link && `linkId=${link.id}`, linkType && `linkType=${linkType}`]
         .filter(Boolean).join('&')
-      const match = events.filter((e) => e.at >= from && e.at < to && (!country || e.country === country) && (!os || e.os === os) && (!link || e.linkSeq === seqOf.get(link.id)))
-      const sum = (es: ClickEvent[]) => ({ clicks: es.reduce((a, e) => a + e.n, 0), scans: es.reduce((a, e) => a + (e.scan ? e.n : 0), 0) })
-      expect([qs, await stats(h, qs)]).toEqual([qs, sum(match)])
-      const byCountry = await stats(h, `${qs}&groupBy=country`)
-      const expected = new Map<string | null, ClickEvent[]>()
-      for (const e of match) expected.set(e.country, [...(expected.get(e.country) ?? []), e])
-      expect([qs, Object.fromEntries(byCountry.map((r: any) => [String(r.country), { clicks: r.clicks, scans: r.scans }]))])
-        .toEqual([qs, Object.fromEntries([...expected].map(([c, es]) => [String(c), sum(es)]))])
-      const series = await stats(h, `${qs}&groupBy=time&granularity=${granularity}&timezone=${zone}`)
+      const key = asMember ? h.keys.member : undefined
+      const match = events.filter((e) => e.at >= from && e.at < to && (!continent || continentOfCountry(e.country) === continent) && (!country || e.country === country) &&
+        (!region || e.region === region) && (!city || e.city === city) && (!os || e.os === os) && (!link || e.linkSeq === link.seq) &&
+        (!linkType || info.get(e.linkSeq)!.type === linkType) && (!asMember || info.get(e.linkSeq)!.member))
+      expect([qs, asMember, await stats(h, qs, key)]).toEqual([qs, asMember, sum(match)])
+      for (const g of ['country', 'region', 'city', 'os', 'link'] as const) {
+        if (g !== 'country' && g !== 'link' && rnd() < 0.5) continue
+        const rows = await stats(h, `${qs}&groupBy=${g}`, key)
+        expect([qs, g, asMember, Object.fromEntries(rows.map((r: any) => [String(r[outKey[g]]), { clicks: r.clicks, scans: r.scans }]))])
+          .toEqual([qs, g, asMember, grouped(match, groupKeys[g])])
+      }
+      const series = await stats(h, `${qs}&groupBy=time&granularity=${granularity}&timezone=${zone}`, key)
       const bounds = bucketBoundaries(zone, granularity, from, to, 100_000)!
       expect(series.map((b: any) => b.start)).toEqual(bounds.slice(0, -1).map((t) => new Date(t).toISOString()))
       const perBucket = bounds.slice(0, -1).map((b, i) => sum(match.filter((e) => e.at >= b && e.at < bounds[i + 1]!)))

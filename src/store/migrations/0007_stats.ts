@@ -56,6 +56,6 @@ CREATE INDEX stats_hour_links ON stats_hour (t, scope, clicks, scans) WHERE scop
 CREATE INDEX stats_day_links ON stats_day (t, scope, clicks, scans) WHERE scope > 0 AND dim = 0;
 CREATE INDEX stats_week_links ON stats_week (t, scope, clicks, scans) WHERE scope > 0 AND dim = 0;
 INSERT INTO stats_owners (user_id) SELECT DISTINCT user_id FROM links ORDER BY user_id;
-${rebuildSql()}
+${rebuildSql(['all', 'owner', 'link'])}
 `,
 }

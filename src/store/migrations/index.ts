@@ -5,6 +5,7 @@ import { domains } from './0004_domains'
 import { templates } from './0005_templates'
 import { files } from './0006_files'
 import { stats } from './0007_stats'
+import { statsBusyLinks } from './0008_stats_busy_links'
 
 export interface Migration {
   id: number
@@ -13,4 +14,4 @@ export interface Migration {
 }
 
 /** Ordered by id; never edit a migration that has shipped, add a new one. */
-export const migrations: Migration[] = [foundation, links, clicks, domains, templates, files, stats]
+export const migrations: Migration[] = [foundation, links, clicks, domains, templates, files, stats, statsBusyLinks]
