@@ -156,6 +156,10 @@ describe('GET /statistics over real visits', () => {
     ]
     for (const [q, clicks, scans] of cases) expect([q, await stats(`${NOW}&${q}`)]).toEqual([q, { clicks, scans }])
     expect(await stats(`${NOW}&linkType=link&groupBy=country`)).toEqual([{ country: 'DE', clicks: 4, scans: 3 }, { country: 'US', clicks: 2, scans: 0 }, { country: 'GB', clicks: 1, scans: 0 }])
+    // Geo filters with a geo groupBy (answered from the region/city rollups, which know their country).
+    expect(await stats(`${NOW}&continent=Europe&groupBy=region`)).toEqual([{ region: 'Bavaria', clicks: 4, scans: 3 }, { region: 'England', clicks: 1, scans: 0 }])
+    expect(await stats(`${NOW}&country=US&groupBy=city`)).toEqual([{ city: 'Mountain View', clicks: 2, scans: 0 }, { city: 'Washington D.C.', clicks: 1, scans: 1 }])
+    expect(await stats(`${NOW}&city=London&groupBy=country`)).toEqual([{ country: 'GB', clicks: 1, scans: 0 }])
     expect(await stats(`${NOW}&tagNames=Promo&groupBy=os`)).toEqual([{ os: 'Windows', clicks: 3, scans: 3 }, { os: 'IOS', clicks: 2, scans: 0 }, { os: 'MacOS', clicks: 1, scans: 0 }])
   })
 
