@@ -6,13 +6,15 @@
  * the real writer (createEventWriter: events, counters and rollups in one transaction
  * per batch), then times GET /statistics through the real API app (in-process) while the
  * click recorder keeps writing visits from its worker thread. Usage:
- *   bun scripts/bench/stats.ts [--events 10000000] [--db /tmp/stats-bench.db] [--reuse] [--runs 9]
+ *   bun scripts/bench/stats.ts [--events 10000000] [--db /tmp/stats-bench.db] [--reuse] [--runs 9] [--only <label text>]
  */
 import { createEventWriter, type ClickEvent } from '../../src/stats/click-writer'
 import { arg, benchApp, seededRandom } from './args'
 
 const N = Number(arg('events', '10000000'))
 const RUNS = Number(arg('runs', '9'))
+/** Time only the queries whose label contains this text. */
+const ONLY = arg('only', '')
 const dbPath = arg('db', '/tmp/stats-bench.db')
 const { reuse, deps, app } = benchApp(dbPath)
 const db = deps.db
@@ -173,6 +175,7 @@ const last30 = `start=${iso(END - 30 * 86_400_000)}&end=${iso(END)}`
 const lastYear = `start=${iso(START)}&end=${iso(END)}`
 
 async function time(label: string, query: string, key = adminKey) {
+  if (ONLY && !label.includes(ONLY)) return
   const samples: number[] = []
   let body = ''
   for (let i = 0; i < RUNS; i++) {
