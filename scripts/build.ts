@@ -13,3 +13,11 @@ const workers = WORKER_ENTRYPOINTS.map((p) => `src/${p}`)
 await $`bun build --compile --minify --sourcemap src/main.ts ${workers} --outfile dist/shortlink`.quiet()
 const size = Bun.file('dist/shortlink').size
 console.log(`built dist/shortlink: ${(size / 1024 / 1024).toFixed(1)} MiB in ${((performance.now() - started) / 1000).toFixed(1)} s`)
+
+// The bundler embeds the native resvg module (@resvg/resvg-js) of the platform it builds
+// on, which the binary writes to its temp folder and loads at start-up. Without it (no
+// prebuilt module installed for this platform) QR codes are drawn by resvg-wasm, slower.
+const binary = Buffer.from(await Bun.file('dist/shortlink').arrayBuffer())
+const at = binary.indexOf('/$bunfs/root/resvgjs.')
+const embedded = at < 0 ? null : /^[^"'\s]+?\.node/.exec(binary.toString('latin1', at, at + 200))?.[0]
+console.log(embedded ? `native QR rasteriser embedded: ${embedded.slice('/$bunfs/root/'.length)}` : 'warning: no native resvg module for this platform: QR codes will be drawn by resvg-wasm (slower)')

@@ -92,6 +92,9 @@ async function serve(flags: Record<string, string>) {
     )
   }
 
+  // In the background: the first QR renders are then as quick as later ones (see warmUpChecks).
+  deps.qr.warmUp().catch((e) => log.warn('qr warm-up failed', { error: String(e) }))
+
   // Logged last: tests and scripts wait for this line, the key above is already out.
   log.info('started', { config: file ?? '(embedded default)', dataDir: config.server.dataDir, tls: config.tls.mode })
 

@@ -53,26 +53,34 @@ let scratch = new Uint8Array(0)
  * smaller; "None" wins only on diagonal gradients (~20% smaller there), not worth a choice.
  */
 export function encodePng(px: Bytes, width: number, height: number): Uint8Array {
+  const px32 = words(px)
+  // Whole pixels as little-endian words (as on every platform Bun runs on): alpha is the top byte.
   let opaque = true
   let grey = true
-  for (let i = 0; i < px.length; i += 4) {
-    if (px[i + 3] !== 255) {
+  for (let p = 0; p < px32.length; p++) {
+    const v = px32[p]!
+    if (v < 0xff000000) {
       opaque = false
       break
     }
-    if (grey && (px[i] !== px[i + 1] || px[i] !== px[i + 2])) grey = false
+    if (grey && ((v ^ (v >>> 8)) & 0xffff) !== 0) grey = false
   }
-  const px32 = words(px)
   const channels = !opaque ? 4 : grey ? 1 : 3
   const stride = width * channels
   const size = (stride + 1) * height
   if (scratch.length < size) scratch = new Uint8Array(size)
   else scratch.fill(0, 0, size)
   const raw = scratch.subarray(0, size)
+  const bytes = Buffer.from(px.buffer, px.byteOffset, px.byteLength)
+  const rowBytes = width * 4
   for (let y = 0; y < height; y++) {
     let d = y * (stride + 1)
     raw[d++] = 2 // Up: each byte minus the byte above it (zeros above the first row).
     const row = y * width
+    // A row like the one above filters to zeros (already there): most rows of square
+    // modules. Compared natively, which is several times faster than word by word.
+    const at = row * 4
+    if (y > 0 && bytes.compare(bytes, at - rowBytes, at, at, at + rowBytes) === 0) continue
     for (let x = 0; x < width; x++, d += channels) {
       const p = row + x
       if (y > 0 && px32[p] === px32[p - width]) continue

@@ -9,11 +9,12 @@ import QRCode from 'qrcode'
 import { AppError, parameterError } from '../shared/errors'
 import { designOf, type Design } from './qr.design'
 import { scansWithBoth } from './qr.decode'
-import { enginesReady, fontBuffers, FONT_FAMILY, Resvg } from './qr.engines'
+import { enginesReady } from './qr.engines'
 import { fetchImage, type FetchedImage, type ImageKind } from './qr.fetch'
 import { buildSvg, frameLayout, type EmbeddedImage, type Matrix } from './qr.svg'
 import { LruCache } from './qr.lru'
 import { compositeOver, encodePng } from './qr.png'
+import { rasterise, rasteriserReady, rasteriseText, releaseNativeMemory, svgSize, textsAsPaths } from './qr.raster'
 
 export type QrFormat = 'png' | 'svg'
 
@@ -73,12 +74,10 @@ export function createQrRenderer(opts: QrRendererOptions) {
   const textLayers = new LruCache<Uint8Array>({ maxEntries: 16, ttlMs: ASSET_TTL_MS })
 
   /** Frame texts alone, drawn once per texts + layout + width (premultiplied RGBA), composited over the code. */
-  function textLayer(svg: string, width: number): Uint8Array {
+  async function textLayer(svg: string, width: number): Promise<Uint8Array> {
     const hit = textLayers.get(svg)
     if (hit) return hit
-    const r = new Resvg(svg, { fitTo: { mode: 'width', value: width }, font: { fontBuffers: fontBuffers(), defaultFontFamily: FONT_FAMILY, sansSerifFamily: FONT_FAMILY } })
-    const pixels = r.render().pixels
-    r.free()
+    const pixels = await rasteriseText(svg, width)
     textLayers.set(svg, pixels)
     return pixels
   }
@@ -96,7 +95,7 @@ export function createQrRenderer(opts: QrRendererOptions) {
       } else {
         img = await fetchImage(source, { ...ASSET_LIMITS, allowPrivateNetworks: opts.allowPrivateNetworks, kinds, field })
       }
-      await enginesReady()
+      await rasteriserReady()
       return { ...img, ...imageSize(img, field) }
     })()
     assets.set(key, p)
@@ -116,11 +115,9 @@ export function createQrRenderer(opts: QrRendererOptions) {
     const hit = scaled.get(key)
     if (hit) return hit
     const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${pw}" height="${ph}" viewBox="0 0 ${pw} ${ph}"><image href="${dataUrl(asset)}" width="${pw}" height="${ph}" preserveAspectRatio="${fit === 'meet' ? 'xMidYMid meet' : 'none'}"/></svg>`
-    const r = new Resvg(svg)
-    const image = r.render()
+    const image = rasterise(svg)
     const png = encodePng(image.pixels, image.width, image.height)
     const img: Scaled = { href: `data:image/png;base64,${Buffer.from(png).toString('base64')}`, width: asset.width, height: asset.height, pixels: image.pixels }
-    r.free()
     scaled.set(key, img)
     return img
   }
@@ -129,7 +126,7 @@ export function createQrRenderer(opts: QrRendererOptions) {
     const design = designOf(input.qrOptions, { allowFileIds: !!opts.readFile })
     withQueryTexts(design, input.texts)
     const matrix = matrixOf(input.text, design)
-    await enginesReady()
+    await Promise.all([enginesReady(), rasteriserReady()])
     const repairs: string[] = []
 
     let logo: Asset | null = null
@@ -178,14 +175,11 @@ export function createQrRenderer(opts: QrRendererOptions) {
       const svgInput = { matrix, design: d, width: input.width, logo: logoImg, logoSize: attempt.logoSize, texts, frameImage: frameImg }
       // Texts are a cached layer of their own: loading the fonts alone costs 3-8 ms a render.
       const { svg } = buildSvg({ ...svgInput, drawFrameImage: false, textLayer: 'omit' })
-      const resvg = new Resvg(svg, { fitTo: { mode: 'width', value: input.width }, shapeRendering: d.body.style === 'square' ? 1 : 2 })
-      const image = resvg.render()
-      resvg.free()
-      const { width: w, height: h } = image
-      const pixels: Uint8Array = image.pixels
+      const { pixels, width: w, height: h } = rasterise(svg, { width: input.width, crisp: d.body.style === 'square' })
+      await releaseNativeMemory()
       if (frameImg && frameImg.pixels.length === pixels.length) compositeOver(pixels, frameImg.pixels, pixels)
       if (texts.length) {
-        const layer = textLayer(buildSvg({ ...svgInput, textLayer: 'only' }).svg, input.width)
+        const layer = await textLayer(buildSvg({ ...svgInput, textLayer: 'only' }).svg, input.width)
         if (layer.length === pixels.length) compositeOver(layer, pixels, pixels)
       }
       // Checked at half size while a module keeps at least 3 px there (see checkCopy).
@@ -199,11 +193,7 @@ export function createQrRenderer(opts: QrRendererOptions) {
       if (input.format === 'svg') {
         const full = buildSvg({ ...svgInput, drawFrameImage: true }).svg
         // resvg's own SVG has the texts as paths: it looks the same without the font.
-        if (texts.length) {
-          const r2 = new Resvg(full, { font: { fontBuffers: fontBuffers(), defaultFontFamily: FONT_FAMILY, sansSerifFamily: FONT_FAMILY } })
-          body = new TextEncoder().encode(r2.toString())
-          r2.free()
-        } else body = new TextEncoder().encode(full)
+        body = new TextEncoder().encode(texts.length ? await textsAsPaths(full) : full)
       } else body = encodePng(pixels, w, h)
       return { body, contentType: input.format === 'svg' ? 'image/svg+xml' : 'image/png', etag: etagOf(body), inverted: d.inverted, repairs }
     }
@@ -230,9 +220,34 @@ export function createQrRenderer(opts: QrRendererOptions) {
       for (const width of [300, 100]) await renderUncached({ text: SAMPLE_TEXT, qrOptions, format: 'png', width }, true)
     },
     cacheSize: () => renders.size,
+    warmUp: warmUpChecks,
   }
 }
 export type QrRenderer = ReturnType<typeof createQrRenderer>
+
+const WARM_UP_CHECKS = 50
+let warmedUp: Promise<void> | null = null
+
+/**
+ * Runs the scannability check on a plain sample until the wasm decoders are at full
+ * speed, yielding to the event loop between runs; once per process. The engine compiles
+ * ZXing's hot paths only after ~40 decodes: until then the check of a 300 px code costs
+ * 5-10 ms instead of ~1 ms. For a server to start in the background at start-up (about
+ * 150 ms of work), so its first renders are as quick as later ones.
+ */
+export function warmUpChecks(): Promise<void> {
+  warmedUp ??= (async () => {
+    await Promise.all([enginesReady(), rasteriserReady()])
+    const design = designOf({})
+    const matrix = matrixOf(SAMPLE_TEXT, design)
+    const { pixels, width, height } = rasterise(buildSvg({ matrix, design, width: 300, texts: [] }).svg, { width: 300, crisp: true })
+    for (let i = 0; i < WARM_UP_CHECKS; i++) {
+      if (!(await scansWithBoth({ data: pixels, width, height }, SAMPLE_TEXT, { inverted: false, half: true }))) throw new Error('the warm-up sample did not decode')
+      await new Promise((resolve) => setImmediate(resolve))
+    }
+  })()
+  return warmedUp
+}
 
 /** Frame texts from the `texts` query: they replace the contents in order; a design without a frame gets the built-in one. */
 function withQueryTexts(design: Design, texts: string[] | undefined) {
@@ -320,10 +335,8 @@ export function imageSize(img: FetchedImage, field: string): { width: number; he
   }
   if (img.kind === 'svg') {
     try {
-      const r = new Resvg(Buffer.from(b).toString('utf8'))
-      const size = { width: Math.max(1, Math.round(r.width)), height: Math.max(1, Math.round(r.height)) }
-      r.free()
-      return size
+      const size = svgSize(Buffer.from(b).toString('utf8'))
+      return { width: Math.max(1, Math.round(size.width)), height: Math.max(1, Math.round(size.height)) }
     } catch {}
   }
   throw parameterError(`'${field}' the image could not be read`)

@@ -26,6 +26,8 @@ export function createQrService(opts: QrRendererOptions) {
     validateQrOptions: renderer.validateQrOptions,
     assertScannable: renderer.assertScannable,
     scan: scanner.scan,
+    /** Brings the in-process decoders up to speed (see warmUpChecks): call once when the server starts. */
+    warmUp: renderer.warmUp,
   }
 }
 export type QrService = ReturnType<typeof createQrService>

@@ -4,7 +4,9 @@
  * (0.2-0.4 ms); resvg turns it into pixels.
  */
 import type { Design, Direction, Fill, FrameText, BodyStyle, EyeFrameStyle, EyeBallStyle } from './qr.design'
-import { FONT_FAMILY } from './qr.engines'
+
+/** The frame texts' font: embedded (Inter 400/700) and handed to resvg by qr.raster.ts. */
+export const FONT_FAMILY = 'Inter'
 
 export interface Matrix {
   size: number

@@ -1,11 +1,10 @@
 /** Images and an image server for the QR tests (real HTTP on loopback, real encoders). */
 import jpeg from 'jpeg-js'
 import QRCode from 'qrcode'
-import { enginesReady, Resvg } from './qr.engines'
+import { rasterise, rasteriserReady, svgToPng } from './qr.raster'
 
 export async function pngOf(svg: string): Promise<Uint8Array> {
-  await enginesReady()
-  return new Resvg(svg).render().asPng()
+  return svgToPng(svg)
 }
 
 /** A plain QR code of `text` as an SVG string, `px` wide, optionally rotated and on a grey photo-like surround. */
@@ -22,8 +21,8 @@ export function plainQrSvg(text: string, px: number, opts: { rotate?: number; tr
 
 /** JPEG bytes of an SVG (quality 0-100). */
 export async function jpegOf(svg: string, quality = 80): Promise<Uint8Array> {
-  await enginesReady()
-  const img = new Resvg(svg, { background: '#ffffff' }).render()
+  await rasteriserReady()
+  const img = rasterise(svg, { background: '#ffffff' })
   return jpeg.encode({ data: Buffer.from(img.pixels), width: img.width, height: img.height }, quality).data
 }
 
