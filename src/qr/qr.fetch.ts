@@ -3,9 +3,9 @@
  * server into a proxy into its own network: the host is resolved first and every
  * address must be public (unless the operator allows private networks), each redirect
  * is re-checked, the body is capped while it streams, and the whole fetch has a deadline.
- * The DNS answer is not pinned for the connection itself: a rebinding window of
- * milliseconds remains, accepted for an image fetch that returns no body to the caller
- * (scan) or only rendered pixels (logos).
+ * The connection goes to the address that was checked (the URL's host replaced by it, the
+ * Host header and the TLS server name kept), so a second DNS answer cannot point it
+ * elsewhere (DNS rebinding).
  */
 import { lookup } from 'node:dns/promises'
 import { BlockList, isIP } from 'node:net'
@@ -30,7 +30,11 @@ export interface FetchLimits {
   field: string
   /** Which resolved addresses are refused; default: private, loopback, link-local and reserved ones. */
   isRefusedAddress?: (ip: string) => boolean
+  /** The DNS lookup (all addresses of a host); tests substitute their own. */
+  resolveHost?: (host: string) => Promise<string[]>
 }
+
+const systemLookup = async (host: string) => (await lookup(host, { all: true, verbatim: true })).map((a) => a.address)
 
 const blocked = new BlockList()
 for (const [net, bits] of [
@@ -74,16 +78,20 @@ export function isPrivateAddress(ip: string): boolean {
 
 const gateway = (message: string) => new AppError('bad_gateway', message)
 
-async function assertPublicHost(url: URL, limits: FetchLimits) {
+/**
+ * Checks the URL's host and returns the address to connect to: null when no pinning is
+ * needed (an IP literal, or private networks allowed).
+ */
+async function checkedAddress(url: URL, limits: FetchLimits): Promise<string | null> {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw parameterError(`'${limits.field}' must be an http(s) URL`)
   if (url.username || url.password) throw parameterError(`'${limits.field}' must not carry credentials`)
-  if (limits.allowPrivateNetworks) return
+  if (limits.allowPrivateNetworks) return null
   const host = url.hostname.replace(/^\[|\]$/g, '')
   let addresses: string[]
   if (isIP(host)) addresses = [host]
   else {
     try {
-      addresses = (await lookup(host, { all: true, verbatim: true })).map((a) => a.address)
+      addresses = await (limits.resolveHost ?? systemLookup)(host)
     } catch {
       throw gateway(`could not resolve ${host}`)
     }
@@ -91,6 +99,15 @@ async function assertPublicHost(url: URL, limits: FetchLimits) {
   if (addresses.length === 0) throw gateway(`could not resolve ${host}`)
   const bad = addresses.find(limits.isRefusedAddress ?? isPrivateAddress)
   if (bad) throw parameterError(`'${limits.field}' ${host} resolves to a private, loopback or link-local address (${bad}); such addresses are not fetched`)
+  return isIP(host) ? null : addresses[0]!
+}
+
+/** The request for `url` sent to `address`: same path, Host header and TLS server name as the URL. */
+function pinnedRequest(url: URL, address: string | null): { href: string; headers: Record<string, string>; tls?: { serverName: string } } {
+  if (!address) return { href: url.href, headers: {} }
+  const target = new URL(url.href)
+  target.hostname = isIP(address) === 6 ? `[${address}]` : address
+  return { href: target.href, headers: { host: url.host }, ...(url.protocol === 'https:' ? { tls: { serverName: url.hostname } } : {}) }
 }
 
 /** Fetches an image under the limits; fetch problems are 502 bad_gateway, unusable content 422. */
@@ -104,10 +121,15 @@ export async function fetchImage(rawUrl: string, limits: FetchLimits): Promise<F
   const deadline = AbortSignal.timeout(limits.timeoutMs)
   try {
     for (let hop = 0; ; hop++) {
-      await assertPublicHost(url, limits)
+      const request = pinnedRequest(url, await checkedAddress(url, limits))
       let res: Response
       try {
-        res = await fetch(url, { redirect: 'manual', signal: deadline, headers: { accept: 'image/png,image/jpeg,image/svg+xml;q=0.8,*/*;q=0.1' } })
+        res = await fetch(request.href, {
+          redirect: 'manual',
+          signal: deadline,
+          headers: { ...request.headers, accept: 'image/png,image/jpeg,image/svg+xml;q=0.8,*/*;q=0.1' },
+          ...(request.tls ? { tls: request.tls } : {}),
+        })
       } catch (e) {
         if (deadline.aborted) throw gateway(`fetching ${url.host} timed out after ${limits.timeoutMs / 1000} s`)
         throw gateway(`could not fetch ${url.host}: ${(e as Error).message}`)

@@ -223,6 +223,25 @@ describe('scan', () => {
     expect((await fetchImage(fixtures.url('/to-png'), { ...limits, isRefusedAddress: (ip) => ip.startsWith('10.') })).kind).toBe('png')
   })
 
+  test('the connection goes to the address that was checked (no second DNS lookup to rebind), with the Host header kept', async () => {
+    const hosts: string[] = []
+    const png = await pngOf(plainQrSvg('pinned', 200))
+    const origin = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: (r) => (hosts.push(r.headers.get('host') ?? ''), new Response(png, { headers: { 'content-type': 'image/png' } })) })
+    try {
+      // The first answer is checked and used; a later one (rebinding to 10/8) would be refused.
+      const answers = [['127.0.0.1'], ['10.9.9.9']]
+      const limits = { maxBytes: 1e6, timeoutMs: 2000, maxRedirects: 3, kinds: ['png' as const], field: 'url', allowPrivateNetworks: false,
+        isRefusedAddress: (ip: string) => ip.startsWith('10.'), resolveHost: async () => answers.shift() ?? [] }
+      // images.rebind.test exists in no DNS: only a connection to the checked address can succeed.
+      const got = await fetchImage(`http://images.rebind.test:${origin.port}/qr.png`, limits)
+      expect(got.kind).toBe('png')
+      expect(hosts).toEqual([`images.rebind.test:${origin.port}`])
+      expect(answers).toEqual([['10.9.9.9']])
+    } finally {
+      origin.stop(true)
+    }
+  })
+
   test('address classification', () => {
     for (const ip of ['127.0.0.1', '10.2.3.4', '172.16.0.1', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '::1', 'fe80::1', 'fd00::1', '::ffff:127.0.0.1', '224.0.0.1'])
       expect({ ip, private: isPrivateAddress(ip) }).toEqual({ ip, private: true })
