@@ -46,7 +46,8 @@ export interface Deps {
 }
 
 export function createDeps(config: Config, dbPath: string, log: Logger = createLogger()): Deps {
-  const db = openStore(dbPath)
+  // Rebuilding statistics rollups over millions of stored clicks takes minutes: say what runs.
+  const db = openStore(dbPath, (migration) => log.info('applying store migration', { migration }))
   const settings = deriveSettings(config)
   const auth = createAuthService(createAuthStore(db), { adminKey: config.auth.adminKey })
   auth.ensureAdminUser()

@@ -226,7 +226,7 @@ describe('scan', () => {
   test('the connection goes to the address that was checked (no second DNS lookup to rebind), with the Host header kept', async () => {
     const hosts: string[] = []
     const png = await pngOf(plainQrSvg('pinned', 200))
-    const origin = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: (r) => (hosts.push(r.headers.get('host') ?? ''), new Response(png, { headers: { 'content-type': 'image/png' } })) })
+    const origin = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: (r) => (hosts.push(r.headers.get('host') ?? ''), new Response(png as BodyInit, { headers: { 'content-type': 'image/png' } })) })
     try {
       // The first answer is checked and used; a later one (rebinding to 10/8) would be refused.
       const answers = [['127.0.0.1'], ['10.9.9.9']]

@@ -10,7 +10,8 @@ import { migrate } from './migrate'
 
 export type Store = Database
 
-export function openStore(path: string): Store {
+/** Opens (and migrates) the store; `onMigration` hears of each migration before it runs. */
+export function openStore(path: string, onMigration?: (name: string) => void): Store {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
   const db = new Database(path, { create: true, strict: true })
   db.exec('PRAGMA journal_mode = WAL')
@@ -18,7 +19,7 @@ export function openStore(path: string): Store {
   db.exec('PRAGMA foreign_keys = ON')
   db.exec('PRAGMA synchronous = NORMAL')
   db.exec('PRAGMA temp_store = MEMORY')
-  migrate(db)
+  migrate(db, onMigration)
   return db
 }
 

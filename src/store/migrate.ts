@@ -5,13 +5,14 @@
 import type { Database } from 'bun:sqlite'
 import { migrations } from './migrations'
 
-export function migrate(db: Database): string[] {
+export function migrate(db: Database, onMigration?: (name: string) => void): string[] {
   db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
     id INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`)
   const done = new Set(db.query<{ id: number }, []>('SELECT id FROM schema_migrations').all().map((r) => r.id))
   const applied: string[] = []
   for (const m of migrations) {
     if (done.has(m.id)) continue
+    onMigration?.(m.name)
     db.transaction(() => {
       db.exec(m.sql)
       db.query('INSERT INTO schema_migrations (id, name, applied_at) VALUES (?, ?, ?)').run(m.id, m.name, Date.now())
