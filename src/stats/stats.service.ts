@@ -256,8 +256,7 @@ export function createStatsService(deps: { store: StatsStore; settings: Settings
     }
     const take = (rows: ReadRow[], unitMs: number, spanFrom: number) => {
       for (const r of rows) {
-        const k = r.k
-        const target = byTime ? perBucket[bucketOf(Math.max(r.u * unitMs, spanFrom))]! : (sums.get(k) ?? (sums.set(k, { c: 0, s: 0 }), sums.get(k)!))
+        const target = byTime ? perBucket[bucketOf(Math.max(r.u * unitMs, spanFrom))]! : (sums.get(r.k) ?? (sums.set(r.k, { c: 0, s: 0 }), sums.get(r.k)!))
         target.c += r.c
         target.s += r.s
       }
@@ -291,7 +290,6 @@ export function createStatsService(deps: { store: StatsStore; settings: Settings
             if (level) take(store.readRollup(level, src.scope, read!, span.from / level.ms, span.to / level.ms, key, byTime), level.ms, span.from)
             else take(store.readRaw(src.scope, span.from, span.to, filters, key, groupDim?.column ?? null, byTime), RAW_UNIT_MS, span.from)
           }
-
 
     if (byTime) return perBucket.map((t, i) => ({ start: new Date(bounds[i]!).toISOString(), ...measure(t) }))
     if (groupBy === 'count') return measure(sums.get(null) ?? { c: 0, s: 0 })
