@@ -14,17 +14,12 @@ import { toIso } from '../shared/time'
 import type { CnameChecker, CnameOutcome } from './cname'
 import type { CnameStatus, SslStatus } from './domains.schema'
 import { normaliseHost, parseDomainName } from './domains.names'
+import { normaliseUrl } from '../links/links.content'
 import type { DomainSettings, DomainState, DomainStore, SslState } from './domains.store'
 
 /** What the redirect server needs per request. */
-export interface DomainLookup {
-  slug: string
-  destination: string | null
-  notFoundUrl: string | null
-  expiredUrl: string | null
-  assetLinks: string | null
-  appleAppSiteAssociation: string | null
-  archived: boolean
+export interface DomainLookup
+  extends Pick<DomainState, 'slug' | 'destination' | 'notFoundUrl' | 'expiredUrl' | 'assetLinks' | 'appleAppSiteAssociation' | 'archived'> {
   isDefault: boolean
 }
 
@@ -62,19 +57,6 @@ const MAX_BACKOFF_MS = 6 * 3600_000
 /** Delay before attempt `attempts + 1`: base, 2x base, 4x base, ... capped at 6 h. */
 export function backoffMs(baseMs: number, attempts: number): number {
   return Math.min(baseMs * 2 ** Math.max(0, attempts - 1), MAX_BACKOFF_MS)
-}
-
-function checkUrl(value: string, field: string): string {
-  let u: URL
-  try {
-    u = new URL(value.trim())
-  } catch {
-    throw parameterError(`'${field}' must be an absolute http or https URL`)
-  }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw parameterError(`'${field}' must use http or https (got ${u.protocol.replace(':', '')})`)
-  if (!u.hostname) throw parameterError(`'${field}' must name a host`)
-  if (u.href.length > 2000) throw parameterError(`'${field}' length must be 1-2000`)
-  return u.href
 }
 
 function checkJson(value: string, field: string): string {
@@ -201,7 +183,7 @@ export function createDomainService(opts: {
     const out: Partial<Omit<DomainSettings, 'archived'>> = {}
     for (const f of ['destination', 'notFoundUrl', 'expiredUrl'] as const) {
       const v = input[f]
-      if (v !== undefined) out[f] = v === null ? null : checkUrl(v, f)
+      if (v !== undefined) out[f] = v === null ? null : normaliseUrl(v, f)
     }
     for (const f of ['assetLinks', 'appleAppSiteAssociation'] as const) {
       const v = input[f]
