@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import tls from 'node:tls'
-import { freePort, startServer, type TestServer } from './helpers/server'
+import { freePort, startServer, type TestServer, json } from './helpers/server'
 import { pebbleInstalled, startPebble, type Pebble } from './helpers/pebble'
 
 const TARGET = 'edge.shortlink.test'
@@ -82,7 +82,6 @@ ${opts.domainsToml ?? ''}
   return { pebble, server, root, rootFile, toml, env }
 }
 
-const json = async (r: Response) => ({ status: r.status, body: (await r.json()) as any })
 
 describe.skipIf(!pebbleInstalled())('ACME certificates for custom domains (pebble)', () => {
   let pebble: Pebble

@@ -3,7 +3,7 @@
  * error, and the auth matrix (no key, read-only, member, admin); the OpenAPI document.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { startServer, type TestServer } from './helpers/server'
+import { startServer, type TestServer, json } from './helpers/server'
 
 let s: TestServer
 let member = ''
@@ -17,7 +17,6 @@ afterAll(async () => {
   await s?.stop()
 }, 60_000)
 
-const json = async (r: Response) => ({ status: r.status, body: (await r.json()) as any })
 
 describe('domains over HTTPS', () => {
   test('create, get, list, patch, verify, delete', async () => {

@@ -3,7 +3,7 @@
  * error and the auth matrix (no key, readonly, a member on another user's link).
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { startServer, type TestServer } from './helpers/server'
+import { startServer, type TestServer, json } from './helpers/server'
 
 let s: TestServer
 let member = ''
@@ -19,7 +19,6 @@ afterAll(async () => {
   await s?.stop()
 }, 60_000)
 
-const json = async (r: Response) => ({ status: r.status, body: (await r.json()) as any })
 
 describe('links over HTTPS', () => {
   test('create, get, patch, list, count, upsert, bulk update, delete, bulk delete', async () => {

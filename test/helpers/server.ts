@@ -22,6 +22,9 @@ export async function freePort(): Promise<number> {
   return port
 }
 
+/** A response's status and parsed JSON body, for assertions. */
+export const json = async (r: Response) => ({ status: r.status, body: (await r.json()) as any })
+
 export interface TestServer {
   dir: string
   httpsPort: number
