@@ -22,7 +22,7 @@ import jpeg from 'jpeg-js'
 import jsQR from 'jsqr'
 import { PNG } from 'pngjs'
 import QRCode from 'qrcode'
-import { decodeImageFile, flatten, isPng } from '../../src/qr/qr.decode'
+import { decodeImageFile, isPng } from '../../src/qr/qr.decode'
 import { enginesReady, readBarcodes, zbarReadGrey, type ReaderOptions } from '../../src/qr/qr.engines'
 import { createQrRenderer } from '../../src/qr/qr.render'
 import { createScanWorker } from '../../src/qr/qr.scan-pool'
@@ -443,28 +443,11 @@ function greyOfPixels(img: Img): Uint8Array {
 }
 
 /**
- * decodeImageFile with the retry list it had before this benchmark: its downscale retry
+ * The retry list decodeImageFile had before this benchmark: its downscale retry
  * (threshold 500, factor 3) repeated zxing-wasm's defaults, so it never read anything the
  * plain read missed; production now halves down to 150 px (+1 % of the corpus).
  */
 const EARLIER_RETRIES: ReaderOptions[] = [{ tryDenoise: true }, { tryDownscale: true, downscaleThreshold: 500, downscaleFactor: 3 }, { binarizer: 'FixedThreshold' }]
-async function earlierPipeline(bytes: Uint8Array): Promise<string | null> {
-  const base: ReaderOptions = { formats: ['QRCode'], textMode: 'Plain', maxNumberOfSymbols: 1, tryInvert: true }
-  for (const extra of [{}, ...EARLIER_RETRIES]) {
-    const text = firstValid(await readBarcodes(bytes, { ...base, ...extra }))
-    if (text !== null) return text
-  }
-  const alpha = isPng(bytes) && (bytes[25] === 4 || bytes[25] === 6 || Buffer.from(bytes.subarray(0, 4096)).toString('latin1').includes('tRNS'))
-  if (!alpha) return null
-  const png = PNG.sync.read(Buffer.from(bytes))
-  for (const onto of ['white', 'black'] as const) {
-    const px = flatten({ data: png.data, width: png.width, height: png.height }, onto, false)
-    const text = firstValid(await readBarcodes({ data: px.data, width: px.width, height: px.height } as unknown as ImageData, { ...base }))
-    if (text !== null) return text
-  }
-  return null
-}
-
 /** ZBar on the file's luminance, then on the luminance turned over (ZBar reads dark-on-light only). */
 async function zbarWithInverted(s: Sample): Promise<string | null> {
   const img = decodeFile(s.bytes)
@@ -503,7 +486,7 @@ const decoders: { name: string; short: string; read: Read }[] = [
   },
   { name: 'zbar-wasm + inverted retry', short: 'zbar+inv', read: zbarWithInverted },
   { name: 'scan worker (production path)', short: 'worker', read: (s) => worker.decode(s.bytes) },
-  { name: EARLIER, short: 'earlier', read: (s) => earlierPipeline(s.bytes) },
+  { name: EARLIER, short: 'earlier', read: (s) => decodeImageFile(s.bytes, EARLIER_RETRIES) },
 ]
 
 let dir = ''

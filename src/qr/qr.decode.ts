@@ -135,16 +135,17 @@ const RETRIES: ReaderOptions[] = [{ tryDenoise: true }, { tryDownscale: true, do
 
 /**
  * Decodes an uploaded PNG/JPEG: plain read, then the retries, then (PNG with alpha)
- * the image flattened onto white and onto black. Returns the text or null.
+ * the image flattened onto white and onto black. Returns the text or null. `retries`:
+ * the benchmark compares other lists (scripts/bench/qr-corpus.ts).
  */
-export async function decodeImageFile(bytes: Uint8Array): Promise<string | null> {
+export async function decodeImageFile(bytes: Uint8Array, retries: ReaderOptions[] = RETRIES): Promise<string | null> {
   await enginesReady()
   const attempt = async (input: Uint8Array | Pixels, extra: ReaderOptions) => {
     const input2 = input instanceof Uint8Array ? input : ({ data: input.data, width: input.width, height: input.height } as unknown as ImageData)
     const r = await readBarcodes(input2, { ...BASE, tryInvert: true, ...extra })
     return r.find((x) => x.isValid)?.text ?? null
   }
-  for (const extra of [{}, ...RETRIES]) {
+  for (const extra of [{}, ...retries]) {
     const text = await attempt(bytes, extra)
     if (text !== null) return text
   }
