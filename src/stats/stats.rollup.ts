@@ -55,24 +55,12 @@ const SEP = '\x1f'
 /** The 2-character country part of a stored region or city path. */
 const countryPart = (country: string | null) => (country && country.length === 2 ? country : '--')
 
-/** The stored rollup value of an event for a dimension (null → ''). */
+/** The stored rollup value of an event for a dimension (null → ''); a dimension's output key is its ClickEvent field. */
 function valueOf(dim: number, e: ClickEvent): string {
-  switch (dim) {
-    case 1: return e.country ?? ''
-    case 2: return countryPart(e.country) + (e.region ?? '')
-    case 3: return countryPart(e.country) + (e.region ?? '') + SEP + (e.city ?? '')
-    case 4: return e.os
-    case 5: return e.browser
-    case 6: return e.device
-    case 7: return e.referer ?? ''
-    case 8: return e.refererUrl ?? ''
-    case 9: return e.utmSource ?? ''
-    case 10: return e.utmMedium ?? ''
-    case 11: return e.utmCampaign ?? ''
-    case 12: return e.utmTerm ?? ''
-    case 13: return e.utmContent ?? ''
-    default: return ''
-  }
+  if (dim === TOTAL) return ''
+  if (dim === 2) return countryPart(e.country) + (e.region ?? '')
+  if (dim === 3) return countryPart(e.country) + (e.region ?? '') + SEP + (e.city ?? '')
+  return e[DIMENSIONS[dim - 1]!.key] ?? ''
 }
 
 /** The same value computed in SQL from click_events `e` (the rebuilds). */
