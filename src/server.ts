@@ -85,7 +85,6 @@ export function startServer(deps: Deps, cert: CertPair): RunningServer {
   const challenge = deps.db.query<{ key_authorization: string }, [string]>(
     'SELECT key_authorization FROM acme_challenges WHERE token = ?',
   )
-  const httpsPortSuffix = config.server.httpsPort === 443 ? '' : `:${config.server.httpsPort}`
   const http = Bun.serve({
     port: config.server.httpPort,
     hostname: config.server.hostname,
@@ -101,7 +100,7 @@ export function startServer(deps: Deps, cert: CertPair): RunningServer {
       }
       const host = hostnameOf(request.headers.get('host') ?? url.host)
       const hostPart = host.includes(':') ? `[${host}]` : host
-      return new Response(null, { status: 301, headers: { location: `https://${hostPart}${httpsPortSuffix}${url.pathname}${url.search}` } })
+      return new Response(null, { status: 301, headers: { location: `${settings.shortOrigin(hostPart)}${url.pathname}${url.search}` } })
     },
   })
 

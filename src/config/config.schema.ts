@@ -12,10 +12,10 @@ const StrList = (def: string[], description: string, item: object = {}) =>
 
 export const ServerConfig = T.Object(
   {
-    baseUrl: Str('https://localhost:8443/api', 'Public URL of the API; its path is the API prefix.', {
+    baseUrl: Str('https://localhost:8443/api', 'Public URL of the API, as the world reaches it: its path is the API prefix, and its port (none when it names none) is the port of every URL handed out (short links, QR codes, redirects from plain HTTP), whatever port the server listens on.', {
       pattern: '^https://[^/?#]+(/[^?#]*)?$',
     }),
-    httpsPort: Port(8443, 'Port of the HTTPS listener (API, short links, hosted pages).'),
+    httpsPort: Port(8443, 'Port the HTTPS listener binds to (API, short links, hosted pages); public URLs carry the port of baseUrl instead.'),
     httpPort: Port(8080, 'Port of the plain-HTTP listener: ACME HTTP-01 challenges and 301 to https.'),
     hostname: Str('0.0.0.0', 'Address both listeners bind to.', { minLength: 1 }),
     dataDir: Str('./data', 'Directory holding the SQLite store, certificates and uploaded files.', { minLength: 1 }),

@@ -3,6 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { buildConfig, ConfigError, loadConfig } from './config.load'
+import { deriveSettings } from './settings'
 
 function problems(fn: () => unknown): string[] {
   try {
@@ -15,6 +16,13 @@ function problems(fn: () => unknown): string[] {
 }
 
 describe('config', () => {
+  test('public URLs carry the port of baseUrl, never the listening port', () => {
+    const origin = (baseUrl: string) => deriveSettings(buildConfig({ server: { baseUrl, httpsPort: 9443 } }, {})).shortOrigin('s.test')
+    expect(origin('https://api.example.test:8443/api')).toBe('https://s.test:8443')
+    expect(origin('https://api.example.test/api')).toBe('https://s.test')
+    expect(origin('https://api.example.test:443/api')).toBe('https://s.test')
+  })
+
   test('the embedded default matches the contract', () => {
     const c = buildConfig({}, {})
     expect(c.server).toMatchObject({ baseUrl: 'https://localhost:8443/api', httpsPort: 8443, httpPort: 8080, dataDir: './data' })

@@ -8,22 +8,24 @@ export interface Settings {
   apiHost: string
   baseUrl: string
   defaultDomains: string[]
-  httpsPort: number
-  /** Origin of a short link on a domain: https://<domain>[:port]. */
-  shortOrigin(domain: string): string
+  /**
+   * Public origin of a host: https://<host>[:port], with the port of baseUrl (none when it
+   * names none). Never the listening port: behind `-p 443:8443` or a load balancer the
+   * world reaches another port, and printed QR codes must keep working.
+   */
+  shortOrigin(host: string): string
 }
 
 export function deriveSettings(config: Config): Settings {
   const base = new URL(config.server.baseUrl)
   const apiPrefix = base.pathname.replace(/\/+$/, '')
-  const port = config.server.httpsPort
-  const portSuffix = port === 443 ? '' : `:${port}`
+  // URL drops a scheme's default port, so https://x:443 names no port.
+  const portSuffix = base.port ? `:${base.port}` : ''
   return {
     apiPrefix,
     apiHost: base.hostname.toLowerCase(),
     baseUrl: `${base.origin}${apiPrefix}`,
     defaultDomains: config.domains.defaults.map((d) => d.toLowerCase()),
-    httpsPort: port,
-    shortOrigin: (domain) => `https://${domain}${portSuffix}`,
+    shortOrigin: (host) => `https://${host}${portSuffix}`,
   }
 }

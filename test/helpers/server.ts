@@ -15,11 +15,19 @@ export function shortlinkCommand(): string[] {
   return bin ? [resolve(ROOT, bin)] : ['bun', join(ROOT, 'src/main.ts')]
 }
 
+/** Ports handed out by this test process: the kernel may offer a just-closed one again. */
+const handedOut = new Set<number>()
+
 export async function freePort(): Promise<number> {
-  const s = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response('') })
-  const port = s.port!
-  s.stop(true)
-  return port
+  for (;;) {
+    const s = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response('') })
+    const port = s.port!
+    s.stop(true)
+    if (!handedOut.has(port)) {
+      handedOut.add(port)
+      return port
+    }
+  }
 }
 
 /** A response's status and parsed JSON body, for assertions. */
