@@ -107,14 +107,36 @@ async function checkBody(request: Request, url: URL, multipartAllowed: boolean, 
   if (!isJson && !(isMultipart && multipartAllowed))
     throw new AppError('bad_request', `unsupported content type '${type || '(none)'}': send application/json${multipartAllowed ? ' or multipart/form-data' : ''}`)
   const max = isMultipart ? deps.config.files.maxBytes + 64 * 1024 : deps.config.server.maxBodyBytes
-  if (length !== null && Number(length) > max) throw new AppError('bad_request', `request body too large: ${length} bytes, the limit is ${max}`)
-  if (length === null) {
-    // Chunked upload without a length: read it with the limit, then hand on a copy.
+  if (length !== null && !(Number(length) <= max)) throw new AppError('bad_request', `request body too large: ${length} bytes, the limit is ${max}`)
+  if (isJson || length === null) {
+    // Read with the limit whatever the header says (a length may lie, chunked bodies have none), then hand on a copy.
     const body = await readCapped(request.body!, max)
     if (!body) throw new AppError('bad_request', `request body too large: over ${max} bytes`)
+    if (isJson && jsonDepth(body) > MAX_JSON_DEPTH)
+      throw new AppError('bad_request', `request body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels`)
     return new Request(request, { body: body as BodyInit })
   }
   return request
+}
+
+/** No request schema is nearly this deep; deeper input only costs stack in parsers and validators. */
+const MAX_JSON_DEPTH = 32
+
+/** Deepest nesting of arrays and objects in JSON bytes (strings skipped); one pass, no parse. */
+export function jsonDepth(bytes: Uint8Array): number {
+  let depth = 0
+  let deepest = 0
+  let inString = false
+  for (let i = 0; i < bytes.length; i++) {
+    const c = bytes[i]!
+    if (inString) {
+      if (c === 0x5c) i++ // backslash: skip the escaped character
+      else if (c === 0x22) inString = false
+    } else if (c === 0x22) inString = true
+    else if (c === 0x7b || c === 0x5b) deepest = Math.max(deepest, ++depth)
+    else if (c === 0x7d || c === 0x5d) depth--
+  }
+  return deepest
 }
 
 /** The one place errors become responses. */

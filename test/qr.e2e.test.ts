@@ -42,14 +42,14 @@ async function zxing(file: string): Promise<string> {
   return /Text:\s+"(.*)"/.exec(await new Response(p.stdout).text())?.[1] ?? ''
 }
 
-/** PNG bytes rewritten: light-on-dark turned over, or transparency flattened onto white. */
-function rewrite(png: Uint8Array, how: 'invert' | 'flatten'): Uint8Array {
+/** PNG bytes with transparency flattened onto white. */
+function flattenOntoWhite(png: Uint8Array): Uint8Array {
   const img = PNG.sync.read(Buffer.from(png))
   for (let i = 0; i < img.data.length; i += 4) {
     const a = img.data[i + 3]! / 255
     for (let c = 0; c < 3; c++) {
       const v = img.data[i + c]!
-      img.data[i + c] = how === 'invert' ? 255 - v : Math.round(v * a + 255 * (1 - a))
+      img.data[i + c] = Math.round(v * a + 255 * (1 - a))
     }
     img.data[i + 3] = 255
   }
@@ -65,7 +65,7 @@ async function makeLink(qrOptions: unknown): Promise<{ id: string; shortLink: st
 }
 
 /** Fetches the QR at each width and decodes it with both CLIs; returns the failures. */
-async function check(name: string, qrOptions: unknown, opts: { widths?: number[]; query?: string; rewrite?: 'invert' | 'flatten' } = {}) {
+async function check(name: string, qrOptions: unknown, opts: { widths?: number[]; query?: string; rewrite?: 'flatten' } = {}) {
   const link = await makeLink(qrOptions)
   const expected = `${link.shortLink}?qr=1`
   const failures: string[] = []
@@ -73,7 +73,7 @@ async function check(name: string, qrOptions: unknown, opts: { widths?: number[]
     const r = await s.api(`/qr/${link.id}?width=${width}${opts.query ?? ''}`)
     expect(r.status).toBe(200)
     let png: Uint8Array = new Uint8Array(await r.arrayBuffer())
-    if (opts.rewrite) png = rewrite(png, opts.rewrite)
+    if (opts.rewrite === 'flatten') png = flattenOntoWhite(png)
     const file = join(dir, `${name}-${width}.png`)
     await Bun.write(file, png)
     const [z, x] = await Promise.all([zbar(file), zxing(file)])
@@ -136,11 +136,25 @@ describe('every style decodes with zbarimg and ZXingReader at 100/300/1000 px', 
     expect(failures).toEqual([])
   })
 
-  test('light-on-dark: flagged X-QR-Contrast: inverted, and the symbol reads once turned over', async () => {
-    const link = await makeLink({ patterns: { background: { value: '#0f172a' }, body: { value: '#f8fafc', style_id: 'rounded' } } })
-    const r = await s.api(`/qr/${link.id}`)
-    expect(r.headers.get('x-qr-contrast')).toBe('inverted')
-    expect(await check('inverted', { patterns: { background: { value: '#0f172a' }, body: { value: '#f8fafc', style_id: 'rounded' } } }, { rewrite: 'invert' })).toEqual([])
+  test('light-on-dark: served turned over (dark-on-light, same two colours), read as served by zbarimg and ZXingReader', async () => {
+    const qrOptions = { patterns: { background: { value: '#0f172a' }, body: { value: '#f8fafc', style_id: 'rounded' } } }
+    const link = await makeLink(qrOptions)
+    const expected = `${link.shortLink}?qr=1`
+    const seen: unknown[] = []
+    for (const width of [100, 300, 1000]) {
+      const r = await s.api(`/qr/${link.id}?width=${width}`)
+      const png = new Uint8Array(await r.arrayBuffer())
+      const file = join(dir, `light-on-dark-${width}.png`)
+      await Bun.write(file, png)
+      const img = PNG.sync.read(Buffer.from(png))
+      const corner = [0, 1, 2].map((c) => img.data[c]!.toString(16).padStart(2, '0')).join('')
+      seen.push({ width, status: r.status, repaired: r.headers.get('x-qr-repaired'), contrast: r.headers.get('x-qr-contrast'), corner, zbar: await zbar(file), zxing: await zxing(file) })
+    }
+    expect(seen).toEqual([100, 300, 1000].map((width) => ({ width, status: 200, repaired: 'dark-on-light', contrast: null, corner: 'f8fafc', zbar: expected, zxing: expected })))
+    // A template must scan as given: a light-on-dark one is refused, saying why.
+    const tpl = await s.api('/qr/templates', { method: 'POST', json: { name: 'night', qrOptions } })
+    expect(tpl.status).toBe(422)
+    expect(((await tpl.json()) as { message: string }).message).toContain('light-on-dark')
   })
 
   test('transparent background reads once placed on white', async () => {

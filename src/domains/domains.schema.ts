@@ -1,5 +1,6 @@
 import { Type as t, type TSchema } from '@sinclair/typebox'
 import { pagingQuery, sortOrderQuery } from '../shared/paging'
+import { PlainText } from '../shared/validate'
 
 const nullable = <T extends TSchema>(s: T) => t.Union([s, t.Null()])
 const Url = (description: string) =>
@@ -74,7 +75,7 @@ export const UpdateDomainBody = t.Object(
 
 export const ListDomainsQuery = t.Object({
   domains: t.Optional(t.Array(t.String({ minLength: 1, maxLength: 253 }), { maxItems: 100, description: 'Domain names (repeated); Unicode or punycode.' })),
-  search: t.Optional(t.String({ minLength: 1, maxLength: 190, description: 'Case-insensitive substring of the domain name.' })),
+  search: t.Optional(PlainText({ minLength: 1, maxLength: 190, description: 'Case-insensitive substring of the domain name.' })),
   includeArchived: t.Optional(t.Boolean({ default: false, description: 'Include archived domains.' })),
   sortBy: t.Optional(t.Union([t.Literal('created_at'), t.Literal('domain')], { default: 'created_at', description: 'Sort field.' })),
   sortOrder: sortOrderQuery(),

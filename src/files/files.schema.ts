@@ -1,6 +1,7 @@
 import { Type as t } from '@sinclair/typebox'
 import { pagingQuery, sortOrderQuery } from '../shared/paging'
 import { ALLOWED_TYPES } from './files.sniff'
+import { PlainText } from '../shared/validate'
 
 const EXTENSIONS = Object.keys(ALLOWED_TYPES).join(', ')
 const FileName = t.String({ minLength: 1, maxLength: 255, description: 'Display name, 1-255 characters (no path, no control characters).' })
@@ -32,7 +33,7 @@ export const UpdateFileBody = t.Object(
 
 export const ListFilesQuery = t.Object({
   ids: t.Optional(t.Array(t.String({ minLength: 1 }), { maxItems: 100, description: 'File identifiers (repeated).' })),
-  search: t.Optional(t.String({ minLength: 1, maxLength: 200, description: 'Case-insensitive substring of the name.' })),
+  search: t.Optional(PlainText({ minLength: 1, maxLength: 200, description: 'Case-insensitive substring of the name.' })),
   extension: t.Optional(
     t.String({ minLength: 1, maxLength: 20, description: `File type by extension, case-insensitive, leading dot optional (jpeg = jpg): ${EXTENSIONS}.` }),
   ),

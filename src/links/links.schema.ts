@@ -5,6 +5,7 @@
  */
 import { Type as t, type Static, type TSchema, type TLiteral } from '@sinclair/typebox'
 import { pagingQuery, sortOrderQuery } from '../shared/paging'
+import { PlainText } from '../shared/validate'
 
 export const CREATE_TYPES = [
   'link', 'document', 'file', 'google-form', 'menu', 'app-stores', 'image', 'audio',
@@ -272,7 +273,7 @@ const linkFilters = (searchMax: number) => ({
   domain: t.Optional(t.String({ minLength: 1, maxLength: 253 })),
   linkType: t.Optional(LinkTypeFilter),
   tagIds: t.Optional(ArrayOf(t.String({ minLength: 1 }), 1, 50, 'Links carrying any of these tags (repeated, 1-50).')),
-  search: t.Optional(t.String({ minLength: 1, maxLength: searchMax, description: 'Case-insensitive match in the slug, the destination and the content.' })),
+  search: t.Optional(PlainText({ minLength: 1, maxLength: searchMax, description: 'Case-insensitive match in the slug, the destination and the content.' })),
   userIds: t.Optional(ArrayOf(t.String({ minLength: 1 }), 1, 100, 'Owners (repeated, 1-100); members may name only themselves.')),
   includeArchived: t.Optional(t.Boolean({ default: false })),
 })

@@ -93,14 +93,14 @@ const spare: Buffers[] = []
 
 /**
  * Whether both common decoder families read `text` from a rendered image (premultiplied
- * RGBA): zxing-cpp and ZBar, on the check copy (see checkCopy). ZBar cannot read
- * light-on-dark codes, so for those it reads the turned-over luminance: that checks the
- * symbol itself; scanner apps without inversion support still fail.
+ * RGBA) as it is served: zxing-cpp without its inversion retry, and ZBar, on the check copy
+ * (see checkCopy; transparent pixels read as white, as on a page). Light-on-dark codes
+ * fail here, as they do with ZBar and many phone scanners.
  */
-export async function scansWithBoth(premultiplied: Pixels, text: string, opts: { inverted: boolean; half: boolean }): Promise<boolean> {
-  const copy = checkCopy(premultiplied, { onto: opts.inverted ? 'black' : 'white', half: opts.half, invertGrey: opts.inverted }, spare.pop())
+export async function scansWithBoth(premultiplied: Pixels, text: string, opts: { half: boolean }): Promise<boolean> {
+  const copy = checkCopy(premultiplied, { onto: 'white', half: opts.half, invertGrey: false }, spare.pop())
   try {
-    const zx = await decodePixels(copy.rgba, { invert: opts.inverted })
+    const zx = await decodePixels(copy.rgba, { invert: false })
     if (!zx.includes(text)) return false
     const zb = await zbarReadGrey(copy.grey, copy.rgba.width, copy.rgba.height)
     return zb.includes(text)

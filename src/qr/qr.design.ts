@@ -125,6 +125,29 @@ export function designOf(qrOptions: unknown, opts: { allowFileIds?: boolean; fie
   return design
 }
 
+/**
+ * A light-on-dark design turned dark-on-light with the same two colours: the modules take
+ * the background colour and the background takes the modules' main colour. ZBar and many
+ * phone scanners read only dark modules on a light ground. Texts on the built-in frame that
+ * were lighter than the old background follow the modules, so they stay readable.
+ */
+export function darkOnLight(d: Design): Design {
+  if (!d.inverted) return d
+  // A transparent background counts as black under light modules (see checkContrast).
+  const dark = d.background.transparent ? '#000000' : d.background.color
+  const ink: Fill = { kind: 'color', color: dark }
+  const darkLum = luminance(dark)
+  const frame = d.frame && !d.frame.source ? { ...d.frame, texts: d.frame.texts.map((t) => (luminance(t.color) > darkLum ? { ...t, color: dark } : t)) } : d.frame
+  return {
+    ...d,
+    background: { transparent: false, color: colorsOf(d.body.fill)[0]! },
+    body: { ...d.body, fill: ink },
+    eye: { ...d.eye, frameFill: ink, ballFill: ink },
+    frame,
+    inverted: false,
+  }
+}
+
 /** The contrast rule; returns true for a light-on-dark (inverted) design. */
 function checkContrast(d: Design, field: string): boolean {
   const parts: [string, string[]][] = [

@@ -1,13 +1,14 @@
 /**
  * renderQr: text + qrOptions → PNG or SVG that is known to scan. Each image is decoded
- * in-process before it is returned; when the design does not decode, it is repaired
+ * in-process before it is returned, as served (light-on-dark designs are first turned
+ * dark-on-light); when the design does not decode, it is repaired
  * step by step (smaller logo, no logo, square modules, no frame, plain black on white)
  * and the steps are reported. Results are cached per input (LRU); remote logo and
  * frame images are cached pre-scaled per output size.
  */
 import QRCode from 'qrcode'
 import { AppError, parameterError } from '../shared/errors'
-import { designOf, type Design } from './qr.design'
+import { darkOnLight, designOf, type Design } from './qr.design'
 import { scansWithBoth } from './qr.decode'
 import { enginesReady } from './qr.engines'
 import { fetchImage, type FetchedImage, type ImageKind } from './qr.fetch'
@@ -30,8 +31,6 @@ export interface RenderedQr {
   body: Uint8Array
   contentType: string
   etag: string
-  /** Light modules on a dark background: modern ZXing reads it, ZBar and older ZXing do not. */
-  inverted: boolean
   /** Repairs applied so the image scans (empty when the design rendered as given). */
   repairs: string[]
 }
@@ -123,11 +122,15 @@ export function createQrRenderer(opts: QrRendererOptions) {
   }
 
   async function renderUncached(input: RenderInput, strict: boolean): Promise<RenderedQr> {
-    const design = designOf(input.qrOptions, { allowFileIds: !!opts.readFile })
-    withQueryTexts(design, input.texts)
+    const given = designOf(input.qrOptions, { allowFileIds: !!opts.readFile })
+    withQueryTexts(given, input.texts)
+    if (given.inverted && strict)
+      throw parameterError(`'qrOptions' light-on-dark designs are not read by ZBar and many phone scanners: use dark modules on a light background (swap the module and background colours)`)
+    // Light-on-dark is served turned over, in the same colours (see darkOnLight).
+    const design = darkOnLight(given)
     const matrix = matrixOf(input.text, design)
     await Promise.all([enginesReady(), rasteriserReady()])
-    const repairs: string[] = []
+    const repairs: string[] = given.inverted ? ['dark-on-light'] : []
 
     let logo: Asset | null = null
     if (design.logo) {
@@ -183,7 +186,7 @@ export function createQrRenderer(opts: QrRendererOptions) {
         if (layer.length === pixels.length) compositeOver(layer, pixels, pixels)
       }
       // Checked at half size while a module keeps at least 3 px there (see checkCopy).
-      const scans = await scansWithBoth({ data: pixels, width: w, height: h }, input.text, { inverted: d.inverted, half: modulePx >= 6 })
+      const scans = await scansWithBoth({ data: pixels, width: w, height: h }, input.text, { half: modulePx >= 6 })
       if (!scans) {
         if (strict) throw parameterError(`'qrOptions' this design does not scan: the rendered code could not be decoded (try a larger contrast, a smaller logo or plainer styles)`)
         continue
@@ -195,7 +198,7 @@ export function createQrRenderer(opts: QrRendererOptions) {
         // resvg's own SVG has the texts as paths: it looks the same without the font.
         body = new TextEncoder().encode(texts.length ? await textsAsPaths(full) : full)
       } else body = encodePng(pixels, w, h)
-      return { body, contentType: input.format === 'svg' ? 'image/svg+xml' : 'image/png', etag: etagOf(body), inverted: d.inverted, repairs }
+      return { body, contentType: input.format === 'svg' ? 'image/svg+xml' : 'image/png', etag: etagOf(body), repairs }
     }
     throw parameterError(`'width' ${input.width} px is too small for this code (${matrix.size} modules); use a larger width or a shorter link`)
   }
@@ -242,7 +245,7 @@ export function warmUpChecks(): Promise<void> {
     const matrix = matrixOf(SAMPLE_TEXT, design)
     const { pixels, width, height } = rasterise(buildSvg({ matrix, design, width: 300, texts: [] }).svg, { width: 300, crisp: true })
     for (let i = 0; i < WARM_UP_CHECKS; i++) {
-      if (!(await scansWithBoth({ data: pixels, width, height }, SAMPLE_TEXT, { inverted: false, half: true }))) throw new Error('the warm-up sample did not decode')
+      if (!(await scansWithBoth({ data: pixels, width, height }, SAMPLE_TEXT, { half: true }))) throw new Error('the warm-up sample did not decode')
       await new Promise((resolve) => setImmediate(resolve))
     }
   })()

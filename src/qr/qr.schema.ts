@@ -201,7 +201,7 @@ export const QrOptions = t.Object(
   {
     additionalProperties: false,
     description:
-      'QR design. Every image is decoded in-process before it is served; designs that cannot scan are refused (422) or repaired (header `X-QR-Repaired`). Light-on-dark designs are allowed and flagged with `X-QR-Contrast: inverted` (some older scanner apps cannot read them).',
+      'QR design. Every image is decoded in-process before it is served; designs that cannot scan are refused (422) or repaired (header `X-QR-Repaired`). Light-on-dark designs, which ZBar and many phone scanners do not read, are served with the module and background colours exchanged (`X-QR-Repaired: dark-on-light`); saving one as a template, which must scan as given, is refused (422).',
   },
 )
 export type QrOptions = Static<typeof QrOptions>

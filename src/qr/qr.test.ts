@@ -4,7 +4,7 @@ import { PNG } from 'pngjs'
 import { createHarness } from '../../test/helpers/in-process'
 import { AppError, errorResponse } from '../shared/errors'
 import { setRequestContext } from '../shared/request-context'
-import { checkCopy, decodeImageFile } from './qr.decode'
+import { checkCopy, decodeImageFile, flatten, scansWithBoth } from './qr.decode'
 import { encodePng } from './qr.png'
 import { fetchImage, isPrivateAddress } from './qr.fetch'
 import { createQrRenderer } from './qr.render'
@@ -35,6 +35,25 @@ afterAll(() => fixtures.stop())
 
 /** Pixels of a PNG, for the in-process decoders (ZXing + ZBar + retries). */
 const decodes = (png: Uint8Array) => decodeImageFile(png)
+
+/** Whether ZXing (no inversion retry) and ZBar both read `text` from a PNG as served, placed on white. */
+async function readsAsServed(png: Uint8Array, text = TEXT): Promise<boolean> {
+  const img = PNG.sync.read(Buffer.from(png))
+  return scansWithBoth(flatten({ data: img.data, width: img.width, height: img.height }, 'white', false), text, { half: false })
+}
+/** Pixel counts per rrggbb, in the rectangle [x0, x1) × [y0, y1) (default: the whole image). */
+function colourCounts(png: Uint8Array, rect?: [number, number, number, number]): Map<string, number> {
+  const img = PNG.sync.read(Buffer.from(png))
+  const [x0, y0, x1, y1] = rect ?? [0, 0, img.width, img.height]
+  const counts = new Map<string, number>()
+  for (let y = y0; y < y1; y++)
+    for (let x = x0, i = (y * img.width + x0) * 4; x < x1; x++, i += 4) {
+      const hex = [0, 1, 2].map((c) => img.data[i + c]!.toString(16).padStart(2, '0')).join('')
+      counts.set(hex, (counts.get(hex) ?? 0) + 1)
+    }
+  return counts
+}
+const pixelAt = (png: Uint8Array, x: number, y: number) => [...colourCounts(png, [x, y, x + 1, y + 1]).keys()][0]
 
 describe('renderer', () => {
   const r = createQrRenderer({ allowPrivateNetworks: true })
@@ -95,12 +114,32 @@ describe('renderer', () => {
     expect(await decodes(out.body)).toBe(TEXT)
   })
 
-  test('light-on-dark designs are flagged inverted; dark-on-light are not', async () => {
+  test('light-on-dark designs are served dark-on-light in the same two colours, reported as a repair', async () => {
     const inv = await r.renderQr({ text: TEXT, qrOptions: { patterns: { background: { value: '#111827' }, body: { value: '#f8fafc' } } }, format: 'png', width: 300 })
-    expect(inv.inverted).toBe(true)
-    expect(await decodes(inv.body)).toBe(TEXT)
+    expect(inv.repairs).toEqual(['dark-on-light'])
+    expect(await readsAsServed(inv.body)).toBe(true)
+    const colours = colourCounts(inv.body)
+    expect(colours.get('f8fafc')! / 300 ** 2).toBeGreaterThan(0.4) // the background, corners included
+    expect(colours.get('111827')! / 300 ** 2).toBeGreaterThan(0.2) // the modules
+    expect(pixelAt(inv.body, 0, 0)).toBe('f8fafc')
+    // A transparent background under light modules counts as black: black modules on the modules' colour.
+    const clear = await r.renderQr({ text: TEXT, qrOptions: { patterns: { background: { type: 'transparent' }, body: { value: '#fde68a' } } }, format: 'png', width: 300 })
+    expect(clear.repairs).toEqual(['dark-on-light'])
+    expect(pixelAt(clear.body, 0, 0)).toBe('fde68a')
+    expect(await readsAsServed(clear.body)).toBe(true)
     const normal = await r.renderQr({ text: TEXT, qrOptions: {}, format: 'png', width: 300 })
-    expect(normal.inverted).toBe(false)
+    expect(normal.repairs).toEqual([])
+  })
+
+  test('light texts on a dark built-in frame follow the modules when the design is turned over', async () => {
+    const qrOptions = { patterns: { background: { value: '#0f172a' }, body: { value: '#ffffff' } }, frame: { add_texts: [{ content: 'SCAN', color: '#ffffff', size: 120, bold: true }] } }
+    const out = await r.renderQr({ text: TEXT, qrOptions, format: 'png', width: 300 })
+    expect(out.repairs).toEqual(['dark-on-light'])
+    expect(await readsAsServed(out.body)).toBe(true)
+    const png = PNG.sync.read(Buffer.from(out.body))
+    // The text under the code, inside the frame's border: dark ink on the now light frame, not white on white.
+    const text = colourCounts(out.body, [90, png.height - 45, 210, png.height - 15])
+    expect(text.get('0f172a') ?? 0).toBeGreaterThan(200)
   })
 
   test('transparent background: the PNG has alpha and scans once placed on white', async () => {
@@ -318,13 +357,16 @@ describe('GET /qr/{linkId} against a stub link lookup', () => {
     expect((await get('/qr/lnk_plain?templateId=tpl_nope')).status).toBe(404)
   })
 
-  test('templateId replaces the design; inverted designs carry X-QR-Contrast; texts add a frame', async () => {
+  test('templateId replaces the design; light-on-dark designs are served turned over; texts add a frame', async () => {
     const plain = await get('/qr/lnk_plain')
     const templated = await get('/qr/lnk_plain?templateId=tpl_round')
     expect(templated.headers.get('etag')).not.toBe(plain.headers.get('etag'))
     const dark = await get('/qr/lnk_dark')
-    expect(dark.headers.get('x-qr-contrast')).toBe('inverted')
-    expect(await decodes(new Uint8Array(await dark.arrayBuffer()))).toBe('https://sho.rt/dark?qr=1')
+    expect(dark.headers.get('x-qr-contrast')).toBeNull()
+    expect(dark.headers.get('x-qr-repaired')).toBe('dark-on-light')
+    const darkPng = new Uint8Array(await dark.arrayBuffer())
+    expect(pixelAt(darkPng, 0, 0)).toBe('ffffff')
+    expect(await readsAsServed(darkPng, 'https://sho.rt/dark?qr=1')).toBe(true)
     const framed = await get('/qr/lnk_plain?texts=Scan%20me&texts=sho.rt')
     const png = PNG.sync.read(Buffer.from(await framed.arrayBuffer()))
     expect(png.height).toBeGreaterThan(png.width)

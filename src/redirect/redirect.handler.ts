@@ -13,6 +13,20 @@ import { parseVisitor } from './visitor'
 import type { PasswordGate } from './password-gate'
 import { EXPIRED_PAGE, NOT_FOUND_PAGE, TOO_MANY_ATTEMPTS_PAGE, passwordPage, previewPage } from './pages'
 import { isHosted } from '../links/links.content'
+import { readCapped } from '../shared/streams'
+
+/** A percent-encoded path segment, or null when its escapes are malformed (`%E0`). */
+function decodeSegment(raw: string): string | null {
+  if (!raw.includes('%')) return raw
+  try {
+    return decodeURIComponent(raw)
+  } catch {
+    return null
+  }
+}
+
+/** Largest password form body read; a password is at most a few hundred bytes. */
+const PASSWORD_FORM_MAX = 16 * 1024
 
 /** What the redirect server needs to know about a short domain. */
 export interface ShortDomain extends DomainFallbacks {
@@ -106,13 +120,7 @@ export function createRedirectHandler(deps: RedirectDeps) {
 
     const fileRoute = path.indexOf('/', 1) > 0 ? FILE_ROUTE.exec(path) : null
     if (path.indexOf('/', 1) > 0 && !fileRoute) return html(NOT_FOUND_PAGE, 404)
-    let key: string
-    try {
-      const raw = fileRoute ? fileRoute[1]! : path.slice(1)
-      key = raw.includes('%') ? decodeURIComponent(raw) : raw
-    } catch {
-      key = ''
-    }
+    const key = decodeSegment(fileRoute ? fileRoute[1]! : path.slice(1)) ?? ''
     const cached = key && !key.includes('/') ? cache.get(domain.slug, key) : null
     const link = cached?.link ?? null
 
@@ -121,7 +129,10 @@ export function createRedirectHandler(deps: RedirectDeps) {
       return passwordAttempt(request, path, search, link, clientIp())
     }
 
-    if (fileRoute) return linkFile(request, cached, decodeURIComponent(fileRoute[2]!))
+    if (fileRoute) {
+      const fileId = decodeSegment(fileRoute[2]!)
+      return fileId === null ? html(NOT_FOUND_PAGE, 404) : linkFile(request, cached, fileId)
+    }
 
     const headers = request.headers
     const visitor = parseVisitor(headers.get('user-agent'))
@@ -191,7 +202,9 @@ export function createRedirectHandler(deps: RedirectDeps) {
     try {
       const type = request.headers.get('content-type') ?? ''
       if (type.includes('application/x-www-form-urlencoded') || type.includes('multipart/form-data')) {
-        const v = (await request.formData()).get('password')
+        // The form is a few bytes: read at most PASSWORD_FORM_MAX, whatever the body claims.
+        const body = request.body && (await readCapped(request.body, PASSWORD_FORM_MAX))
+        const v = body ? (await new Response(body as BodyInit, { headers: { 'content-type': type } }).formData()).get('password') : null
         given = typeof v === 'string' ? v : ''
       }
     } catch {

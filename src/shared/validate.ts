@@ -5,17 +5,28 @@
  * loses the field name in some errors.
  */
 import { Value } from '@sinclair/typebox/value'
-import { Kind, type TSchema, type Static, type TObject } from '@sinclair/typebox'
+import { Kind, Type as t, type TSchema, type Static, type TObject, type StringOptions } from '@sinclair/typebox'
 import './formats'
 import { parameterError } from './errors'
 
 type AnySchema = TSchema & Record<string, any>
+
+/**
+ * Text without control characters (C0, DEL, C1). They have no business in names, searches
+ * or frame texts, and they break what the text is handed to: XML (SVG frames), SQLite FTS
+ * queries, headers. `x-rule` words the refusal instead of the raw pattern.
+ */
+export function PlainText(options: StringOptions = {}) {
+  return t.String({ ...options, pattern: '^[^\\u0000-\\u001F\\u007F-\\u009F]*$', 'x-rule': 'must not contain control characters' })
+}
 
 /** Human rule text for the first failing keyword of a schema. */
 export function describeRule(schema: AnySchema, message: string): string {
   const rules: string[] = []
   const typeMatch = /^Expected (integer|number|boolean|string|object|array)$/.exec(message)
   if (typeMatch) return `must be ${typeMatch[1] === 'integer' || typeMatch[1] === 'object' || typeMatch[1] === 'array' ? 'an' : 'a'} ${typeMatch[1]}`
+  // A worded pattern rule names only itself when it is the one broken.
+  if (schema['x-rule'] && /to match/.test(message)) return schema['x-rule']
   if (schema.minLength !== undefined || schema.maxLength !== undefined)
     rules.push(`length must be ${schema.minLength ?? 0}-${schema.maxLength ?? '∞'}`)
   if (schema.minimum !== undefined || schema.maximum !== undefined)
@@ -23,7 +34,7 @@ export function describeRule(schema: AnySchema, message: string): string {
   if (schema.minItems !== undefined || schema.maxItems !== undefined)
     rules.push(`must have ${schema.minItems ?? 0}-${schema.maxItems ?? '∞'} items`)
   if (schema.uniqueItems) rules.push('items must be unique')
-  if (schema.pattern) rules.push(`must match ${schema.pattern}`)
+  if (schema.pattern) rules.push(schema['x-rule'] ?? `must match ${schema.pattern}`)
   if (schema.format) rules.push(`must be a valid ${schema.format}`)
   const options = enumValues(schema)
   if (options) rules.push(`must be one of ${options.map((v) => JSON.stringify(v)).join(', ')}`)

@@ -1,5 +1,6 @@
 import { Type as t } from '@sinclair/typebox'
 import { pagingQuery, sortOrderQuery } from '../shared/paging'
+import { PlainText } from '../shared/validate'
 
 export const TAG_COLORS = ['red', 'orange', 'yellow', 'green', 'teal', 'blue', 'purple', 'pink', 'brown', 'gray'] as const
 export type TagColor = (typeof TAG_COLORS)[number]
@@ -31,7 +32,7 @@ export const UpdateTagBody = t.Object(
 
 export const ListTagsQuery = t.Object({
   ids: t.Optional(t.Array(t.String({ minLength: 1 }), { maxItems: 100, description: 'Tag identifiers (repeated).' })),
-  search: t.Optional(t.String({ minLength: 1, maxLength: 200, description: 'Case-insensitive substring of the name.' })),
+  search: t.Optional(PlainText({ minLength: 1, maxLength: 200, description: 'Case-insensitive substring of the name.' })),
   sortBy: t.Optional(t.Union([t.Literal('name'), t.Literal('created_at')], { default: 'created_at' })),
   sortOrder: sortOrderQuery(),
   ...pagingQuery(100),

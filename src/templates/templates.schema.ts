@@ -1,6 +1,7 @@
 import { Type as t } from '@sinclair/typebox'
 import { pagingQuery, sortOrderQuery } from '../shared/paging'
 import { QrOptions } from '../qr/qr.schema'
+import { PlainText } from '../shared/validate'
 
 const Name = t.String({ minLength: 1, maxLength: 100, description: 'Template name, 1-100 characters.' })
 const Comment = t.String({ maxLength: 500, description: 'Free text, 0-500 characters.' })
@@ -29,7 +30,7 @@ export const UpdateTemplateBody = t.Object(
 
 export const ListTemplatesQuery = t.Object({
   ids: t.Optional(t.Array(t.String({ minLength: 1, maxLength: 100 }), { maxItems: 100, description: 'Template identifiers (repeated).' })),
-  search: t.Optional(t.String({ minLength: 1, maxLength: 100, description: 'Case-insensitive substring of the name or comment.' })),
+  search: t.Optional(PlainText({ minLength: 1, maxLength: 100, description: 'Case-insensitive substring of the name or comment.' })),
   sortBy: t.Optional(t.Union([t.Literal('created_at'), t.Literal('name')], { default: 'created_at', description: 'Sort field.' })),
   sortOrder: sortOrderQuery(),
   ...pagingQuery(100, 10, 10),

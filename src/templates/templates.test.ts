@@ -61,6 +61,21 @@ describe('QR templates API', () => {
     expect(badPatch.body.message).toContain('ball_style_id')
   })
 
+  test('light-on-dark designs: a template must scan as given, so saving one is refused; a link\'s is served turned over', async () => {
+    const lightOnDark = { patterns: { background: { value: '#0f172a' }, body: { value: '#f8fafc' } } }
+    const h = createHarness()
+    const made = await h.call('POST', '/qr/templates', { json: { name: 'night', qrOptions: lightOnDark } })
+    expect({ status: made.status, code: made.body.code }).toEqual({ status: 422, code: 'parameter_error' })
+    expect(made.body.message).toContain('light-on-dark')
+    const ok = (await h.call('POST', '/qr/templates', { json: { name: 'day', qrOptions: {} } })).body
+    expect((await h.call('PATCH', `/qr/templates/${ok.id}`, { json: { qrOptions: lightOnDark } })).status).toBe(422)
+    expect((await h.call('GET', `/qr/templates/${ok.id}`)).body.qrOptions).toEqual({})
+    const link = await h.call('POST', '/links/link', { json: { data: { url: 'https://example.org/night' }, qrOptions: lightOnDark } })
+    expect(link.status).toBe(200)
+    const img = await h.call('GET', `/qr/${link.body.id}`)
+    expect(img.headers.get('x-qr-repaired')).toBe('dark-on-light')
+  })
+
   test('shared: members read all and change only their own; admins change all; readonly reads', async () => {
     const h = createHarness()
     const alices = (await h.call('POST', '/qr/templates', { key: h.keys.member, json: { name: 'alice', qrOptions: {} } })).body
