@@ -4,6 +4,7 @@
  * inside `patterns`/`frame`, as the seed shows them).
  */
 import { Type as t, type Static } from '@sinclair/typebox'
+import { PlainText } from '../shared/validate'
 
 export const BODY_STYLES = [
   'square',
@@ -184,8 +185,8 @@ export const QrOptions = t.Object(
                   ),
                   color: t.Optional(Hex('Text colour; default #000000.')),
                   size: t.Optional(t.Integer({ minimum: 4, maximum: 400, description: 'Font size in frame pixels; default 60 (built-in frame).' })),
-                  content: t.Optional(t.String({ maxLength: 100, description: 'Text; the `texts` query of GET /qr/{linkId} replaces it, in order.' })),
-                  prefix: t.Optional(t.String({ maxLength: 50, description: 'Written before the content.' })),
+                  content: t.Optional(PlainText({ maxLength: 100, description: 'Text; the `texts` query of GET /qr/{linkId} replaces it, in order.' })),
+                  prefix: t.Optional(PlainText({ maxLength: 50, description: 'Written before the content.' })),
                   bold: t.Optional(t.Boolean({ description: 'Bold weight (default false).' })),
                 },
                 strict,
@@ -209,7 +210,7 @@ export type QrOptions = Static<typeof QrOptions>
 export const QR_FORMATS = ['image', 'base64', 'svg'] as const
 
 export const QrImageQuery = t.Object({
-  texts: t.Optional(t.Array(t.String({ maxLength: 100 }), { maxItems: 5, description: 'Frame texts, in order (repeated).' })),
+  texts: t.Optional(t.Array(PlainText({ maxLength: 100 }), { maxItems: 5, description: 'Frame texts, in order (repeated).' })),
   templateId: t.Optional(t.String({ minLength: 1, maxLength: 100, description: 'A QR template (tpl_…) whose qrOptions replace the link\'s.' })),
   format: t.Optional(
     t.Union([t.Literal('image'), t.Literal('base64'), t.Literal('svg')], {
