@@ -276,11 +276,11 @@ const linkFilters = (searchMax: number) => ({
   search: t.Optional(PlainText({ minLength: 1, maxLength: searchMax, description: 'Case-insensitive match in the slug, the destination and the content.' })),
   userIds: t.Optional(ArrayOf(t.String({ minLength: 1 }), 1, 100, 'Owners (repeated, 1-100); members may name only themselves.')),
   includeArchived: t.Optional(t.Boolean({ default: false })),
+  ids: t.Optional(ArrayOf(t.String({ minLength: 1 }), 1, 100, 'Link ids (repeated).')),
+  shortLinks: t.Optional(ArrayOf(t.String({ minLength: 1, maxLength: 2500 }), 1, 100, 'Full short links (repeated).')),
 })
 
 export const ListLinksQuery = t.Object({
-  ids: t.Optional(ArrayOf(t.String({ minLength: 1 }), 1, 100, 'Link ids (repeated).')),
-  shortLinks: t.Optional(ArrayOf(t.String({ minLength: 1, maxLength: 2500 }), 1, 100, 'Full short links (repeated).')),
   ...linkFilters(200),
   sortBy: t.Optional(literalUnion(['created_at', 'clicks', 'last_created_at'], { default: 'created_at', description: 'last_created_at = time of the last click; never-clicked links last.' })),
   sortOrder: sortOrderQuery(),

@@ -335,7 +335,7 @@ export function createLinkService(deps: LinkServiceDeps) {
     })
   }
 
-  function filterFor(caller: Caller, q: CountLinksQuery & { ids?: string[]; shortLinks?: string[] }): LinkFilter {
+  function filterFor(caller: Caller, q: CountLinksQuery): LinkFilter {
     let userIds = q.userIds
     if (caller.role !== 'admin') {
       const others = (userIds ?? []).filter((u) => u !== caller.userId)

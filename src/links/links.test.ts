@@ -343,6 +343,12 @@ describe('list and count', () => {
     const count = await h.call('GET', '/links/count?search=example', { key: h.keys.member })
     expect(count.body).toEqual({ count: 2 })
     expect((await h.call('GET', '/links/count', { key: h.keys.admin })).body.count).toBe(4)
+    // The count takes the list's ids and shortLinks filters too, with the same visibility.
+    const counted = async (qs: string, key = h.keys.member) => (await h.call('GET', `/links/count?${qs}`, { key })).body.count
+    expect(await counted(`ids=${made[0].id}&ids=${made[3].id}`)).toBe(1)
+    expect(await counted(`ids=${made[0].id}&ids=${made[3].id}`, h.keys.admin)).toBe(2)
+    expect(await counted(`shortLinks=${encodeURIComponent(made[1].shortLink)}`)).toBe(1)
+    expect(await counted(`shortLinks=${encodeURIComponent('https://nowhere.example/x')}`)).toBe(0)
   })
 
   test('sortBy last_created_at orders by last click, never-clicked last', async () => {
