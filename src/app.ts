@@ -19,6 +19,7 @@ import { qrRoutes } from './qr/qr.routes'
 import { statsRoutes } from './stats/stats.routes'
 import { templateRoutes } from './templates/templates.routes'
 import { domainRoutes } from './domains/domains.routes'
+import { authRoutes } from './auth/auth.routes'
 import { docsRoutes, PUBLIC_DOC_PATHS } from './docs/docs.routes'
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
@@ -44,6 +45,7 @@ export function createApiApp(deps: Deps): ApiApp {
     .use(domainRoutes(deps))
     .use(qrRoutes(deps))
     .use(statsRoutes(deps))
+    .use(authRoutes(deps))
 
   const elysia = routes.use(docsRoutes(deps, routes))
   elysia.compile()

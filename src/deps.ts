@@ -4,6 +4,8 @@ import { deriveSettings, type Settings } from './config/settings'
 import { openStore, type Store } from './store/db'
 import { createAuthStore } from './auth/auth.store'
 import { createAuthService, type AuthService } from './auth/auth.service'
+import { createKeyService, type KeyService } from './auth/keys.service'
+import { createUserService, type UserService } from './auth/users.service'
 import { createRateLimiter, type RateLimiter } from './auth/rate-limit'
 import { createLogger, type Logger } from './shared/log'
 import { createTagService, type TagService } from './tags/tags.service'
@@ -32,6 +34,8 @@ export interface Deps {
   db: Store
   log: Logger
   auth: AuthService
+  keys: KeyService
+  users: UserService
   limiter: RateLimiter
   tags: TagService
   links: LinkService
@@ -49,7 +53,8 @@ export function createDeps(config: Config, dbPath: string, log: Logger = createL
   // Rebuilding statistics rollups over millions of stored clicks takes minutes: say what runs.
   const db = openStore(dbPath, (migration) => log.info('applying store migration', { migration }))
   const settings = deriveSettings(config)
-  const auth = createAuthService(createAuthStore(db), { adminKey: config.auth.adminKey })
+  const authStore = createAuthStore(db)
+  const auth = createAuthService(authStore, { adminKey: config.auth.adminKey, log })
   auth.ensureAdminUser()
   const tagStore = createTagStore(db)
   const linkStore = createLinkStore(db)
@@ -67,6 +72,8 @@ export function createDeps(config: Config, dbPath: string, log: Logger = createL
     db,
     log,
     auth,
+    keys: createKeyService(authStore, auth),
+    users: createUserService(authStore, auth),
     limiter: createRateLimiter(config.limits.apiPerMinute),
     files: createFileService({ store: createFileStore(db), blobs: createBlobStore(config.server.dataDir), maxBytes: config.files.maxBytes }),
     tags: createTagService(tagStore),

@@ -1,10 +1,17 @@
 /**
  * API keys: random, shown once, stored as SHA-256 hashes. Keys carry ~190 bits of
  * entropy, so a fast hash is enough (a slow password hash would cost every request).
+ *
+ * Authentication keeps a bounded cache of known keys so the hot path skips SQLite. It is
+ * never trusted for long: every change to keys or users bumps `auth_epoch` in the store
+ * (triggers, migration 0009), and the cache is dropped when the epoch has moved. A change
+ * made through this process drops it at once; one made by another process (the CLI, a
+ * second node, SQL by hand) within EPOCH_CHECK_MS.
  */
 import { randomBytes, createHash } from 'node:crypto'
 import { AppError, parameterError } from '../shared/errors'
 import { newId } from '../shared/ids'
+import type { Logger } from '../shared/log'
 import type { AuthStore, Role } from './auth.store'
 import { ROLES } from './auth.store'
 
@@ -15,7 +22,14 @@ export interface Caller {
 }
 
 export const ADMIN_USER_ID = 'usr_admin'
+/** The key id the config's `auth.adminKey` acts with; it is not a stored key. */
+export const CONFIG_KEY_ID = 'key_config'
 const USER_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/
+/** How often the store's auth epoch is compared (a one-row read); bounds revocation delay across processes. */
+const EPOCH_CHECK_MS = 250
+/** Last-use times are written at most this often (every request would be a write on the hot path). */
+export const LAST_USED_FLUSH_MS = 60_000
+const CACHE_MAX_ENTRIES = 10_000
 
 export function hashKey(key: string): string {
   return createHash('sha256').update(key).digest('hex')
@@ -31,32 +45,99 @@ export function normalizeUserId(id: string): string {
   return id.startsWith('usr_') ? id : `usr_${id}`
 }
 
-export function createAuthService(store: AuthStore, options: { adminKey: string }) {
+export interface AuthOptions {
+  adminKey: string
+  log?: Logger
+  /** Tests set 0 to compare the epoch on every request. */
+  epochCheckMs?: number
+  cacheMaxEntries?: number
+}
+
+export function createAuthService(store: AuthStore, options: AuthOptions) {
   const adminKeyHash = options.adminKey ? hashKey(options.adminKey) : null
-  // Positive lookups are cached briefly so the hot path skips SQLite; keys created by
-  // the CLI in another process are found on the first miss.
-  const cache = new Map<string, { caller: Caller; until: number }>()
-  const CACHE_MS = 30_000
+  const epochCheckMs = options.epochCheckMs ?? EPOCH_CHECK_MS
+  const cacheMax = options.cacheMaxEntries ?? CACHE_MAX_ENTRIES
+  // Key hash → caller, oldest first (a hit moves to the end), at most CACHE_MAX_ENTRIES.
+  const cache = new Map<string, Caller>()
+  let knownEpoch = store.authEpoch()
+  let epochCheckedAt = Date.now()
+  const pendingUses = new Map<string, number>()
+  let usesFlushedAt = 0
+
+  /** Forget every cached key; the epoch is read first so no change older than the read survives. */
+  function invalidate() {
+    knownEpoch = store.authEpoch()
+    epochCheckedAt = Date.now()
+    cache.clear()
+  }
+
+  function checkEpoch(now: number) {
+    if (now - epochCheckedAt < epochCheckMs) return
+    epochCheckedAt = now
+    const epoch = store.authEpoch()
+    if (epoch !== knownEpoch) {
+      knownEpoch = epoch
+      cache.clear()
+    }
+  }
+
+  function remember(hash: string, caller: Caller) {
+    cache.delete(hash)
+    cache.set(hash, caller)
+    if (cache.size > cacheMax) cache.delete(cache.keys().next().value!)
+  }
+
+  function flushLastUsed() {
+    usesFlushedAt = Date.now()
+    if (pendingUses.size === 0) return
+    const uses = [...pendingUses]
+    pendingUses.clear()
+    try {
+      store.touchKeys(uses)
+    } catch (e) {
+      // A busy store must not fail the request that happened to trigger the flush; retry next time.
+      for (const [id, at] of uses) if (!pendingUses.has(id)) pendingUses.set(id, at)
+      options.log?.warn('could not record API key use', { error: String(e) })
+    }
+  }
+
+  function recordUse(keyId: string, now: number) {
+    if (keyId === CONFIG_KEY_ID) return
+    pendingUses.set(keyId, now)
+    if (now - usesFlushedAt >= LAST_USED_FLUSH_MS) flushLastUsed()
+  }
+
+  function issueKey(userId: string, role: Role, name: string | null) {
+    const key = generateKey()
+    const id = newId('key')
+    const createdAt = Date.now()
+    store.insertKey({ id, userId, role, hash: hashKey(key), prefix: key.slice(0, 7), name, createdAt })
+    return { id, key, userId, role, name, createdAt }
+  }
 
   function ensureAdminUser() {
-    store.addUser(ADMIN_USER_ID)
+    store.addUser(ADMIN_USER_ID, 'admin')
   }
 
   return {
+    /** The operator's path (CLI): the user must exist and not be deleted. */
     addUser(id: string): { id: string; created: boolean } {
       const userId = normalizeUserId(id)
+      if (store.getUser(userId)?.deletedAt != null) throw parameterError(`user ${userId} was deleted; user ids are never reused`)
       return { id: userId, created: store.addUser(userId) }
     },
 
-    createKey(userIdInput: string, role: string): { key: string; keyId: string; userId: string; role: Role } {
+    createKey(userIdInput: string, role: string, name: string | null = null): { key: string; keyId: string; userId: string; role: Role } {
       if (!ROLES.includes(role as Role)) throw parameterError(`role must be one of ${ROLES.join(', ')}`)
       const userId = normalizeUserId(userIdInput)
-      if (!store.userExists(userId)) throw new AppError('not_found', `user ${userId} not found (add it with: shortlink users add ${userIdInput})`)
-      const key = generateKey()
-      const keyId = newId('key')
-      store.insertKey(keyId, userId, role as Role, hashKey(key), key.slice(0, 7))
-      return { key, keyId, userId, role: role as Role }
+      const user = store.getUser(userId)
+      if (!user) throw new AppError('not_found', `user ${userId} not found (add it with: shortlink users add ${userIdInput})`)
+      if (user.deletedAt !== null) throw parameterError(`user ${userId} was deleted`)
+      const made = issueKey(userId, role as Role, name)
+      return { key: made.key, keyId: made.id, userId, role: made.role }
     },
+
+    issueKey,
 
     /** On first start with no keys at all, create an admin key to print once. */
     bootstrapAdminKey(): string | null {
@@ -66,6 +147,11 @@ export function createAuthService(store: AuthStore, options: { adminKey: string 
     },
 
     ensureAdminUser,
+    invalidate,
+    flushLastUsed,
+    /** Uses seen since the last flush, for listings to show before they are written. */
+    pendingLastUsed: (keyId: string) => pendingUses.get(keyId),
+    cacheSize: () => cache.size,
 
     authenticate(authorization: string | null): Caller {
       if (!authorization) throw new AppError('unauthorized', 'missing Authorization header (expected: Bearer <API key>)')
@@ -73,17 +159,19 @@ export function createAuthService(store: AuthStore, options: { adminKey: string 
       if (!match) throw new AppError('unauthorized', 'malformed Authorization header (expected: Bearer <API key>)')
       const hash = hashKey(match[1]!)
       const now = Date.now()
-      const hit = cache.get(hash)
-      if (hit && hit.until > now) return hit.caller
-      let caller: Caller | null = null
-      if (adminKeyHash && hash === adminKeyHash) caller = { userId: ADMIN_USER_ID, role: 'admin', keyId: 'key_config' }
-      else {
-        const row = store.findKeyByHash(hash)
-        if (row && row.revokedAt === null) caller = { userId: row.userId, role: row.role, keyId: row.id }
+      checkEpoch(now)
+      let caller = cache.get(hash) ?? null
+      if (!caller) {
+        if (adminKeyHash && hash === adminKeyHash) caller = { userId: ADMIN_USER_ID, role: 'admin', keyId: CONFIG_KEY_ID }
+        else {
+          const row = store.findKeyByHash(hash)
+          if (!row || row.revokedAt !== null || row.userDeletedAt !== null) throw new AppError('unauthorized', 'unknown or revoked API key')
+          if (row.userDisabled) throw new AppError('unauthorized', `the user of this API key (${row.userId}) is disabled`)
+          caller = { userId: row.userId, role: row.role, keyId: row.id }
+        }
       }
-      if (!caller) throw new AppError('unauthorized', 'unknown or revoked API key')
-      if (cache.size > 10_000) cache.clear()
-      cache.set(hash, { caller, until: now + CACHE_MS })
+      remember(hash, caller)
+      recordUse(caller.keyId, now)
       return caller
     },
   }

@@ -60,7 +60,7 @@ export function docsRoutes(deps: Deps, api: Elysia<any, any, any, any, any, any,
       info: { title: 'shortlink API', version: pkg.version, description: API_DESCRIPTION },
       servers: [{ url: deps.settings.baseUrl }],
       security: [{ bearer: [] }],
-      tags: [{ name: 'Links' }, { name: 'Tags' }, { name: 'Domains' }, { name: 'Files' }, { name: 'QR' }, { name: 'QR templates' }, { name: 'Statistics' }],
+      tags: [{ name: 'Links' }, { name: 'Tags' }, { name: 'Domains' }, { name: 'Files' }, { name: 'QR' }, { name: 'QR templates' }, { name: 'Statistics' }, { name: 'Keys and users' }],
       paths,
       components: {
         ...(generated.components ?? {}),

@@ -6,6 +6,7 @@ import { templates } from './0005_templates'
 import { files } from './0006_files'
 import { stats } from './0007_stats'
 import { statsBusyLinks } from './0008_stats_busy_links'
+import { usersKeys } from './0009_users_keys'
 
 export interface Migration {
   id: number
@@ -14,4 +15,4 @@ export interface Migration {
 }
 
 /** Ordered by id; never edit a migration that has shipped, add a new one. */
-export const migrations: Migration[] = [foundation, links, clicks, domains, templates, files, stats, statsBusyLinks]
+export const migrations: Migration[] = [foundation, links, clicks, domains, templates, files, stats, statsBusyLinks, usersKeys]

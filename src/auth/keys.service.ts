@@ -1,0 +1,75 @@
+/**
+ * API keys through the API: admins manage every key, members their own (and only
+ * member or readonly ones), readonly keys may list their own. Revoking drops this
+ * process's key cache at once; other processes see the store's auth epoch move.
+ */
+import { AppError, forbidden, parameterError } from '../shared/errors'
+import { pageWindow } from '../shared/paging'
+import { toIso } from '../shared/time'
+import { normalizeUserId, type AuthService, type Caller } from './auth.service'
+import type { AuthStore, KeyRow, Role } from './auth.store'
+
+export interface KeyRecord {
+  id: string
+  userId: string
+  role: Role
+  name: string | null
+  createdAt: string
+  lastUsedAt: string | null
+  prefix: string
+  revokedAt: string | null
+}
+
+export function createKeyService(store: AuthStore, auth: AuthService) {
+  function toRecord(k: KeyRow): KeyRecord {
+    const pending = auth.pendingLastUsed(k.id)
+    const lastUsed = pending !== undefined && pending > (k.lastUsedAt ?? 0) ? pending : k.lastUsedAt
+    return {
+      id: k.id,
+      userId: k.userId,
+      role: k.role,
+      name: k.name,
+      createdAt: toIso(k.createdAt)!,
+      lastUsedAt: toIso(lastUsed),
+      prefix: k.prefix,
+      revokedAt: toIso(k.revokedAt),
+    }
+  }
+
+  return {
+    create(caller: Caller, input: { userId: string; role: Role; name?: string }) {
+      const userId = normalizeUserId(input.userId)
+      if (caller.role !== 'admin') {
+        if (userId !== caller.userId) throw forbidden(`members create keys only for themselves (${caller.userId}), not ${userId}`)
+        if (input.role === 'admin') throw forbidden('members create only member or readonly keys')
+      }
+      const user = store.getUser(userId)
+      if (user?.deletedAt != null) throw parameterError(`'userId' user ${userId} was deleted; user ids are never reused`)
+      if (!user) store.addUser(userId)
+      const made = auth.issueKey(userId, input.role, input.name ?? null)
+      return { id: made.id, key: made.key, userId, role: made.role, name: made.name, createdAt: toIso(made.createdAt)! }
+    },
+
+    list(caller: Caller, q: { userIds?: string[]; includeRevoked?: boolean; page?: number; pageSize?: number }) {
+      let userIds = q.userIds?.map(normalizeUserId)
+      if (caller.role !== 'admin') {
+        const other = userIds?.find((u) => u !== caller.userId)
+        if (other) throw forbidden(`members list only their own keys, not ${other}'s`)
+        userIds = [caller.userId]
+      }
+      const { limit, offset } = pageWindow(q.page, q.pageSize)
+      const { keys, total } = store.listKeys({ userIds, includeRevoked: q.includeRevoked ?? false, limit, offset })
+      return { keys: keys.map(toRecord), total }
+    },
+
+    revoke(caller: Caller, id: string): { id: string } {
+      const key = store.getKey(id)
+      if (!key) throw new AppError('not_found', `key ${id} not found`)
+      if (caller.role !== 'admin' && key.userId !== caller.userId) throw forbidden(`key ${id} belongs to another user`)
+      if (!store.revokeKey(id, Date.now())) throw new AppError('record_gone', `key ${id} was already revoked`)
+      auth.invalidate()
+      return { id }
+    },
+  }
+}
+export type KeyService = ReturnType<typeof createKeyService>
