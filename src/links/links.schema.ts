@@ -12,6 +12,10 @@ export const CREATE_TYPES = [
   'video', 'wi-fi', 'email', 'map', 'whatsapp', 'text', 'sms', 'svg',
 ] as const
 export type LinkType = (typeof CREATE_TYPES)[number]
+/** The longest link key: longer short-link paths can never name a link. */
+export const MAX_KEY_LENGTH = 190
+/** The shortest link password (a 1-character one falls to a handful of guesses). */
+export const MIN_PASSWORD_LENGTH = 6
 /** Filter values: the create types plus kinds other services have (they match nothing here). */
 export const FILTER_TYPES = [
   'link', 'document', 'file', 'vcard', 'landing-page', 'google-form', 'menu', 'app-stores', 'image', 'audio',
@@ -199,10 +203,14 @@ const linkOptions = <G extends TSchema>(targetingSchema: G) =>
   t.Object(
     {
       domain: t.Optional(t.String({ minLength: 3, maxLength: 253, description: 'A default short domain or a configured custom domain; the first default when absent.' })),
-      key: t.Optional(t.String({ minLength: 1, maxLength: 190, pattern: '^[a-zA-Z0-9_-]+$', description: 'Slug, 1-190; a random 7-character slug when absent. Unique per domain.' })),
+      key: t.Optional(t.String({ minLength: 1, maxLength: MAX_KEY_LENGTH, pattern: '^[a-zA-Z0-9_-]+$', description: `Slug, 1-${MAX_KEY_LENGTH}; a random 7-character slug when absent. Unique per domain.` })),
       tags: t.Optional(nullable(t.Array(t.String({ minLength: 1, maxLength: 100 }), { maxItems: 30, uniqueItems: true, description: 'Tag ids of the owner, 0-30, unique.' }))),
       comment: t.Optional(nullable(t.String({ maxLength: 2000, description: 'Returned as `comments`.' }))),
-      password: t.Optional(nullable(t.String({ minLength: 1, maxLength: 128, description: 'Visitors must enter it; stored hashed, never returned. null removes it.' }))),
+      password: t.Optional(nullable(t.String({
+        minLength: MIN_PASSWORD_LENGTH,
+        maxLength: 128,
+        description: `Visitors must enter it; ${MIN_PASSWORD_LENGTH}-128 characters; stored hashed, never returned. null removes it. Wrong guesses are limited to 10 per client IP (IPv6: per /64) and link, and 100 per link from all IPs, per 15 minutes; then 429 with Retry-After. Visitors holding the one-hour cookie of a correct password are never limited.`,
+      }))),
       expiration: t.Optional(nullable(Expiration)),
       utm: t.Optional(nullable(Utm)),
       option: t.Optional(nullable(ContentOption)),

@@ -136,6 +136,9 @@ describe('linkOptions', () => {
     expect(row.password_hash).not.toContain('open sesame')
     expect(await Bun.password.verify('open sesame', row.password_hash)).toBe(true)
     expect422(await link(h, { password: '' }), 'linkOptions.password')
+    const short = await link(h, { password: 'abcde' })
+    expect422(short, 'linkOptions.password')
+    expect(short.body.message).toContain('length must be 6-128')
   })
 
   test('expiration: time in the future, url 3-2000', async () => {
@@ -250,7 +253,7 @@ describe('upsert, update, bulk update', () => {
   test('PATCH updates data of the same variant and options; null clears; absent keeps', async () => {
     const h = createHarness()
     const tag = (await h.call('POST', '/tags', { json: { name: 'x' } })).body
-    const made = (await link(h, { comment: 'c', password: 'pw', utm: { source: 'a' }, tags: [tag.id] })).body
+    const made = (await link(h, { comment: 'c', password: 'pw-secret', utm: { source: 'a' }, tags: [tag.id] })).body
     await Bun.sleep(2)
     const r = await h.call('PATCH', `/links/${made.id}`, { json: { data: { url: 'https://new.example/' }, linkOptions: { key: 'renamed', password: null, utm: null } } })
     expect(r.status).toBe(200)

@@ -1,14 +1,34 @@
 /**
  * Password-protected links: a correct password sets a short-lived signed cookie scoped
- * to the link's path; attempts are limited per client IP and link. The signature covers
- * the link id, the expiry and the password hash, so changing the password revokes it.
+ * to the link's path. The signature covers the link id, the expiry and the password
+ * hash, so changing the password revokes it.
+ *
+ * Guessing is limited twice per window: per client IP and link (IPv6 per /64, which one
+ * subscriber usually holds whole), and per link across all IPs, which stops guessing
+ * spread over many addresses. The per-link budget is 10x the per-IP one, so a lone
+ * attacker can lock a link's new visitors out for at most one window; visitors who hold
+ * the cookie never reach this limit. An attempt is counted before the password is
+ * checked (parallel guesses cannot slip past) and refunded when it was right, so only
+ * wrong ones use the budget. Counters live in bounded LRUs that evict, never clear:
+ * pairs that reached the limit are kept in their own LRU, which only blocked pairs
+ * enter, so flooding the counters with fresh addresses does not unblock anyone.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
+import { isIP } from 'node:net'
 import type { Store } from '../store/db'
+import { LruCache } from '../shared/lru'
 
 const COOKIE_TTL_S = 3600
-const MAX_ATTEMPTS = 10
-const ATTEMPT_WINDOW_MS = 15 * 60_000
+export const PASSWORD_LIMITS = {
+  perIpAndLink: 10,
+  perLink: 100,
+  windowMs: 15 * 60_000,
+} as const
+/** Bounds of the counters: ~100 bytes each, so a few MB at most. */
+const MAX_COUNTERS = 100_000
+const MAX_COUNTER_BYTES = 16 * 2 ** 20
+
+export type AttemptVerdict = { allowed: true } | { allowed: false; retryAfterS: number }
 
 export function loadOrCreateSecret(db: Store, name: string): Buffer {
   const row = db.query<{ value: string }, [string]>('SELECT value FROM kv WHERE key = ?').get(name)
@@ -18,11 +38,47 @@ export function loadOrCreateSecret(db: Store, name: string): Buffer {
   return Buffer.from(db.query<{ value: string }, [string]>('SELECT value FROM kv WHERE key = ?').get(name)!.value, 'base64')
 }
 
+/** The address a limit counts by: an IPv4 address, or the /64 of an IPv6 one. */
+export function ipBucket(ip: string): string {
+  if (isIP(ip) !== 6) return ip
+  const [head = '', tail] = ip.split('::')
+  const groups = head ? head.split(':') : []
+  if (tail !== undefined && groups.length < 4) {
+    const rest = tail ? tail.split(':') : []
+    // Zeros stand for '::' between the head and the tail groups.
+    while (groups.length < 8 - rest.length && groups.length < 4) groups.push('0')
+    groups.push(...rest)
+  }
+  return `${groups.slice(0, 4).map((g) => g.toLowerCase().replace(/^0+(?=.)/, '')).join(':')}::/64`
+}
+
+interface Window {
+  count: number
+  since: number
+}
+
 export function createPasswordGate(secret: Buffer, now: () => number = Date.now) {
-  const attempts = new Map<string, { count: number; since: number }>()
+  const { perIpAndLink, perLink, windowMs } = PASSWORD_LIMITS
+  const lru = <V>() => new LruCache<V>({ maxEntries: MAX_COUNTERS, maxBytes: MAX_COUNTER_BYTES, ttlMs: windowMs, sizeOf: () => 32, now })
+  /** Attempts per IP+link that have not reached the limit. */
+  const tries = lru<Window>()
+  /** IP+link pairs that reached the limit, until their window ends. */
+  const blocked = lru<number>()
+  /** Attempts per link across all IPs. */
+  const linkTries = lru<Window>()
+
   const sign = (linkId: string, exp: number, passwordHash: string) =>
     createHmac('sha256', secret).update(`${linkId}|${exp}|${passwordHash}`).digest('base64url')
   const cookieName = (linkSeq: number) => `slpw_${linkSeq}`
+  const retryAfter = (until: number): AttemptVerdict => ({ allowed: false, retryAfterS: Math.max(1, Math.ceil((until - now()) / 1000)) })
+  /** Adds one to a window counter (a new window once the last one ended). */
+  const bump = (map: LruCache<Window>, key: string, t: number): Window => {
+    const w = map.get(key)
+    if (w && t - w.since < windowMs) return (w.count++, w)
+    const fresh = { count: 1, since: t }
+    map.set(key, fresh)
+    return fresh
+  }
 
   return {
     hasValidCookie(cookieHeader: string | null, link: { seq: number; id: string; passwordHash: string }): boolean {
@@ -41,18 +97,30 @@ export function createPasswordGate(secret: Buffer, now: () => number = Date.now)
       const exp = Math.floor(now() / 1000) + COOKIE_TTL_S
       return `${cookieName(link.seq)}=${exp}.${sign(link.id, exp, link.passwordHash)}; Path=/${encodeURIComponent(link.key)}; Max-Age=${COOKIE_TTL_S}; HttpOnly; Secure; SameSite=Lax`
     },
-    /** Counts an attempt; false when this IP has used up its attempts on this link. */
-    allowAttempt(ip: string, linkSeq: number): boolean {
-      const k = `${ip}|${linkSeq}`
+    /** Counts an attempt before the password is checked; refused once this IP or the link has used its budget. */
+    allowAttempt(ip: string, linkSeq: number): AttemptVerdict {
+      const pair = `${ipBucket(ip)}|${linkSeq}`
       const t = now()
-      const a = attempts.get(k)
-      if (!a || t - a.since > ATTEMPT_WINDOW_MS) {
-        if (attempts.size > 100_000) attempts.clear()
-        attempts.set(k, { count: 1, since: t })
-        return true
+      const until = blocked.get(pair)
+      if (until !== undefined) return retryAfter(until)
+      const link = linkTries.get(String(linkSeq))
+      if (link && t - link.since < windowMs && link.count >= perLink) return retryAfter(link.since + windowMs)
+      bump(linkTries, String(linkSeq), t)
+      const mine = bump(tries, pair, t)
+      if (mine.count >= perIpAndLink) {
+        // This was the last allowed attempt; later ones wait for the window to end.
+        tries.delete(pair)
+        blocked.set(pair, mine.since + windowMs, mine.since + windowMs - t)
       }
-      a.count++
-      return a.count <= MAX_ATTEMPTS
+      return { allowed: true }
+    },
+    /** The attempt was right: it does not count against either budget. */
+    succeeded(ip: string, linkSeq: number) {
+      const pair = `${ipBucket(ip)}|${linkSeq}`
+      tries.delete(pair)
+      blocked.delete(pair)
+      const link = linkTries.peek(String(linkSeq))
+      if (link && link.count > 0) link.count--
     },
   }
 }

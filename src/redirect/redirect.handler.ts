@@ -7,6 +7,8 @@ import type { Settings } from '../config/settings'
 import type { LinkRow } from '../links/links.store'
 import type { ClickRecorder } from '../stats/click-recorder'
 import { UNKNOWN_LOCATION, type GeoIp } from '../geo/geoip'
+import { MAX_KEY_LENGTH } from '../links/links.schema'
+import { LruCache } from '../shared/lru'
 import { createLinkCache } from './link-cache'
 import { mergeQuery, resolve, type DomainFallbacks, type ResolvableLink } from './resolve'
 import { parseVisitor } from './visitor'
@@ -86,15 +88,21 @@ export function toResolvable(row: LinkRow): ResolvableLink {
 
 export function createRedirectHandler(deps: RedirectDeps) {
   const { settings } = deps
-  const cache = createLinkCache<CachedLink>((domain, key) => {
-    const row = deps.findLiveRow(domain, key)
-    if (!row) return null
-    const link = toResolvable(row)
-    return { row, link, plainUtm: utmOf(link.plainLocation) }
-  })
-  /** Counted visits per link since start, seeded from the store: the n of "n-th visit". */
-  const visits = new Map<number, number>()
-  const nextVisit = (seq: number) => (visits.get(seq) ?? deps.storedClicks(seq) + deps.recorder.pendingFor(seq)) + 1
+  const cache = createLinkCache<CachedLink>(
+    (domain, key) => {
+      const row = deps.findLiveRow(domain, key)
+      if (!row) return null
+      const link = toResolvable(row)
+      return { row, link, plainUtm: utmOf(link.plainLocation) }
+    },
+    { maxKeyLength: MAX_KEY_LENGTH, sizeOf: cachedLinkBytes },
+  )
+  /**
+   * Counted visits per link, seeded from the store: the n of "n-th visit". Bounded: an
+   * evicted link is seeded again from its stored and pending clicks, which is exact.
+   */
+  const visits = new LruCache<number>({ maxEntries: 100_000 })
+  const nextVisit = (seq: number) => (visits.get(String(seq)) ?? deps.storedClicks(seq) + deps.recorder.pendingFor(seq)) + 1
 
   function wellKnown(domain: ShortDomain, path: string): Response | null {
     const body =
@@ -161,14 +169,15 @@ export function createRedirectHandler(deps: RedirectDeps) {
       case 'expired':
         return decision.location ? redirect(decision.location) : html(EXPIRED_PAGE, 410)
       case 'password':
-        return html(passwordPage({ action: path }), 401)
+        // The form is what this URL shows until the password is given: 200 (a 401 would need WWW-Authenticate).
+        return html(passwordPage({ action: path }))
       case 'preview':
         return html(previewPage({ ...decision, url: `${settings.shortOrigin(link!.domain)}/${link!.key}`, siteName: link!.domain }))
       case 'redirect':
       case 'hosted': {
         if (decision.count) {
           const l = link!
-          visits.set(l.seq, nextVisit(l.seq))
+          visits.set(String(l.seq), nextVisit(l.seq))
           const landing = decision.kind === 'redirect' ? decision.location : null
           const utm = landing === null ? NO_UTM : landing === l.plainLocation ? cached!.plainUtm : utmOf(landing)
           const ref = refererOf(headers.get('referer'))
@@ -190,14 +199,15 @@ export function createRedirectHandler(deps: RedirectDeps) {
     const { link, row } = cached
     if (link.expiresAt !== null && Date.now() >= link.expiresAt) return html(EXPIRED_PAGE, 410)
     if (link.passwordHash && !deps.passwords.hasValidCookie(request.headers.get('cookie'), link as ResolvableLink & { passwordHash: string }))
-      return html(passwordPage({ action: `/${encodeURIComponent(link.key)}` }), 401)
+      return html(passwordPage({ action: `/${encodeURIComponent(link.key)}` }), 403)
     const shown = (JSON.parse(row.data) as { fileId?: string }).fileId
     if (shown !== fileId) return html(NOT_FOUND_PAGE, 404)
     return deps.serveFile(request, fileId) ?? html(NOT_FOUND_PAGE, 404)
   }
 
   async function passwordAttempt(request: Request, path: string, search: string, link: ResolvableLink, clientIp: string): Promise<Response> {
-    if (!deps.passwords.allowAttempt(clientIp, link.seq)) return html(TOO_MANY_ATTEMPTS_PAGE, 429, { 'retry-after': '900' })
+    const verdict = deps.passwords.allowAttempt(clientIp, link.seq)
+    if (!verdict.allowed) return html(TOO_MANY_ATTEMPTS_PAGE, 429, { 'retry-after': String(verdict.retryAfterS) })
     let given = ''
     try {
       const type = request.headers.get('content-type') ?? ''
@@ -212,7 +222,8 @@ export function createRedirectHandler(deps: RedirectDeps) {
     }
     const hash = link.passwordHash!
     const ok = given !== '' && given.length <= 1024 && (await Bun.password.verify(given, hash).catch(() => false))
-    if (!ok) return html(passwordPage({ action: path, error: 'Wrong password. Try again.' }), 401)
+    if (!ok) return html(passwordPage({ action: path, error: 'Wrong password. Try again.' }), 403)
+    deps.passwords.succeeded(clientIp, link.seq)
     // See-other back to the same URL: the GET then resolves (and counts) like any visit.
     return new Response(null, {
       status: 303,
@@ -229,6 +240,12 @@ export function createRedirectHandler(deps: RedirectDeps) {
   }
 }
 export type RedirectHandler = ReturnType<typeof createRedirectHandler>
+
+/** Estimated heap bytes of a cached link: its row's strings (JSON data and options) twice over (row and parsed link), plus objects. */
+function cachedLinkBytes(c: CachedLink): number {
+  const r = c.row
+  return 4 * (r.data.length + r.options.length + r.destination.length + r.key.length) + 1024
+}
 
 interface CachedLink {
   row: LinkRow

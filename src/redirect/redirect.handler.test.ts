@@ -1,0 +1,74 @@
+import { beforeAll, describe, expect, test } from 'bun:test'
+import { createHarness, type ApiHarness } from '../../test/helpers/in-process'
+import { PASSWORD_LIMITS } from './password-gate'
+import { createRedirectHandler, type RedirectHandler } from './redirect.handler'
+
+let h: ApiHarness
+let redirects: RedirectHandler
+
+/** A visit to https://localhost/<path> from `ip`, through the handler the server uses. */
+async function visit(path: string, opts: { method?: string; body?: string; headers?: Record<string, string>; ip?: string } = {}) {
+  const request = new Request(`https://localhost${path}`, { method: opts.method ?? 'GET', body: opts.body, headers: opts.headers })
+  const q = path.indexOf('?')
+  return redirects.handle(request, q < 0 ? path : path.slice(0, q), q < 0 ? '' : path.slice(q + 1), 'localhost', () => opts.ip ?? '192.0.2.1')
+}
+const form = { 'content-type': 'application/x-www-form-urlencoded' }
+
+beforeAll(async () => {
+  h = createHarness()
+  const { deps } = h
+  redirects = createRedirectHandler({
+    settings: deps.settings,
+    findLiveRow: deps.links.findLiveRow,
+    domainOf: (host) => deps.domains.lookup(host),
+    storedClicks: () => 0,
+    recorder: deps.recorder,
+    geo: deps.geo,
+    passwords: deps.passwords,
+    renderHosted: () => new Response('hosted'),
+    serveFile: () => null,
+  })
+  for (const key of ['locked', 'guessed'])
+    expect((await h.call('POST', '/links/link', { json: { data: { url: 'https://secret.example/' }, linkOptions: { key, password: 'letmein' } } })).status).toBe(200)
+})
+
+describe('password form', () => {
+  test('the form answers 200, a wrong password 403 with the form again, never 401', async () => {
+    const page = await visit('/locked')
+    expect(page.status).toBe(200)
+    expect(await page.text()).toContain('<form method="post" action="/locked">')
+    const wrong = await visit('/locked', { method: 'POST', body: 'password=nope', headers: form })
+    expect(wrong.status).toBe(403)
+    expect(await wrong.text()).toContain('Wrong password')
+    const right = await visit('/locked', { method: 'POST', body: 'password=letmein', headers: form })
+    expect(right.status).toBe(303)
+    const cookie = right.headers.get('set-cookie')!.split(';')[0]!
+    expect((await visit('/locked', { headers: { cookie } })).status).toBe(302)
+  })
+
+  test('guesses from many IPs stop at the per-link budget: 429 with Retry-After; a visitor with the cookie still gets in', async () => {
+    const right = await visit('/guessed', { method: 'POST', body: 'password=letmein', headers: form, ip: '198.51.100.1' })
+    const cookie = right.headers.get('set-cookie')!.split(';')[0]!
+    // An empty form is a wrong guess that skips the slow hash check.
+    const guess = (ip: string) => visit('/guessed', { method: 'POST', body: '', headers: form, ip })
+    for (let i = 0; i < PASSWORD_LIMITS.perLink; i++) expect((await guess(`10.0.${i >> 8}.${i & 255}`)).status).toBe(403)
+    const refused = await guess('10.1.0.1')
+    expect(refused.status).toBe(429)
+    const retryAfter = Number(refused.headers.get('retry-after'))
+    expect(retryAfter).toBeGreaterThan(0)
+    expect(retryAfter).toBeLessThanOrEqual(PASSWORD_LIMITS.windowMs / 1000)
+    expect(await refused.text()).toContain('Too many attempts')
+    expect((await visit('/guessed', { headers: { cookie } })).status).toBe(302)
+    expect((await visit('/locked', { method: 'POST', body: '', headers: form, ip: '10.1.0.1' })).status).toBe(403) // other links unaffected
+  })
+})
+
+describe('keys a stranger sends', () => {
+  test('a key longer than any link key is not found and not remembered', async () => {
+    const long = `/${'k'.repeat(16 * 1024)}`
+    const before = redirects.cacheSize()
+    const r = await visit(long)
+    expect(r.status).toBe(404)
+    expect(redirects.cacheSize()).toEqual(before)
+  })
+})

@@ -1,0 +1,86 @@
+/**
+ * A bounded LRU map: at most `maxEntries` entries and, when `maxBytes` is set, at most
+ * that many estimated bytes; the least recently used entries are evicted first, never
+ * the whole map. Entries may expire after `ttlMs`. Map keeps insertion order; a hit
+ * moves the entry to the end.
+ *
+ * Bytes are an estimate of what an entry holds on the heap: the key (2 bytes per UTF-16
+ * unit, a safe upper bound for JS strings), `sizeOf(value)` and a fixed per-entry overhead.
+ */
+export const LRU_ENTRY_OVERHEAD_BYTES = 64
+
+export interface LruOptions<V> {
+  maxEntries: number
+  maxBytes?: number
+  /** Time to live of an entry; no expiry when absent. */
+  ttlMs?: number
+  /** Estimated heap bytes of a value (default 0: values are small and fixed-size). */
+  sizeOf?: (value: V) => number
+  now?: () => number
+}
+
+interface Entry<V> {
+  value: V
+  expires: number
+  bytes: number
+}
+
+export class LruCache<V> {
+  private readonly map = new Map<string, Entry<V>>()
+  private used = 0
+  private readonly now: () => number
+
+  constructor(private readonly opts: LruOptions<V>) {
+    this.now = opts.now ?? Date.now
+  }
+
+  get(key: string): V | undefined {
+    const e = this.map.get(key)
+    if (!e) return undefined
+    this.map.delete(key)
+    if (e.expires <= this.now()) {
+      this.used -= e.bytes
+      return undefined
+    }
+    this.map.set(key, e)
+    return e.value
+  }
+
+  /** The value without touching its recency (still undefined once expired). */
+  peek(key: string): V | undefined {
+    const e = this.map.get(key)
+    return e && e.expires > this.now() ? e.value : undefined
+  }
+
+  set(key: string, value: V, ttlMs = this.opts.ttlMs) {
+    this.delete(key)
+    const bytes = 2 * key.length + LRU_ENTRY_OVERHEAD_BYTES + (this.opts.sizeOf?.(value) ?? 0)
+    const maxBytes = this.opts.maxBytes ?? Infinity
+    // An entry bigger than the whole budget would evict everything and still not fit.
+    if (bytes > maxBytes) return
+    this.map.set(key, { value, expires: ttlMs === undefined ? Infinity : this.now() + ttlMs, bytes })
+    this.used += bytes
+    while (this.map.size > this.opts.maxEntries || this.used > maxBytes) this.delete(this.map.keys().next().value!)
+  }
+
+  delete(key: string) {
+    const e = this.map.get(key)
+    if (!e) return
+    this.map.delete(key)
+    this.used -= e.bytes
+  }
+
+  clear() {
+    this.map.clear()
+    this.used = 0
+  }
+
+  get size() {
+    return this.map.size
+  }
+
+  /** Estimated bytes held (see the class comment). */
+  get bytes() {
+    return this.used
+  }
+}
