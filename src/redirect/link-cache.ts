@@ -1,49 +1,51 @@
 /**
  * In-memory cache of resolvable links by domain and key, emptied for a key on every
- * write to it, and a bounded negative cache so floods of random keys do not reach the
- * store. Both are plain Maps used as LRU-ish (oldest insertion evicted first).
+ * write to it, and a negative cache so floods of random keys do not reach the store.
+ * Both are LRUs bounded by entries and by estimated bytes: anyone can send keys, so
+ * what they pin must stay small. A key longer than any link key can be is answered
+ * "not found" without a lookup and without being remembered.
  */
+import { LruCache } from '../shared/lru'
+
 export interface LinkCache<T> {
   get(domain: string, key: string): T | null
   invalidate(domain: string, key: string): void
   clear(): void
-  size(): { positive: number; negative: number }
+  size(): { positive: number; negative: number; positiveBytes: number; negativeBytes: number }
 }
 
 export function createLinkCache<T>(
   load: (domain: string, key: string) => T | null,
-  opts: { max?: number; negativeMax?: number; negativeTtlMs?: number; now?: () => number } = {},
+  opts: {
+    maxKeyLength: number
+    max?: number
+    maxBytes?: number
+    negativeMax?: number
+    negativeMaxBytes?: number
+    negativeTtlMs?: number
+    /** Estimated heap bytes of a loaded link (rows carry JSON data of varying size). */
+    sizeOf?: (value: T) => number
+    now?: () => number
+  },
 ): LinkCache<T> {
-  const max = opts.max ?? 100_000
-  const negativeMax = opts.negativeMax ?? 50_000
-  const negativeTtl = opts.negativeTtlMs ?? 60_000
-  const now = opts.now ?? Date.now
-  const positive = new Map<string, T>()
-  const negative = new Map<string, number>()
-
-  const evictOldest = (m: Map<string, unknown>) => {
-    const first = m.keys().next()
-    if (!first.done) m.delete(first.value)
-  }
+  const positive = new LruCache<T>({ maxEntries: opts.max ?? 100_000, maxBytes: opts.maxBytes ?? 64 * 2 ** 20, sizeOf: opts.sizeOf, now: opts.now })
+  const negative = new LruCache<true>({
+    maxEntries: opts.negativeMax ?? 50_000,
+    maxBytes: opts.negativeMaxBytes ?? 8 * 2 ** 20,
+    ttlMs: opts.negativeTtlMs ?? 60_000,
+    now: opts.now,
+  })
 
   return {
     get(domain, key) {
+      if (key.length > opts.maxKeyLength) return null
       const k = `${domain}/${key}`
       const hit = positive.get(k)
       if (hit !== undefined) return hit
-      const missUntil = negative.get(k)
-      if (missUntil !== undefined) {
-        if (missUntil > now()) return null
-        negative.delete(k)
-      }
+      if (negative.get(k)) return null
       const loaded = load(domain, key)
-      if (loaded === null) {
-        if (negative.size >= negativeMax) evictOldest(negative)
-        negative.set(k, now() + negativeTtl)
-      } else {
-        if (positive.size >= max) evictOldest(positive)
-        positive.set(k, loaded)
-      }
+      if (loaded === null) negative.set(k, true)
+      else positive.set(k, loaded)
       return loaded
     },
     invalidate(domain, key) {
@@ -55,6 +57,6 @@ export function createLinkCache<T>(
       positive.clear()
       negative.clear()
     },
-    size: () => ({ positive: positive.size, negative: negative.size }),
+    size: () => ({ positive: positive.size, negative: negative.size, positiveBytes: positive.bytes, negativeBytes: negative.bytes }),
   }
 }

@@ -1,5 +1,5 @@
 import { expect, test } from 'bun:test'
-import { parseVisitor } from './visitor'
+import { MAX_USER_AGENT_LENGTH, parseVisitor, visitorCache } from './visitor'
 
 const UA = {
   iphone: 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1',
@@ -43,4 +43,19 @@ test('bots: social previewers are flagged as such; others are plain bots', () =>
   for (const name of ['googlebot', 'curl'] as const) expect(parseVisitor(UA[name])).toMatchObject({ isBot: true, isSocialBot: false })
   expect(parseVisitor('').isBot).toBe(true)
   expect(parseVisitor(null).isBot).toBe(true)
+})
+
+test('a long User-Agent is read up to 512 characters and kept only that long', () => {
+  const long = UA.iphone + ' '.padEnd(16 * 1024, 'x')
+  const before = visitorCache.bytes
+  const v = parseVisitor(long)
+  expect(v).toMatchObject({ os: 'IOS', browser: 'Safari', device: 'Mobile', isBot: false })
+  expect(visitorCache.bytes - before).toBeLessThan(2 * MAX_USER_AGENT_LENGTH + 1024)
+  // The same first 512 characters are the same visitor.
+  expect(parseVisitor(long.slice(0, MAX_USER_AGENT_LENGTH) + 'other tail').id).toBe(v.id)
+})
+
+test('random long User-Agents keep the parsed-visitor cache within its byte cap', () => {
+  for (let i = 0; i < 10_000; i++) parseVisitor(`Mozilla/5.0 ${i} `.padEnd(16 * 1024, 'y'))
+  expect(visitorCache.bytes).toBeLessThanOrEqual(8 * 2 ** 20)
 })

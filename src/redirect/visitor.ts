@@ -5,6 +5,7 @@
  */
 import { UAParser } from 'ua-parser-js'
 import { isbot } from 'isbot'
+import { LruCache } from '../shared/lru'
 
 export type Os = 'IOS' | 'Android' | 'Windows' | 'MacOS' | 'Linux' | 'HarmonyOS' | 'Other'
 export type Browser = 'Chrome' | 'Edge' | 'Safari' | 'Firefox' | 'Opera' | 'Samsung Internet' | 'Android Browser' | 'Others'
@@ -68,12 +69,15 @@ function deviceOf(type: string | undefined, os: Os): Device {
   }
 }
 
-const cache = new Map<string, Visitor>()
+/** Real User-Agents are under 300 characters; the rest of a longer one is not read, parsed or kept. */
+export const MAX_USER_AGENT_LENGTH = 512
+/** Parsed User-Agents: anyone can send new ones, so bounded by count and bytes. */
+export const visitorCache = new LruCache<Visitor>({ maxEntries: 20_000, maxBytes: 8 * 2 ** 20, sizeOf: () => 96 })
 let nextId = 1
 
 export function parseVisitor(userAgent: string | null): Visitor {
-  const ua = userAgent ?? ''
-  const hit = cache.get(ua)
+  const ua = userAgent === null ? '' : userAgent.length > MAX_USER_AGENT_LENGTH ? userAgent.slice(0, MAX_USER_AGENT_LENGTH) : userAgent
+  const hit = visitorCache.get(ua)
   if (hit) return hit
   const r = new UAParser(ua).getResult()
   const os = osOf(r.os.name)
@@ -87,7 +91,6 @@ export function parseVisitor(userAgent: string | null): Visitor {
     // An empty User-Agent is a script, not a person.
     isBot: isSocialBot || ua.trim() === '' || isbot(ua),
   }
-  if (cache.size > 20_000) cache.clear()
-  cache.set(ua, visitor)
+  visitorCache.set(ua, visitor)
   return visitor
 }
