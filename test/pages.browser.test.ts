@@ -56,8 +56,8 @@ const link = (linkType: string, data: Record<string, any>, extra: Partial<Landin
 
 const WIFI = { ssid: 'Café Guest', password: 'p@ss;word,42', encryption: 'WPA' }
 const pages: Record<string, { link: LandingLink; os?: VisitorOs }> = {
-  text: { link: link('text', { title: 'Opening hours', text: 'Mon-Fri 9:00-18:00\nSat 10:00-14:00\n\nBook at https://book.example/table <b>not bold</b>' }) },
-  'wi-fi': { link: link('wi-fi', WIFI, { previewData: { title: 'Our Wi-Fi' } }) },
+  text: { link: link('text', { title: 'Opening hours', text: 'Mon-Fri 9:00-18:00\nSat 10:00-14:00\n\nBook at https://book.example/table <b>not bold</b>' }, { option: { isWaterMark: true } }) },
+  'wi-fi': { link: link('wi-fi', WIFI, { previewData: { title: 'Our Wi-Fi' }, option: { isWaterMark: true, watermarkText: 'Café only' } }) },
   menu: {
     link: link('menu', {
       title: 'Trattoria Roma',
@@ -66,7 +66,7 @@ const pages: Record<string, { link: LandingLink; os?: VisitorOs }> = {
         { name: 'Pizza', items: [{ name: 'Margherita', price: '€9.00', description: 'San Marzano tomato, fior di latte' }, { name: 'Diavola', price: '€11.50' }] },
         { name: 'Drinks', items: [{ name: 'Espresso', price: '€2.00' }] },
       ],
-    }),
+    }, { option: { isWaterMark: true, watermarkText: 'Trattoria Roma' } }),
   },
   'menu-pdf': { link: link('menu', { fileId: 'fil_menupdf', title: 'Lunch menu' }) },
   document: { link: link('document', { fileId: 'fil_pdf', title: 'Terms of service' }, { option: { isWaterMark: true } }) },
@@ -214,6 +214,7 @@ describe('landing pages in Chromium (phone viewport)', () => {
     await page.waitForFunction(() => document.getElementById('copy-status')!.textContent === 'Copied')
     expect(await page.evaluate(() => navigator.clipboard.readText())).toContain('Book at https://book.example/table')
     expect(await page.title()).toBe('Opening hours')
+    await expectWatermark(page, '#text', 'go.example')
     await finish('text', w)
   })
 
@@ -237,6 +238,7 @@ describe('landing pages in Chromium (phone viewport)', () => {
     expect(decoded?.text).toBe(wifiPayload(WIFI))
     expect(decoded?.text).toBe('WIFI:T:WPA;S:Café Guest;P:p@ss\\;word\\,42;;')
     expect(await page.locator('meta[property="og:title"]').getAttribute('content')).toBe('Our Wi-Fi')
+    await expectWatermark(page, '.fields', 'Café only')
     await finish('wi-fi', w)
   })
 
@@ -251,6 +253,7 @@ describe('landing pages in Chromium (phone viewport)', () => {
     expect(await page.locator('.items li').count()).toBe(5)
     await page.getByRole('link', { name: 'Drinks' }).click()
     expect(page.url()).toEndWith('#section-3')
+    await expectWatermark(page, '.items', 'Trattoria Roma')
     await finish('menu', w)
   })
 

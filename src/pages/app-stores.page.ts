@@ -5,7 +5,7 @@
  */
 import { esc, safeUrl } from './html'
 import { renderPage } from './layout'
-import { protectionOf } from './protection'
+import { protectionOf, watermarked } from './protection'
 import { ICONS, h1, titleOf } from './parts'
 import type { LandingLink, PageContext } from './pages.types'
 
@@ -37,6 +37,6 @@ export function renderAppStoresPage(link: LandingLink, ctx: PageContext): string
 .btn.store{justify-content:flex-start;text-align:left;padding:.75rem 1rem}.btn.store svg{width:1.75rem;height:1.75rem;flex:none}
 .store-label{display:block;font-size:1.05rem}.store-sub{display:block;font-weight:400;font-size:.85rem;opacity:.9}
 .web a{display:inline-flex;gap:.4rem;align-items:center;min-height:44px}`,
-    body: `<article class="card">${h1(title)}<p class="muted" id="device-hint">${esc(hint)}</p><div class="stores">${buttons}</div>${web}</article>`,
+    body: `<article class="card">${h1(title)}<p class="muted" id="device-hint">${esc(hint)}</p>${watermarked(`<div class="stores">${buttons}</div>`, protection)}${web}</article>`,
   })
 }

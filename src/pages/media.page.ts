@@ -5,7 +5,7 @@
  */
 import { esc, formatBytes } from './html'
 import { renderPage } from './layout'
-import { protectedBox, protectionOf, type Protection } from './protection'
+import { protectedBox, protectionOf, watermarked, type Protection } from './protection'
 import { ICONS, h1, kindOfMime, sourceOf, titleOf, unavailablePage, type ContentKind, type ContentSource } from './parts'
 import type { LandingLink, PageContext } from './pages.types'
 
@@ -17,7 +17,7 @@ audio{width:100%;margin-top:.5rem}
 .filecard .meta{min-width:0}.filecard .name{font-weight:600;overflow-wrap:anywhere;margin:0}
 .svgbox{background:repeating-conic-gradient(#e5e7eb 0 25%,#fff 0 50%) 50%/20px 20px}`
 
-/** The content element for a kind; watermark over images, documents and video. */
+/** The content element for a kind, under the watermark (when the link has one) whatever the kind. */
 export function contentView(kind: ContentKind, src: ContentSource, title: string, p: Protection, boxClass = ''): string {
   const url = src.url!
   const noDownload = p.screenshot ? ' controlslist="nodownload noremoteplayback" disablepictureinpicture' : ''
@@ -29,11 +29,11 @@ export function contentView(kind: ContentKind, src: ContentSource, title: string
       return protectedBox(`<iframe class="frame" src="${esc(frameSrc)}" title="${esc(title)}" loading="lazy"></iframe>`, p)
     }
     case 'audio':
-      return `<audio controls preload="metadata" src="${esc(url)}"${noDownload}>Your browser cannot play this audio.</audio>`
+      return watermarked(`<audio controls preload="metadata" src="${esc(url)}"${noDownload}>Your browser cannot play this audio.</audio>`, p)
     case 'video':
       return protectedBox(`<video class="media" controls playsinline preload="metadata" src="${esc(url)}" aria-label="${esc(title)}"${noDownload}>Your browser cannot play this video.</video>`, p)
     default:
-      return fileCard(src, title)
+      return watermarked(fileCard(src, title), p)
   }
 }
 

@@ -1,7 +1,7 @@
 /** Menu links: sections of items with prices, or the menu as an uploaded file (PDF/image) or a URL. */
 import { esc } from './html'
 import { renderPage } from './layout'
-import { protectionOf } from './protection'
+import { protectionOf, watermarked } from './protection'
 import { contentView } from './media.page'
 import { ICONS, h1, kindOfMime, sourceOf, titleOf, unavailablePage } from './parts'
 import type { LandingLink, PageContext } from './pages.types'
@@ -45,7 +45,7 @@ export function renderMenuPage(link: LandingLink, ctx: PageContext): string {
         .map(
           (s, i) =>
             `<section class="card menu-section" id="section-${i + 1}" aria-labelledby="section-${i + 1}-h"><h2 id="section-${i + 1}-h">${esc(s.name)}</h2>` +
-            `<ul class="items">${(Array.isArray(s.items) ? s.items : []).map(itemHtml).join('')}</ul></section>`,
+            `${watermarked(`<ul class="items">${(Array.isArray(s.items) ? s.items : []).map(itemHtml).join('')}</ul>`, protection)}</section>`,
         )
         .join('')
     const names = sections.map((s) => String(s.name ?? '')).filter(Boolean)

@@ -126,6 +126,23 @@ describe('content protection', () => {
     expect(renderLandingPage(base('image', { url: 'https://x.example/a.png' }), ctx)).not.toContain('data-watermark')
   })
 
+  test('the watermark covers the content of every hosted type', () => {
+    // What each page shows, which must sit inside the watermarked box.
+    const content: Record<string, RegExp> = {
+      text: /id="text"/, 'wi-fi': /id="ssid"[\s\S]*id="security"/, menu: /class="items"|<iframe/, document: /<iframe/, image: /<img class="media"/,
+      svg: /<img class="media"/, audio: /<audio/, video: /<video/, file: /class="filecard"/, 'app-stores': /class="stores"/,
+    }
+    const covered = new Set<string>()
+    // A menu on the restaurant's own web page is only a button out: nothing hosted to cover.
+    for (const link of hostile.filter((l) => !(l.linkType === 'menu' && l.data.url))) {
+      const html = renderLandingPage({ ...link, option: { isWaterMark: true, watermarkText: 'ACME' } }, ctx)!
+      const boxes = [...html.matchAll(/<div class="protected[^"]*">([\s\S]*?)<div class="wm" aria-hidden="true" data-watermark="ACME">/g)].map((m) => m[1]!)
+      expect({ type: link.linkType, covered: boxes.some((inner) => content[link.linkType]!.test(inner)) }).toEqual({ type: link.linkType, covered: true })
+      covered.add(link.linkType)
+    }
+    expect([...covered].sort()).toEqual([...LANDING_PAGE_TYPES].sort())
+  })
+
   test('screenshot protection: deterrent script, print hiding, no download links', () => {
     const open = renderLandingPage(base('document', { fileId: 'fil_doc' }), ctx)!
     expect(open).toContain('download')

@@ -1,8 +1,10 @@
 /**
  * Content protection for landing pages (`option` on the link).
  *
- * - `isWaterMark`: `watermarkText` (default: the short domain) is tiled across images,
- *   documents and video as a CSS overlay that lets clicks through to the controls.
+ * - `isWaterMark`: `watermarkText` (default: the short domain) is tiled as a CSS overlay
+ *   that lets clicks through to the controls, over the content of every hosted type: media,
+ *   documents and file cards, texts, menus, Wi-Fi details and store buttons. The Wi-Fi join
+ *   code stays clear: text over its modules could stop phones reading it.
  * - `isScreenshotProtected`: the deterrents a web page can apply. No context menu, no
  *   dragging, no text selection or copy, no download links or download button on the
  *   players, the content is hidden while the page loses focus or visibility (app
@@ -33,6 +35,11 @@ export function watermarkOverlay(p: Protection): string {
   if (!p.watermark) return ''
   const tile = `<span>${esc(p.watermark)}</span>`
   return `<div class="wm" aria-hidden="true" data-watermark="${esc(p.watermark)}"><div class="wm-tiles">${tile.repeat(120)}</div></div>`
+}
+
+/** Content under the watermark when the link has one, else the content as it is. */
+export function watermarked(inner: string, p: Protection, extraClass = ''): string {
+  return p.watermark ? protectedBox(inner, p, extraClass) : inner
 }
 
 /** Wraps content so the watermark (if any) covers it. */

@@ -1,7 +1,7 @@
 /** Text links: the text itself, readable on a phone, with web addresses made clickable and a copy button. */
 import { esc } from './html'
 import { renderPage } from './layout'
-import { protectionOf } from './protection'
+import { protectionOf, watermarked } from './protection'
 import { COPY_SCRIPT, ICONS, h1, titleOf } from './parts'
 import type { LandingLink } from './pages.types'
 
@@ -34,6 +34,6 @@ export function renderTextPage(link: LandingLink): string {
     protection,
     css: '.text{white-space:pre-wrap;overflow-wrap:anywhere;font-size:1.05rem;line-height:1.6;margin:0}',
     scripts: protection.screenshot ? [] : [COPY_SCRIPT],
-    body: `<article class="card">${h1(title)}<div id="text" class="text">${linkify(text)}</div>${copy}</article>`,
+    body: `<article class="card">${h1(title)}${watermarked(`<div id="text" class="text">${linkify(text)}</div>`, protection)}${copy}</article>`,
   })
 }
