@@ -41,8 +41,23 @@ interface RowSink {
   close(): Promise<void>
 }
 
-/** Beyond this many unwritten rows (a store that keeps failing), the oldest are dropped. */
-const MAX_PENDING = 200_000
+/**
+ * Unwritten rows (pending and in flight) held at most, by count and estimated bytes: a
+ * store that keeps failing, or visits that each need a row of their own (random
+ * referers), must not grow the heap without end. Beyond it, a visit that would need a
+ * new row is dropped and counted in a warning; visits that merge into a held row still count.
+ */
+const MAX_HELD_ROWS = 100_000
+const MAX_HELD_BYTES = 64 * 2 ** 20
+/** A row object, its map entry and merge key, without its variable strings. */
+const ROW_OVERHEAD_BYTES = 400
+
+function rowBytes(key: string, r: ClickEvent): number {
+  const strings = [key, r.domain, r.referer, r.refererUrl, r.region, r.city, r.utmSource, r.utmMedium, r.utmCampaign, r.utmTerm, r.utmContent]
+  let n = ROW_OVERHEAD_BYTES
+  for (const s of strings) n += 2 * (s?.length ?? 0)
+  return n
+}
 
 function inlineSink(db: Database): RowSink {
   const write = createEventWriter(db)
@@ -108,15 +123,27 @@ export function toRow(v: Visit): ClickEvent {
   }
 }
 
-export function createClickRecorder(db: Database, dbPath: string, log: Logger, opts: { flushMs?: number; maxBatch?: number } = {}) {
+export function createClickRecorder(
+  db: Database,
+  dbPath: string,
+  log: Logger,
+  opts: { flushMs?: number; maxBatch?: number; maxHeldRows?: number; maxHeldBytes?: number } = {},
+) {
   const flushMs = opts.flushMs ?? 1000
   const maxBatch = opts.maxBatch ?? 1000
+  const maxHeldRows = opts.maxHeldRows ?? MAX_HELD_ROWS
+  const maxHeldBytes = opts.maxHeldBytes ?? MAX_HELD_BYTES
   let sink: RowSink | null = dbPath === ':memory:' ? inlineSink(db) : null
   const sinkOf = () => (sink ??= workerSink(dbPath))
   /** Rows not yet handed to the writer, by merge key. */
   let pending = new Map<string, ClickEvent>()
+  let pendingBytes = 0
   /** Rows handed to the writer and not yet confirmed, with their write promises. */
-  const inFlight = new Set<{ rows: ClickEvent[]; done: Promise<void> }>()
+  const inFlight = new Set<{ rows: ClickEvent[]; bytes: number; done: Promise<void> }>()
+  let inFlightRows = 0
+  let inFlightBytes = 0
+  /** Visits dropped since the last warning because the held rows were at their bound. */
+  let dropped = 0
   let timer: ReturnType<typeof setInterval> | null = null
   let flushQueued = false
   const afterFlush: ((s: FlushSummary) => void)[] = []
@@ -134,33 +161,56 @@ export function createClickRecorder(db: Database, dbPath: string, log: Logger, o
     }
   }
 
+  /** Holds a new row unless the bound is reached; false when it was dropped. */
+  function hold(key: string, row: ClickEvent): boolean {
+    const bytes = rowBytes(key, row)
+    if (pending.size + inFlightRows >= maxHeldRows || pendingBytes + inFlightBytes + bytes > maxHeldBytes) {
+      dropped += row.n
+      return false
+    }
+    pending.set(key, row)
+    pendingBytes += bytes
+    return true
+  }
+
   function add(key: string, row: ClickEvent) {
     const cur = pending.get(key)
     if (cur) {
       cur.n += row.n
       if (row.at > cur.at) cur.at = row.at
-    } else pending.set(key, row)
+    } else hold(key, row)
   }
 
   /** Hands the pending rows to the writer; resolves when they are written (or re-queued on failure). */
   function flush(): Promise<void> {
     flushQueued = false
+    if (dropped > 0) {
+      log.warn('click capture at its memory bound; visits dropped', { visits: dropped, maxHeldRows, maxHeldBytes })
+      dropped = 0
+    }
     if (pending.size === 0) return Promise.resolve()
     const batch = pending
+    const entry = { rows: [...batch.values()], bytes: pendingBytes, done: Promise.resolve() }
     pending = new Map()
-    const rows = [...batch.values()]
-    const entry = { rows, done: Promise.resolve() }
+    pendingBytes = 0
+    inFlightRows += entry.rows.length
+    inFlightBytes += entry.bytes
+    const release = () => {
+      if (!inFlight.delete(entry)) return
+      inFlightRows -= entry.rows.length
+      inFlightBytes -= entry.bytes
+    }
     entry.done = sinkOf()
-      .write(rows)
+      .write(entry.rows)
       .then(
-        () => written(rows),
+        () => (release(), written(entry.rows)),
         (e) => {
           // Keep them for the next attempt (e.g. the store was busy); never fail a redirect.
-          for (const [k, r] of batch) if (pending.size < MAX_PENDING) add(k, r)
-          log.error('click flush failed; will retry', { rows: rows.length, error: String(e) })
+          release()
+          for (const [k, r] of batch) add(k, r)
+          log.error('click flush failed; will retry', { rows: entry.rows.length, error: String(e) })
         },
       )
-      .finally(() => inFlight.delete(entry))
     inFlight.add(entry)
     return entry.done
   }
@@ -180,7 +230,7 @@ export function createClickRecorder(db: Database, dbPath: string, log: Logger, o
         cur.at = v.at
         return
       }
-      pending.set(key, toRow(v))
+      if (!hold(key, toRow(v))) return
       if (pending.size >= maxBatch && !flushQueued) {
         flushQueued = true
         setImmediate(flush)
@@ -189,6 +239,8 @@ export function createClickRecorder(db: Database, dbPath: string, log: Logger, o
     flush,
     /** Visits recorded but not yet written. */
     pendingCount: () => visitsOf(pending.values()) + [...inFlight].reduce((n, b) => n + visitsOf(b.rows), 0),
+    /** Rows held in memory (pending and in flight) and their estimated bytes. */
+    held: () => ({ rows: pending.size + inFlightRows, bytes: pendingBytes + inFlightBytes }),
     /** Visits of one link recorded but not yet written. */
     pendingFor: (linkSeq: number) => visitsOf(pending.values(), linkSeq) + [...inFlight].reduce((n, b) => n + visitsOf(b.rows, linkSeq), 0),
     start() {
