@@ -36,8 +36,8 @@ before paging in \`X-Total-Count\`. Creation answers 200 with the record (upsert
 **Short links** (not part of this API, on each short domain): \`GET https://<domain>/<key>\` answers 302 to the
 resolved URL. Order: unknown or deleted key → the domain's notFoundUrl, else a 404 page; expired → expiration.url,
 else the domain's expiredUrl, else a 410 page; link-preview bots (Facebook, Slack, WhatsApp…) → a page with og:/twitter:
-tags from previewData, not counted; password → a form (POST) that sets a one-hour cookie scoped to the link, 10 attempts
-per IP and link per 15 minutes; hosted types (text, wi-fi, menu, document, file, image, audio, video, svg, app-stores) →
+tags from previewData, not counted; password → a form (200; a wrong password 403) whose POST sets a one-hour cookie scoped to the link; wrong
+guesses are limited to 10 per IP (IPv6 /64) and link and 100 per link, per 15 minutes, then 429 with Retry-After; hosted types (text, wi-fi, menu, document, file, image, audio, video, svg, app-stores) →
 a landing page at the short link, their files at \`/<key>/file/<fileId>\` behind the same checks; otherwise targeting,
 then the visitor's query fills parameters the target lacks and the link's utm values set or override theirs.
 \`?qr=1\` marks a scan and is dropped. Other bots are redirected and not counted. A click reaches \`clicks\` and the
