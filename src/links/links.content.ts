@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto'
 import { parameterError } from '../shared/errors'
 import { assertValid } from '../shared/validate'
-import { DATA_BY_TYPE, HOSTED_TYPES, TARGET_ITEM_SCHEMA, type LinkType } from './links.schema'
+import { DATA_BY_TYPE, HOSTED_TYPES, TARGET_ITEM_SCHEMA, DeviceTargets, type LinkType } from './links.schema'
 
 export type LinkDataValue = Record<string, any>
 
@@ -128,6 +128,8 @@ export function checkTargeting(targeting: { targetType: string; targetDatas: unk
   const { targetType, targetDatas } = targeting
   if (targetType === 'device') {
     if (Array.isArray(targetDatas)) throw parameterError(`'linkOptions.Targeting.targetDatas' must be an object { ios, android } for device targeting`)
+    // The schema the record is read back with: a stored extra key would break every later read.
+    assertValid(DeviceTargets, targetDatas, 'linkOptions.Targeting.targetDatas')
     const td = targetDatas as Record<string, string>
     td.ios = normaliseUrl(td.ios!, 'linkOptions.Targeting.targetDatas.ios')
     td.android = normaliseUrl(td.android!, 'linkOptions.Targeting.targetDatas.android')

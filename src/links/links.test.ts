@@ -199,6 +199,15 @@ describe('linkOptions', () => {
     for (const [Targeting, field] of invalid) expect422(await link(h, { Targeting }), field)
   })
 
+  test('device targeting with extra keys is refused on write, so the owner and admins can still list links', async () => {
+    const h = createHarness()
+    const Targeting = { targetType: 'device', targetDatas: { ios: 'https://a.example/', android: 'https://b.example/', web: 'https://c.example/' } }
+    expect422(await link(h, { Targeting }, 'https://x.example/', h.keys.member), 'targetDatas.web')
+    const made = (await link(h, undefined, 'https://x.example/', h.keys.member)).body
+    expect422(await h.call('PATCH', `/links/${made.id}`, { key: h.keys.member, json: { linkOptions: { Targeting } } }), 'targetDatas.web')
+    for (const key of [h.keys.member, h.keys.admin]) expect((await h.call('GET', '/links', { key })).status).toBe(200)
+  })
+
   test('archived links are hidden from lists unless includeArchived', async () => {
     const h = createHarness()
     const a = await link(h, { archived: true })
