@@ -1,6 +1,6 @@
 #!/usr/bin/env bun
 /**
- * CLI entry: serve | keys create | users add | backup | check.
+ * CLI entry: serve | keys create/list/revoke | users add/passwd | backup | check.
  * `bun src/main.ts` and the compiled `shortlink` binary behave the same.
  */
 import { existsSync } from 'node:fs'
@@ -10,6 +10,9 @@ import { storePath } from './store/db'
 import { createDeps } from './deps'
 import { createLogger } from './shared/log'
 import { AppError } from './shared/errors'
+import { readCapped } from './shared/streams'
+import { ADMIN_USER_ID, type Caller } from './auth/auth.service'
+import type { KeyRecord } from './auth/keys.service'
 import { lockDataDir, DataDirLockedError } from './store/lock'
 import { loadServerCertificate } from './tls/certificates'
 import { startServer } from './server'
@@ -22,8 +25,12 @@ const USAGE = `shortlink ${pkg.version}: short links, QR codes and statistics in
 Usage:
   shortlink serve [--config FILE]                 start the server (default ./shortlink.toml, or SHORTLINK_CONFIG;
                                                   with no file: the embedded default on https://localhost:8443)
-  shortlink keys create --user ID --role ROLE     create an API key (admin | member | readonly); printed once
+  shortlink keys create --user ID --role ROLE [--name NAME]
+                                                  create an API key (admin | member | readonly); printed once
+  shortlink keys list [--user ID]                 list API keys, revoked ones included (never the secrets)
+  shortlink keys revoke ID                        revoke an API key; a running server refuses it within a second
   shortlink users add ID                          add a user
+  shortlink users passwd ID                       set a user's dashboard password (prompted, or one line on stdin)
   shortlink backup FILE                           consistent copy of the live database into FILE
   shortlink check [--config FILE]                 validate the configuration and exit
 `
@@ -104,6 +111,7 @@ async function serve(flags: Record<string, string>) {
     stopping = true
     log.info('shutting down', { signal })
     await server.stop()
+    deps.auth.flushLastUsed()
     deps.db.close()
     unlock()
     log.info('stopped')
@@ -113,17 +121,85 @@ async function serve(flags: Record<string, string>) {
   process.on('SIGINT', () => void shutdown('SIGINT'))
 }
 
-function withStore<T>(flags: Record<string, string>, fn: (deps: ReturnType<typeof createDeps>) => T): T {
+async function withStore<T>(flags: Record<string, string>, fn: (deps: ReturnType<typeof createDeps>) => T | Promise<T>): Promise<T> {
   const { config } = readConfig(flags)
   const deps = createDeps(config, storePath(config.server.dataDir), createLogger(true))
   try {
-    return fn(deps)
+    return await fn(deps)
   } catch (e) {
     if (e instanceof AppError) die(e.message)
     throw e
   } finally {
     deps.db.close()
   }
+}
+
+/** The command line acts as the operator: an admin, as usr_admin. */
+const OPERATOR: Caller = { userId: ADMIN_USER_ID, role: 'admin', keyId: 'key_cli' }
+
+function allKeys(deps: ReturnType<typeof createDeps>, user: string | undefined): KeyRecord[] {
+  const out: KeyRecord[] = []
+  for (let page = 1; ; page++) {
+    const { keys, total } = deps.keys.list(OPERATOR, { userIds: user ? [user] : undefined, includeRevoked: true, page, pageSize: 100 })
+    out.push(...keys)
+    if (out.length >= total || keys.length === 0) return out
+  }
+}
+
+function keysTable(keys: KeyRecord[]): string {
+  const rows = [
+    ['ID', 'USER', 'ROLE', 'NAME', 'PREFIX', 'CREATED', 'LAST USED', 'STATUS'],
+    ...keys.map((k) => [k.id, k.userId, k.role, k.name ?? '-', k.prefix, k.createdAt, k.lastUsedAt ?? 'never', k.revokedAt ? `revoked ${k.revokedAt}` : 'active']),
+  ]
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)))
+  return rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ')).join('\n') + '\n'
+}
+
+/** Longest stdin accepted for a password (the rule itself is checked by the user service). */
+const MAX_PASSWORD_INPUT = 4096
+
+/** The first line of stdin when it is not a terminal; else a prompt without echo, asked twice. */
+async function readNewPassword(userId: string): Promise<string> {
+  if (!process.stdin.isTTY) {
+    const bytes = await readCapped(Bun.stdin.stream(), MAX_PASSWORD_INPUT)
+    if (!bytes) die(`password input is longer than ${MAX_PASSWORD_INPUT} bytes`)
+    const line = new TextDecoder().decode(bytes).split(/\r?\n/)[0] ?? ''
+    if (!line) die('no password on stdin (expected one line)')
+    return line
+  }
+  const first = await promptHidden(`New password for ${userId}: `)
+  const again = await promptHidden('Repeat it: ')
+  if (first !== again) die('the passwords differ; nothing changed')
+  return first
+}
+
+function promptHidden(question: string): Promise<string> {
+  process.stderr.write(question)
+  const stdin = process.stdin
+  stdin.setRawMode(true)
+  stdin.resume()
+  return new Promise((resolve) => {
+    let typed = ''
+    const onData = (chunk: Buffer) => {
+      for (const ch of chunk.toString('utf8')) {
+        if (ch === '\r' || ch === '\n') {
+          stdin.off('data', onData)
+          stdin.setRawMode(false)
+          stdin.pause()
+          process.stderr.write('\n')
+          return resolve(typed)
+        }
+        if (ch === '\u0003' || ch === '\u0004') {
+          stdin.setRawMode(false)
+          process.stderr.write('\n')
+          die('cancelled; nothing changed', 130)
+        }
+        if (ch === '\u007f' || ch === '\b') typed = typed.slice(0, -1)
+        else if (typed.length < MAX_PASSWORD_INPUT) typed += ch
+      }
+    }
+    stdin.on('data', onData)
+  })
 }
 
 async function main(argv: string[]) {
@@ -141,25 +217,48 @@ async function main(argv: string[]) {
       return
     }
     case 'keys': {
-      if (positional[0] !== 'create') die(`usage: shortlink keys create --user ID --role admin|member|readonly`)
-      if (!flags.user || !flags.role) die('keys create needs --user ID and --role admin|member|readonly')
-      const made = withStore(flags, (d) => d.auth.createKey(flags.user!, flags.role!))
-      process.stdout.write(`${made.key}\n`)
-      process.stderr.write(`created ${made.role} key ${made.keyId} for ${made.userId}; it is shown only this once\n`)
-      return
+      if (positional[0] === 'create') {
+        if (!flags.user || !flags.role) die('keys create needs --user ID and --role admin|member|readonly')
+        const made = await withStore(flags, (d) => d.auth.createKey(flags.user!, flags.role!, flags.name || null))
+        process.stdout.write(`${made.key}\n`)
+        process.stderr.write(`created ${made.role} key ${made.keyId} for ${made.userId}; it is shown only this once\n`)
+        return
+      }
+      if (positional[0] === 'list') {
+        const keys = await withStore(flags, (d) => allKeys(d, flags.user))
+        process.stdout.write(keysTable(keys))
+        return
+      }
+      if (positional[0] === 'revoke' && positional[1]) {
+        const r = await withStore(flags, (d) => d.keys.revoke(OPERATOR, positional[1]!))
+        process.stdout.write(`revoked ${r.id}\n`)
+        return
+      }
+      die('usage: shortlink keys create --user ID --role admin|member|readonly [--name NAME] | keys list [--user ID] | keys revoke ID')
     }
     case 'users': {
-      if (positional[0] !== 'add' || !positional[1]) die('usage: shortlink users add ID')
-      const r = withStore(flags, (d) => d.auth.addUser(positional[1]!))
-      process.stdout.write(`${r.id}\n`)
-      process.stderr.write(r.created ? `added user ${r.id}\n` : `user ${r.id} already exists\n`)
-      return
+      if (positional[0] === 'add' && positional[1]) {
+        const r = await withStore(flags, (d) => d.auth.addUser(positional[1]!))
+        process.stdout.write(`${r.id}\n`)
+        process.stderr.write(r.created ? `added user ${r.id}\n` : `user ${r.id} already exists\n`)
+        return
+      }
+      if (positional[0] === 'passwd' && positional[1]) {
+        const id = positional[1]
+        // Fail on an unknown user before asking for a password.
+        const target = await withStore(flags, (d) => d.users.get(OPERATOR, id))
+        const password = await readNewPassword(target.id)
+        const user = await withStore(flags, (d) => d.users.update(OPERATOR, target.id, { password }))
+        process.stderr.write(`password set for ${user.id}\n`)
+        return
+      }
+      die('usage: shortlink users add ID | users passwd ID')
     }
     case 'backup': {
       const target = positional[0]
       if (!target) die('usage: shortlink backup FILE')
       if (existsSync(target)) die(`${target} exists; choose a new file`)
-      withStore(flags, (d) => d.db.query('VACUUM INTO ?').run(target))
+      await withStore(flags, (d) => d.db.query('VACUUM INTO ?').run(target))
       process.stdout.write(`backup written to ${target}\n`)
       return
     }

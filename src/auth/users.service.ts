@@ -12,6 +12,7 @@ import { pageWindow } from '../shared/paging'
 import { toIso } from '../shared/time'
 import { ADMIN_USER_ID, normalizeUserId, type AuthService, type Caller } from './auth.service'
 import type { AuthStore, Role, UserRow } from './auth.store'
+import { PASSWORD_MAX, PASSWORD_MIN } from './auth.schema'
 
 export interface UserRecord {
   id: string
@@ -21,8 +22,12 @@ export interface UserRecord {
   hasPassword: boolean
 }
 
-/** argon2id, Bun's built-in; the schema bounds the length so hashing cost stays bounded. */
-export const hashPassword = (password: string) => Bun.password.hash(password, { algorithm: 'argon2id' })
+/** argon2id, Bun's built-in. The length is bounded so hashing cost stays bounded (the CLI reaches here without the route schema). */
+export function hashPassword(password: string): Promise<string> {
+  if (password.length < PASSWORD_MIN || password.length > PASSWORD_MAX)
+    throw parameterError(`'password' length must be ${PASSWORD_MIN}-${PASSWORD_MAX}`)
+  return Bun.password.hash(password, { algorithm: 'argon2id' })
+}
 
 const toRecord = (u: UserRow): UserRecord => ({
   id: u.id,

@@ -15,8 +15,9 @@ export const PUBLIC_DOC_PATHS = ['/openapi.json', '/docs']
 const API_DESCRIPTION = `Short links with QR codes, tags, branded domains, files, QR templates and click statistics.
 
 **Authentication**: every operation needs \`Authorization: Bearer <API key>\`. Keys are created by the operator
-(\`shortlink keys create --user ID --role admin|member|readonly\`) and shown once. \`readonly\` keys may only GET;
-\`member\` keys act on their own links, tags and files; \`admin\` keys on everyone's.
+(\`shortlink keys create --user ID --role admin|member|readonly\`) or through \`POST /keys\`, and shown once. \`readonly\` keys may only GET;
+\`member\` keys act on their own links, tags and files; \`admin\` keys on everyone's. A revoked key, or a disabled or
+deleted user's key, answers 401 within a second.
 
 **Errors** have the body \`{ "code", "message" }\` (plus \`requestId\`). Status per code:
 ${Object.entries(STATUS_BY_CODE)
@@ -29,7 +30,7 @@ unknown query parameters are ignored.
 over the limit the answer is 429 \`rate_limit_exceeded\` with \`Retry-After\`.
 
 **Conventions**: timestamps are ISO 8601 UTC with milliseconds; identifiers are opaque with a type prefix
-(\`lnk_\`, \`tag_\`, \`fil_\`, \`tpl_\`, \`usr_\`); array query filters repeat the name (\`ids=a&ids=b\`);
+(\`lnk_\`, \`tag_\`, \`fil_\`, \`tpl_\`, \`usr_\`, \`key_\`); array query filters repeat the name (\`ids=a&ids=b\`);
 list endpoints page with \`page\` (from 1) and \`pageSize\`; list endpoints answering an array put the number of matches
 before paging in \`X-Total-Count\`. Creation answers 200 with the record (upsert answers 201 when it creates).
 
