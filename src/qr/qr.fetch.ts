@@ -8,7 +8,8 @@
  * elsewhere (DNS rebinding).
  */
 import { lookup } from 'node:dns/promises'
-import { BlockList, isIP } from 'node:net'
+import { isIP } from 'node:net'
+import { isPrivateAddress } from './qr.address'
 import { AppError, parameterError } from '../shared/errors'
 import { isJpeg, isPng } from './qr.decode'
 import { readCapped } from '../shared/streams'
@@ -36,45 +37,7 @@ export interface FetchLimits {
 
 const systemLookup = async (host: string) => (await lookup(host, { all: true, verbatim: true })).map((a) => a.address)
 
-const blocked = new BlockList()
-for (const [net, bits] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.0.2.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['198.51.100.0', 24],
-  ['203.0.113.0', 24],
-  ['224.0.0.0', 4],
-  ['240.0.0.0', 4],
-] as const)
-  blocked.addSubnet(net, bits, 'ipv4')
-for (const [net, bits] of [
-  ['::', 128],
-  ['::1', 128],
-  ['fc00::', 7],
-  ['fe80::', 10],
-  ['ff00::', 8],
-  ['2001:db8::', 32],
-] as const)
-  blocked.addSubnet(net, bits, 'ipv6')
-
-/** Private, loopback, link-local, reserved or multicast. */
-export function isPrivateAddress(ip: string): boolean {
-  const v = isIP(ip)
-  if (v === 4) return blocked.check(ip, 'ipv4')
-  if (v !== 6) return true
-  const lower = ip.toLowerCase()
-  // IPv4-mapped and NAT64 forms carry an IPv4 address: judge that.
-  const mapped = /^(?:::ffff:|64:ff9b::)(\d+\.\d+\.\d+\.\d+)$/.exec(lower)
-  if (mapped) return blocked.check(mapped[1]!, 'ipv4')
-  return blocked.check(lower, 'ipv6')
-}
+export { isPrivateAddress }
 
 const gateway = (message: string) => new AppError('bad_gateway', message)
 
@@ -98,7 +61,8 @@ async function checkedAddress(url: URL, limits: FetchLimits): Promise<string | n
   }
   if (addresses.length === 0) throw gateway(`could not resolve ${host}`)
   const bad = addresses.find(limits.isRefusedAddress ?? isPrivateAddress)
-  if (bad) throw parameterError(`'${limits.field}' ${host} resolves to a private, loopback or link-local address (${bad}); such addresses are not fetched`)
+  // The address itself is not named: answers must not map the server's own network.
+  if (bad) throw parameterError(`'${limits.field}' ${host} resolves to a private, loopback or link-local address; such addresses are not fetched`)
   return isIP(host) ? null : addresses[0]!
 }
 
@@ -132,7 +96,7 @@ export async function fetchImage(rawUrl: string, limits: FetchLimits): Promise<F
         })
       } catch (e) {
         if (deadline.aborted) throw gateway(`fetching ${url.host} timed out after ${limits.timeoutMs / 1000} s`)
-        throw gateway(`could not fetch ${url.host}: ${(e as Error).message}`)
+        throw gateway(`could not fetch ${url.host}: ${connectionFailure(e)}`)
       }
       if (res.status >= 300 && res.status < 400 && res.headers.has('location')) {
         await res.body?.cancel().catch(() => {})
@@ -153,8 +117,14 @@ export async function fetchImage(rawUrl: string, limits: FetchLimits): Promise<F
   } catch (e) {
     if (e instanceof AppError) throw e
     if (deadline.aborted) throw gateway(`fetching the image timed out after ${limits.timeoutMs / 1000} s`)
-    throw gateway(`could not fetch the image: ${(e as Error).message}`)
+    throw gateway(`could not fetch the image: ${connectionFailure(e)}`)
   }
+}
+
+/** A fetch error's kind (ConnectionRefused, CERT_HAS_EXPIRED…) without its text, which may name the pinned address. */
+function connectionFailure(e: unknown): string {
+  const code = (e as { code?: unknown })?.code
+  return typeof code === 'string' && /^[A-Za-z_]{1,40}$/.test(code) ? code : 'the connection failed'
 }
 
 async function readImage(res: Response, limits: FetchLimits): Promise<Uint8Array> {
