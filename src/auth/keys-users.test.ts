@@ -287,3 +287,34 @@ describe('authentication cache', () => {
     expect(() => auth.authenticate(bearer(keys[1]!))).toThrow('revoked')
   })
 })
+
+describe('malformed input', () => {
+  test('no key or user operation answers 500, and the OpenAPI document describes them', async () => {
+    const h = createHarness()
+    const strings = ['', ' ', 'a'.repeat(5000), '../x', '%00', '\u0000', '💥', 'usr_', 'usr_admin', 'admin', 'key_x', 'null', '-1']
+    const values: unknown[] = [null, true, false, 0, -1, 1.5, [], {}, [null], ...strings]
+    let seed = 11
+    const rnd = () => (seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32
+    const pick = <T,>(xs: T[]): T => xs[Math.floor(rnd() * xs.length)]!
+    const fields = ['userId', 'role', 'name', 'id', 'password', 'disabled', 'key', pick(strings)]
+    const failures: string[] = []
+    for (let i = 0; i < 400; i++) {
+      const [method, template] = pick([['POST', '/keys'], ['GET', '/keys'], ['DELETE', '/keys/{}'], ['GET', '/users'], ['POST', '/users'], ['GET', '/users/{}'], ['PATCH', '/users/{}'], ['DELETE', '/users/{}']] as const)
+      const path = template.replace('{}', encodeURIComponent(pick(strings.filter((s) => s && s.length < 100))))
+      const q = new URLSearchParams()
+      for (let j = 0; j < rnd() * 3; j++) q.append(pick(['page', 'pageSize', 'userIds', 'includeRevoked']), pick(strings.filter((s) => s.length < 100)))
+      const body = method === 'POST' || method === 'PATCH' ? (rnd() < 0.2 ? pick(values) : Object.fromEntries(Array.from({ length: 1 + Math.floor(rnd() * 3) }, () => [pick(fields), pick(values)]))) : undefined
+      const key = pick([h.keys.admin, h.keys.member, h.keys.readonly])
+      const r = await h.call(method, `${path}?${q}`, { key, json: body })
+      if (r.status >= 500) failures.push(`${method} ${path}?${q} ${JSON.stringify(body)?.slice(0, 100)} → ${r.status}`)
+      else if (r.status >= 400) expect(typeof r.body.code).toBe('string')
+    }
+    expect(failures).toEqual([])
+    // The harness's admin key still works: nothing above locked the operator out.
+    expect((await h.call('GET', '/users/admin')).body).toMatchObject({ role: 'admin', disabled: false })
+    const doc = (await h.call('GET', '/openapi.json', { key: null })).body
+    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/keys', '/keys/{id}', '/users', '/users/{id}']))
+    expect(doc.paths['/keys'].get.tags).toEqual(['Keys and users'])
+    expect(doc.paths['/keys'].get.responses['200'].content['application/json'].schema.items.properties.lastUsedAt.description).toContain('about a minute')
+  })
+})
