@@ -49,6 +49,8 @@ export function createFileService({ store, blobs, maxBytes }: FileServiceDeps) {
     const trimmed = name.trim()
     if (!trimmed) throw parameterError(`'name' must not be blank`)
     if (CONTROL_CHARS.test(trimmed)) throw parameterError(`'name' must not contain control characters`)
+    // The multipart `name` field has no schema in front of it: the record's rule is checked here.
+    if ([...trimmed].length > 255) throw parameterError(`'name' length must be 1-255`)
     return trimmed
   }
 

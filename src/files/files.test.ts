@@ -91,6 +91,15 @@ describe('files API in process', () => {
     expect(r.body.createdAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
   })
 
+  test('an upload name over 255 characters is refused like a rename; 255 are kept', async () => {
+    const long = await upload(S.samplePng(), 'a.png', h.keys.member, { name: 'n'.repeat(256) })
+    expect(long.status).toBe(422)
+    expect(long.body).toMatchObject({ code: 'parameter_error', message: "'name' length must be 1-255" })
+    const fits = await upload(S.samplePng(), 'a.png', h.keys.member, { name: `${'é'.repeat(251)}.png` })
+    expect(fits.status).toBe(201)
+    expect([...fits.body.name].length).toBe(255)
+  })
+
   test('a disallowed type is 422 naming the field; a missing part is 422; JSON is 400', async () => {
     const bad = await upload(new TextEncoder().encode('<html><script>alert(1)</script></html>'), 'cat.png')
     expect(bad.status).toBe(422)
@@ -162,13 +171,14 @@ describe('files API in process', () => {
     expect((await h.call('PATCH', `/files/${f.id}`, { key: h.keys.member, json: { size: 1 } })).status).toBe(422)
   })
 
-  test('delete is refused while the usage checker says a link uses the file', async () => {
+  test('delete is refused while a live link shows the file, and allowed once that link is deleted', async () => {
     const f = (await upload(S.samplePdf('used'), 'used.pdf')).body
-    h.deps.files.setUsageChecker((id) => id === f.id)
+    const link = await h.call('POST', '/links/document', { key: h.keys.member, json: { data: { fileId: f.id } } })
+    expect(link.status).toBe(200)
     const r = await h.call('DELETE', `/files/${f.id}`, { key: h.keys.member })
     expect(r.status).toBe(422)
     expect(r.body.message).toContain('used by a link')
-    h.deps.files.setUsageChecker(() => false)
+    expect((await h.call('DELETE', `/links/${link.body.id}`, { key: h.keys.member })).status).toBe(200)
     expect((await h.call('DELETE', `/files/${f.id}`, { key: h.keys.member })).status).toBe(200)
     expect(h.deps.files.open(f.id)).toBeNull()
   })
