@@ -4,7 +4,7 @@
  * synchronous=NORMAL (durable at each WAL checkpoint, safe against process crashes).
  */
 import { Database } from 'bun:sqlite'
-import { mkdirSync } from 'node:fs'
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { migrate } from './migrate'
 
@@ -12,7 +12,7 @@ export type Store = Database
 
 /** Opens (and migrates) the store; `onMigration` hears of each migration before it runs. */
 export function openStore(path: string, onMigration?: (name: string) => void): Store {
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
+  if (path !== ':memory:') keepPrivate(path)
   const db = new Database(path, { create: true, strict: true })
   db.exec('PRAGMA journal_mode = WAL')
   db.exec('PRAGMA busy_timeout = 5000')
@@ -24,3 +24,16 @@ export function openStore(path: string, onMigration?: (name: string) => void): S
 }
 
 export const storePath = (dataDir: string) => `${dataDir}/shortlink.db`
+
+/**
+ * The data dir holds TLS and ACME account keys and the cookie secret (in the database):
+ * only the server's user may read it. Made 0700 and the database 0600 (SQLite gives its
+ * -wal and -shm files the database's mode), and tightened on every start when looser.
+ */
+function keepPrivate(path: string) {
+  const dir = dirname(path)
+  mkdirSync(dir, { recursive: true, mode: 0o700 })
+  chmodSync(dir, 0o700)
+  closeSync(openSync(path, 'a', 0o600))
+  for (const file of [path, `${path}-wal`, `${path}-shm`]) if (existsSync(file)) chmodSync(file, 0o600)
+}

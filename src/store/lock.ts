@@ -9,7 +9,7 @@ import { mkdirSync, openSync, writeSync, closeSync, readFileSync, unlinkSync } f
 export class DataDirLockedError extends Error {}
 
 export function lockDataDir(dataDir: string): () => void {
-  mkdirSync(dataDir, { recursive: true })
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 })
   const path = `${dataDir}/shortlink.pid`
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
