@@ -76,7 +76,8 @@ export function buildConfig(raw: Record<string, unknown>, env: Record<string, st
       if (!Value.Check(keySchema, value)) {
         const err = Value.Errors(keySchema, value).First()
         const rule = err ? describeRule(err.schema as any, err.message) : 'invalid'
-        problems.push(`${section}.${key}: ${rule} (got ${JSON.stringify(value)}; expected ${typeName(keySchema)})`)
+        const got = (keySchema as { 'x-secret'?: boolean })['x-secret'] ? `a secret value of ${String(value).length} characters, not shown` : JSON.stringify(value)
+        problems.push(`${section}.${key}: ${rule} (got ${got}; expected ${typeName(keySchema)})`)
       }
     }
     const known = Object.fromEntries(Object.entries(given).filter(([k]) => k in schema.properties))

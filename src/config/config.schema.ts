@@ -77,6 +77,8 @@ export const AuthConfig = T.Object(
   {
     adminKey: Str('', 'A fixed admin API key (also SHORTLINK_ADMIN_KEY); at least 24 characters when set.', {
       pattern: '^$|^[A-Za-z0-9_-]{24,200}$',
+      // Never echoed in configuration errors: logs and terminals keep what they show.
+      'x-secret': true,
     }),
   },
   { additionalProperties: false, default: {} },

@@ -16,6 +16,18 @@ function problems(fn: () => unknown): string[] {
 }
 
 describe('config', () => {
+  test('an invalid admin key is refused without being echoed', () => {
+    const secret = 'short!key'
+    const fromFile = problems(() => buildConfig({ auth: { adminKey: secret } }, {}))
+    const fromEnv = problems(() => buildConfig({}, { SHORTLINK_AUTH_ADMINKEY: secret }))
+    for (const found of [fromFile, fromEnv]) {
+      expect(found).toHaveLength(1)
+      expect(found[0]).toStartWith('auth.adminKey: ')
+      expect(found[0]).toContain('a secret value of 9 characters, not shown')
+      expect(found[0]).not.toContain(secret)
+    }
+  })
+
   test('public URLs carry the port of baseUrl, never the listening port', () => {
     const origin = (baseUrl: string) => deriveSettings(buildConfig({ server: { baseUrl, httpsPort: 9443 } }, {})).shortOrigin('s.test')
     expect(origin('https://api.example.test:8443/api')).toBe('https://s.test:8443')
