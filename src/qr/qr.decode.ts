@@ -5,6 +5,8 @@
  */
 import { PNG } from 'pngjs'
 import { enginesReady, readBarcodes, zbarReadGrey, type ReaderOptions } from './qr.engines'
+import { parameterError } from '../shared/errors'
+import { checkPixelBudget } from './qr.image-size'
 
 export interface Pixels {
   data: Uint8Array | Uint8ClampedArray
@@ -134,11 +136,15 @@ export function flatten(px: Pixels, onto: 'white' | 'black', premultiplied: bool
 const RETRIES: ReaderOptions[] = [{ tryDenoise: true }, { tryDownscale: true, downscaleThreshold: 150, downscaleFactor: 2 }, { binarizer: 'FixedThreshold' }]
 
 /**
- * Decodes an uploaded PNG/JPEG: plain read, then the retries, then (PNG with alpha)
+ * Decodes an uploaded PNG/JPEG (refused over the pixel budget): plain read, then the retries, then (PNG with alpha)
  * the image flattened onto white and onto black. Returns the text or null. `retries`:
  * the benchmark compares other lists (scripts/bench/qr-corpus.ts).
  */
 export async function decodeImageFile(bytes: Uint8Array, retries: ReaderOptions[] = RETRIES): Promise<string | null> {
+  // zxing decodes what the header declares: only PNG/JPEG within the pixel budget get to it.
+  const kind = isPng(bytes) ? 'png' : isJpeg(bytes) ? 'jpeg' : null
+  if (!kind) throw parameterError("'url' is not a PNG or JPEG image")
+  checkPixelBudget(bytes, kind, 'url')
   await enginesReady()
   const attempt = async (input: Uint8Array | Pixels, extra: ReaderOptions) => {
     const input2 = input instanceof Uint8Array ? input : ({ data: input.data, width: input.width, height: input.height } as unknown as ImageData)

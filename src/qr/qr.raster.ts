@@ -9,7 +9,9 @@
  *   woff2 as buffers. Text layers are cached, so it is loaded on first use. It also draws
  *   everything when the native module cannot be loaded (no usable temp folder, noexec).
  * Only qr.render.ts (and test fixtures) import this module: the scan worker, which reads
- * qr.decode.ts / qr.engines.ts, never loads either.
+ * qr.decode.ts / qr.engines.ts, never loads either. It draws only SVG the service built:
+ * user images (logos, frames) are drawn by resvg-wasm in qr.image.worker.ts, after
+ * qr.svg-sanitise.ts and the pixel budget.
  * All pixels are premultiplied RGBA.
  */
 import type * as ResvgJs from '@resvg/resvg-js'
@@ -120,13 +122,6 @@ export async function svgToPng(svg: string, opts: { background?: string } = {}):
   await rasteriserReady()
   if (!native) return withWasm(svg, opts.background ? { background: opts.background } : {}, (r) => r.render().asPng())
   return new native.Resvg(svg, nativeOptions(opts)).render().asPng()
-}
-
-/** Size of an SVG image in px, as resvg reads it (after `rasteriserReady`). Throws when the SVG cannot be parsed. */
-export function svgSize(svg: string): { width: number; height: number } {
-  if (!native) return withWasm(svg, {}, (r) => ({ width: r.width, height: r.height }))
-  const r = new native.Resvg(svg, { font: NO_FONTS })
-  return { width: r.width, height: r.height }
 }
 
 let fonts: Promise<Uint8Array[]> | null = null

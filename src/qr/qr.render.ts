@@ -15,7 +15,11 @@ import { fetchImage, type FetchedImage, type ImageKind } from './qr.fetch'
 import { buildSvg, frameLayout, type EmbeddedImage, type Matrix } from './qr.svg'
 import { LruCache } from './qr.lru'
 import { compositeOver, encodePng } from './qr.png'
-import { rasterise, rasteriserReady, rasteriseText, releaseNativeMemory, svgSize, textsAsPaths } from './qr.raster'
+import { rasterise, rasteriserReady, rasteriseText, releaseNativeMemory, textsAsPaths } from './qr.raster'
+import { checkPixelBudget } from './qr.image-size'
+import { sanitiseSvg } from './qr.svg-sanitise'
+import { createWorkerPool } from './qr.worker-pool'
+import type { DrawImageJob, DrawnImage } from './qr.image.worker'
 
 export type QrFormat = 'png' | 'svg'
 
@@ -48,6 +52,19 @@ const EC = ['L', 'M', 'Q', 'H'] as const
 const ASSET_TTL_MS = 10 * 60_000
 const FAILED_ASSET_TTL_MS = 30_000
 const ASSET_LIMITS = { maxBytes: 2 * 1024 * 1024, timeoutMs: 5000, maxRedirects: 3 }
+interface AssetRole {
+  field: string
+  kinds: ImageKind[]
+  /** Largest ratio of the longer side to the shorter one. */
+  maxAspect: number
+}
+// A logo is fitted into a square; a frame is drawn at the output width, so a 100×160000 one would be 1000×1.6M px.
+const LOGO: AssetRole = { field: 'qrOptions.logo.value', kinds: ['png', 'jpeg', 'svg'], maxAspect: Infinity }
+const FRAME: AssetRole = { field: 'qrOptions.frame.value', kinds: ['png', 'jpeg'], maxAspect: 4 }
+/** Drawing a logo or frame within the pixel budget takes well under a second. */
+const DRAW_TIMEOUT_MS = 10_000
+/** resvg-wasm's memory after images near the pixel budget; a 1000 px frame keeps it near 30 MB. */
+const DRAW_RECYCLE_AT_BYTES = 192 * 1024 * 1024
 
 interface Asset extends FetchedImage {
   width: number
@@ -68,7 +85,9 @@ interface Attempt {
 export function createQrRenderer(opts: QrRendererOptions) {
   const renders = new LruCache<Promise<RenderedQr>>({ maxEntries: 500, ttlMs: ASSET_TTL_MS })
   const assets = new LruCache<Promise<Asset>>({ maxEntries: 64, ttlMs: ASSET_TTL_MS })
-  const scaled = new LruCache<Scaled>({ maxEntries: 64, ttlMs: ASSET_TTL_MS })
+  const scaled = new LruCache<Promise<Scaled>>({ maxEntries: 64, ttlMs: ASSET_TTL_MS })
+  // User images are decoded off the event loop (see qr.image.worker.ts).
+  const drawer = createWorkerPool<DrawImageJob, DrawnImage>({ entry: 'qr/qr.image.worker.ts', doing: 'drawing the image', timeoutMs: DRAW_TIMEOUT_MS, recycleAtBytes: DRAW_RECYCLE_AT_BYTES })
   // Up to 5 MB each at 1000 px: fewer entries than the other caches.
   const textLayers = new LruCache<Uint8Array>({ maxEntries: 16, ttlMs: ASSET_TTL_MS })
 
@@ -81,7 +100,7 @@ export function createQrRenderer(opts: QrRendererOptions) {
     return pixels
   }
 
-  function loadAsset(source: string, field: string, kinds: ImageKind[]): Promise<Asset> {
+  function loadAsset(source: string, { field, kinds, maxAspect }: AssetRole): Promise<Asset> {
     const key = `${kinds.join(',')} ${source}`
     const hit = assets.get(key)
     if (hit) return hit
@@ -94,8 +113,7 @@ export function createQrRenderer(opts: QrRendererOptions) {
       } else {
         img = await fetchImage(source, { ...ASSET_LIMITS, allowPrivateNetworks: opts.allowPrivateNetworks, kinds, field })
       }
-      await rasteriserReady()
-      return { ...img, ...imageSize(img, field) }
+      return checkedAsset(img, field, maxAspect)
     })()
     assets.set(key, p)
     p.catch(() => assets.set(key, p, FAILED_ASSET_TTL_MS))
@@ -107,18 +125,21 @@ export function createQrRenderer(opts: QrRendererOptions) {
    * embedded rasters slowly (0.5 s for a 1000 px frame), so logos are embedded at their
    * final size and frames are composited in JS under the rendered code.
    */
-  function prescale(source: string, asset: Asset, w: number, h: number, fit: 'meet' | 'none'): Scaled {
-    const pw = Math.max(1, Math.round(w))
-    const ph = Math.max(1, Math.round(h))
-    const key = `${source} ${pw}x${ph} ${fit}`
+  function prescale(source: string, asset: Asset, w: number, h: number, fit: 'meet' | 'none', field: string): Promise<Scaled> {
+    const width = Math.max(1, Math.round(w))
+    const height = Math.max(1, Math.round(h))
+    const key = `${source} ${width}x${height} ${fit}`
     const hit = scaled.get(key)
     if (hit) return hit
-    const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${pw}" height="${ph}" viewBox="0 0 ${pw} ${ph}"><image href="${dataUrl(asset)}" width="${pw}" height="${ph}" preserveAspectRatio="${fit === 'meet' ? 'xMidYMid meet' : 'none'}"/></svg>`
-    const image = rasterise(svg)
-    const png = encodePng(image.pixels, image.width, image.height)
-    const img: Scaled = { href: `data:image/png;base64,${Buffer.from(png).toString('base64')}`, width: asset.width, height: asset.height, pixels: image.pixels }
-    scaled.set(key, img)
-    return img
+    const p = drawer.run({ bytes: asset.bytes, mime: asset.kind === 'svg' ? 'image/svg+xml' : `image/${asset.kind}`, width, height, fit }).then(
+      (drawn): Scaled => ({ href: `data:image/png;base64,${Buffer.from(drawn.png).toString('base64')}`, width: asset.width, height: asset.height, pixels: drawn.pixels }),
+      (e: Error) => {
+        throw e instanceof AppError ? e : parameterError(`'${field}' the image could not be drawn: ${e.message}`)
+      },
+    )
+    scaled.set(key, p)
+    p.catch(() => scaled.delete(key))
+    return p
   }
 
   async function renderUncached(input: RenderInput, strict: boolean): Promise<RenderedQr> {
@@ -135,7 +156,7 @@ export function createQrRenderer(opts: QrRendererOptions) {
     let logo: Asset | null = null
     if (design.logo) {
       try {
-        logo = await loadAsset(design.logo.source, 'qrOptions.logo.value', ['png', 'jpeg', 'svg'])
+        logo = await loadAsset(design.logo.source, LOGO)
       } catch (e) {
         if (strict) throw asParameterError(e, 'qrOptions.logo.value')
         repairs.push('logo-unavailable')
@@ -144,7 +165,7 @@ export function createQrRenderer(opts: QrRendererOptions) {
     let frameAsset: Asset | null = null
     if (design.frame?.source) {
       try {
-        frameAsset = await loadAsset(design.frame.source, 'qrOptions.frame.value', ['png', 'jpeg'])
+        frameAsset = await loadAsset(design.frame.source, FRAME)
       } catch (e) {
         if (strict) throw asParameterError(e, 'qrOptions.frame.value')
         repairs.push('frame-unavailable')
@@ -165,14 +186,14 @@ export function createQrRenderer(opts: QrRendererOptions) {
       const d = attempt.design
       const useLogo = logo && d.logo ? logo : null
       const useFrame = d.frame && frameAsset && d.frame.source ? frameAsset : null
-      const frameImg = useFrame ? prescale(d.frame!.source!, useFrame, input.width, (input.width * useFrame.height) / useFrame.width, 'none') : null
+      const frameImg = useFrame ? await prescale(d.frame!.source!, useFrame, input.width, (input.width * useFrame.height) / useFrame.width, 'none', 'qrOptions.frame.value') : null
       const geo = d.frame ? frameLayout(d, useFrame, d.frame.texts.length) : null
       const codePx = geo ? (input.width * geo.side) / geo.width : input.width
       const modulePx = codePx / (matrix.size + 2 * (geo ? geo.quiet : d.space))
       let logoImg: EmbeddedImage | null = null
       if (useLogo) {
         const logoPx = Math.sqrt(attempt.logoSize / 100) * matrix.size * modulePx
-        logoImg = prescale(d.logo!.source, useLogo, logoPx, logoPx, 'meet')
+        logoImg = await prescale(d.logo!.source, useLogo, logoPx, logoPx, 'meet', 'qrOptions.logo.value')
       }
       const texts = d.frame?.texts ?? []
       const svgInput = { matrix, design: d, width: input.width, logo: logoImg, logoSize: attempt.logoSize, texts, frameImage: frameImg }
@@ -313,36 +334,18 @@ function asParameterError(e: unknown, field: string): AppError {
   return parameterError(`'${field}' could not be fetched: ${(e as Error).message}`)
 }
 
-function dataUrl(a: FetchedImage): string {
-  const mime = a.kind === 'svg' ? 'image/svg+xml' : `image/${a.kind}`
-  return `data:${mime};base64,${Buffer.from(a.bytes).toString('base64')}`
-}
-
-/** Natural size from the PNG/JPEG header, or from resvg for SVG. */
-export function imageSize(img: FetchedImage, field: string): { width: number; height: number } {
-  const b = img.bytes
-  if (img.kind === 'png' && b.length >= 24) {
-    const v = new DataView(b.buffer, b.byteOffset, b.byteLength)
-    return { width: v.getUint32(16), height: v.getUint32(20) }
-  }
-  if (img.kind === 'jpeg') {
-    let i = 2
-    while (i + 9 < b.length) {
-      if (b[i] !== 0xff) break
-      const marker = b[i + 1]!
-      const len = (b[i + 2]! << 8) | b[i + 3]!
-      if (marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc)
-        return { width: (b[i + 7]! << 8) | b[i + 8]!, height: (b[i + 5]! << 8) | b[i + 6]! }
-      i += 2 + len
-    }
-  }
-  if (img.kind === 'svg') {
-    try {
-      const size = svgSize(Buffer.from(b).toString('utf8'))
-      return { width: Math.max(1, Math.round(size.width)), height: Math.max(1, Math.round(size.height)) }
-    } catch {}
-  }
-  throw parameterError(`'${field}' the image could not be read`)
+/**
+ * A fetched or uploaded logo/frame made safe to draw, before anything parses or decodes it:
+ * within the byte cap, SVG sanitised (no file or network references), the declared size
+ * within the pixel budget, and a frame's sides within MAX_FRAME_ASPECT of each other.
+ */
+function checkedAsset(img: FetchedImage, field: string, maxAspect: number): Asset {
+  if (img.bytes.length > ASSET_LIMITS.maxBytes) throw parameterError(`'${field}' the image is larger than ${ASSET_LIMITS.maxBytes / 1024 / 1024} MB`)
+  const bytes = img.kind === 'svg' ? new TextEncoder().encode(sanitiseSvg(new TextDecoder().decode(img.bytes), field)) : img.bytes
+  const { width, height } = checkPixelBudget(bytes, img.kind, field)
+  if (Math.max(width / height, height / width) > maxAspect)
+    throw parameterError(`'${field}' the image is ${width}×${height} px; its sides may differ at most ${maxAspect}×`)
+  return { bytes, kind: img.kind, width, height }
 }
 
 function cacheKey(input: RenderInput): string {

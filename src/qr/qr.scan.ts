@@ -1,6 +1,8 @@
 /** POST /qr/scan: fetch an image under the safety limits and decode the QR code in it. */
+import { AppError, parameterError } from '../shared/errors'
 import { createScanWorker } from './qr.scan-pool'
 import { fetchImage } from './qr.fetch'
+import { checkPixelBudget } from './qr.image-size'
 
 export const SCAN_LIMITS = { maxBytes: 2 * 1024 * 1024, timeoutMs: 5000, maxRedirects: 3 } as const
 
@@ -10,7 +12,15 @@ export function createScanService(opts: { allowPrivateNetworks: boolean }) {
   return {
     async scan(url: string): Promise<{ data: string; message: string }> {
       const image = await fetchImage(url, { ...SCAN_LIMITS, allowPrivateNetworks: opts.allowPrivateNetworks, kinds: ['png', 'jpeg'], field: 'url' })
-      const data = await decoder.decode(image.bytes)
+      // Before any decoder sees it: a tiny file may declare a canvas of gigabytes.
+      checkPixelBudget(image.bytes, image.kind as 'png' | 'jpeg', 'url')
+      let data: string | null
+      try {
+        data = await decoder.decode(image.bytes)
+      } catch (e) {
+        if (e instanceof AppError) throw e
+        throw parameterError(`'url' the ${image.kind.toUpperCase()} image could not be decoded: ${(e as Error).message}`)
+      }
       return data === null
         ? { data: '', message: `no QR code found in the ${image.kind.toUpperCase()} image` }
         : { data, message: 'QR code decoded' }

@@ -1,17 +1,9 @@
 /**
  * Decodes uploaded QR images on their own thread: a 3000 px photo is ~120 ms of
- * synchronous wasm that would otherwise stall every redirect. `onmessage` is
- * registered before anything else (a compiled binary needs that of a worker).
+ * synchronous wasm that would otherwise stall every redirect. The pixel budget is
+ * checked again here, so nothing reaches the decoder unchecked.
  */
 import { decodeImageFile } from './qr.decode'
+import { answerJobs } from './qr.worker-pool'
 
-declare const self: Worker
-
-self.onmessage = async (ev: MessageEvent<{ id: number; bytes: Uint8Array }>) => {
-  const { id, bytes } = ev.data
-  try {
-    postMessage({ id, text: await decodeImageFile(bytes) })
-  } catch (e) {
-    postMessage({ id, error: String(e) })
-  }
-}
+answerJobs((bytes: Uint8Array) => decodeImageFile(bytes))

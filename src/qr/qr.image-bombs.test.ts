@@ -1,0 +1,262 @@
+/**
+ * User images (logos, frames, scan inputs) are checked from their headers before anything
+ * decodes them, and user SVG never reaches the file system or the network. The bombs are
+ * built here: a 600-byte JPEG and a PNG whose headers declare 30000×30000 px, a real
+ * 5000×5000 PNG of zero rows, SVGs naming local files and a loopback server.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { deflateSync } from 'node:zlib'
+import { PNG } from 'pngjs'
+import { createHarness } from '../../test/helpers/in-process'
+import { AppError } from '../shared/errors'
+import { decodeImageFile } from './qr.decode'
+import { checkPixelBudget, imageSize, MAX_IMAGE_PIXELS, svgSize } from './qr.image-size'
+import { createQrRenderer } from './qr.render'
+import { MAX_SVG_ELEMENTS, sanitiseSvg } from './qr.svg-sanitise'
+import { jpegOf, LOGO_SVG, pngOf, serveFixtures } from './qr.test-fixtures'
+import { createWorkerPool } from './qr.worker-pool'
+
+const TEXT = 'https://localhost:8443/AbC12xY?qr=1'
+
+function pngChunk(type: string, data: Uint8Array): Uint8Array {
+  const out = new Uint8Array(12 + data.length)
+  const v = new DataView(out.buffer)
+  v.setUint32(0, data.length)
+  out.set(Buffer.from(type, 'latin1'), 4)
+  out.set(data, 8)
+  v.setUint32(8 + data.length, Bun.hash.crc32(out.subarray(4, 8 + data.length)))
+  return out
+}
+
+/** A PNG declaring width × height (colour type 4: grey + alpha); `rows` zero rows are really compressed into it. */
+function pngBomb(width: number, height: number, rows = 1): Uint8Array {
+  const ihdr = new Uint8Array(13)
+  const v = new DataView(ihdr.buffer)
+  v.setUint32(0, width)
+  v.setUint32(4, height)
+  ihdr.set([8, 4, 0, 0, 0], 8)
+  const idat = deflateSync(new Uint8Array(rows * (1 + width * 2)), { level: 9 })
+  return Buffer.concat([Uint8Array.of(0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a), pngChunk('IHDR', ihdr), pngChunk('IDAT', idat), pngChunk('IEND', new Uint8Array())])
+}
+
+const segment = (marker: number, body: number[]) => [0xff, marker, (body.length + 2) >> 8, (body.length + 2) & 255, ...body]
+const sof = (marker: number, width: number, height: number) => segment(marker, [8, height >> 8, height & 255, width >> 8, width & 255, 1, 1, 0x11, 0])
+
+/** A valid baseline greyscale JPEG declaring width × height: one quantisation table, one-code Huffman tables, an all-zero scan. */
+function jpegBomb(width: number, height: number, extra: number[] = []): Uint8Array {
+  return Uint8Array.from([
+    0xff, 0xd8,
+    ...segment(0xdb, [0, ...new Array(64).fill(1)]),
+    ...extra,
+    ...sof(0xc0, width, height),
+    ...segment(0xc4, [0x00, 1, ...new Array(15).fill(0), 0]),
+    ...segment(0xc4, [0x10, 1, ...new Array(15).fill(0), 0]),
+    ...segment(0xda, [1, 1, 0x00, 0, 63, 0]),
+    ...new Array(400).fill(0),
+    0xff, 0xd9,
+  ])
+}
+
+describe('image sizes from headers', () => {
+  test('PNG IHDR and JPEG SOF of real images', async () => {
+    expect(imageSize(await pngOf(LOGO_SVG), 'png')).toEqual({ width: 200, height: 200 })
+    expect(imageSize(await jpegOf('<svg xmlns="http://www.w3.org/2000/svg" width="64" height="48"/>'), 'jpeg')).toEqual({ width: 64, height: 48 })
+    expect(imageSize(pngBomb(30000, 30000), 'png')).toEqual({ width: 30000, height: 30000 })
+    expect(jpegBomb(30000, 30000).length).toBeLessThan(700)
+    expect(imageSize(jpegBomb(30000, 30000), 'jpeg')).toEqual({ width: 30000, height: 30000 })
+  })
+
+  test('JPEG: the largest of every SOF counts, also one a lying segment length hides; truncated or DNL-less heights are unreadable', () => {
+    // A small first frame, then a huge one: decoders that read further find it.
+    expect(imageSize(jpegBomb(100, 100, sof(0xc2, 30000, 20000)), 'jpeg')).toEqual({ width: 30000, height: 20000 })
+    // An APP1 whose length claims to run past the huge SOF: a segment walker would skip it.
+    const hidden = Uint8Array.from([0xff, 0xd8, 0xff, 0xe1, 0x7f, 0xff, ...sof(0xc0, 30000, 30000), ...sof(0xc0, 16, 16), 0xff, 0xd9])
+    expect(imageSize(hidden, 'jpeg')).toEqual({ width: 30000, height: 30000 })
+    expect(imageSize(Uint8Array.from([0xff, 0xd8, 0xff, 0xc0, 0x00, 0x0b, 8, 0x75]), 'jpeg')).toBeNull()
+    expect(imageSize(Uint8Array.from([0xff, 0xd8, ...sof(0xc0, 500, 0), 0xff, 0xd9]), 'jpeg')).toBeNull()
+    expect(imageSize(Uint8Array.from([0xff, 0xd8, ...sof(0xc0, 500, 0), 0xff, 0xdc, 0, 4, 0x0f, 0xa0]), 'jpeg')).toEqual({ width: 500, height: 4000 })
+    expect(imageSize(Uint8Array.from([0xff, 0xd8, 0xff, 0xd9]), 'jpeg')).toBeNull()
+  })
+
+  test('SVG: width/height with units, completed from the viewBox, else the viewBox, else 100 × 100', () => {
+    const svg = (attrs: string) => svgSize(`<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg" ${attrs}><rect/></svg>`)
+    expect(svg('width="200" height="50"')).toEqual({ width: 200, height: 50 })
+    expect(svg('width="1in" height="2.54cm"')).toEqual({ width: 96, height: 96 })
+    expect(svg('width="300" viewBox="0 0 40 20"')).toEqual({ width: 300, height: 150 })
+    expect(svg('width="100%" height="100%" viewBox="0,0,64,32"')).toEqual({ width: 64, height: 32 })
+    expect(svg("width='90000' height='90000'")).toEqual({ width: 90000, height: 90000 })
+    expect(svg('')).toEqual({ width: 100, height: 100 })
+    expect(svg('width="1e999" height="5"')).toBeNull()
+    expect(svgSize('<html/>')).toBeNull()
+  })
+
+  test('the pixel budget refuses what a header declares over it, and unreadable headers', () => {
+    expect(checkPixelBudget(pngBomb(4096, 4096), 'png', 'url')).toEqual({ width: 4096, height: 4096 })
+    for (const [bytes, kind] of [[pngBomb(30000, 30000), 'png'], [jpegBomb(30000, 30000), 'jpeg'], [pngBomb(4097, 4096), 'png'], [Buffer.from('<svg width="5000" height="5000"/>'), 'svg']] as const) {
+      const e = (() => { try { checkPixelBudget(bytes, kind, 'url') } catch (x) { return x } })() as AppError
+      expect(e).toBeInstanceOf(AppError)
+      expect({ code: e.code, says: e.message.includes(`at most ${MAX_IMAGE_PIXELS} pixels`) }).toEqual({ code: 'parameter_error', says: true })
+    }
+    expect(() => checkPixelBudget(Uint8Array.of(0x89, 0x50, 0x4e, 0x47), 'png', 'url')).toThrow('could not be read')
+  })
+})
+
+describe('SVG sanitiser', () => {
+  const clean = (body: string, head = '') => sanitiseSvg(`${head}<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" xmlns:l="http://www.w3.org/1999/xlink" width="10" height="10">${body}</svg>`, 'qrOptions.logo.value')
+
+  test('removes every reference that is not #id (any prefix, entity-encoded too), url(…) to elsewhere and @import', () => {
+    const out = clean(
+      `<image href="/dev/zero" width="5" height="5"/><image xlink:href='file:///etc/passwd'/><image l:href="/etc/hosts"/><image href="&#47;dev&#47;zero"/>` +
+        `<feImage href="http://127.0.0.1:1/x.png"/><use href="other.svg#a"/><use xlink:href="#a"/><rect fill="url(#g)" filter="url( 'http://127.0.0.1:1/f.svg#f' )"/>` +
+        `<style>@import url("http://127.0.0.1:1/a.css"); rect { fill: url(http://127.0.0.1:1/p.svg#p) }</style><g xml:base="file:///"/>` +
+        `<image href="data:image/svg+xml;base64,PHN2Zy8+"/>`,
+    )
+    for (const gone of ['/dev/zero', 'passwd', '/etc/hosts', '&#47;', '127.0.0.1', 'other.svg', '@import', 'xml:base', 'image/svg+xml']) expect({ gone, found: out.includes(gone) }).toEqual({ gone, found: false })
+    expect(out).toContain('xlink:href="#a"')
+    expect(out).toContain('fill="url(#g)"')
+  })
+
+  test('keeps embedded PNG/JPEG within the pixel budget, refuses embedded bombs, entities, and SVGs over the caps', async () => {
+    const small = Buffer.from(await pngOf(LOGO_SVG)).toString('base64')
+    expect(clean(`<image href="data:image/png;base64,${small}"/>`)).toContain(small)
+    expect(() => clean(`<image href="data:image/jpeg;base64,${Buffer.from(jpegBomb(30000, 30000)).toString('base64')}"/>`)).toThrow('30000×30000')
+    expect(() => clean('<text>&x;</text>', '<!DOCTYPE svg [<!ENTITY x SYSTEM "file:///etc/passwd">]>')).toThrow('entity')
+    expect(() => clean('<rect/>'.repeat(MAX_SVG_ELEMENTS + 1))).toThrow('elements')
+    expect(() => clean(`<desc>${'x'.repeat(600 * 1024)}</desc>`)).toThrow('KB')
+    expect(clean('<rect/>', '<!DOCTYPE svg PUBLIC "-//W3C//DTD SVG 1.1//EN" "http://www.w3.org/Graphics/SVG/1.1/DTD/svg11.dtd">')).not.toContain('DOCTYPE')
+  })
+})
+
+describe('logos and frames', () => {
+  let fixtures: ReturnType<typeof serveFixtures>
+  let dir: string
+  let spyRequests = 0
+  let spy: ReturnType<typeof Bun.serve>
+  const red = '<svg xmlns="http://www.w3.org/2000/svg" width="300" height="300"><rect width="300" height="300" fill="#ff0000"/></svg>'
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'qr-svg-'))
+    writeFileSync(join(dir, 'red.png'), await pngOf(red))
+    spy = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: async () => (spyRequests++, new Response(await pngOf(red), { headers: { 'content-type': 'image/png' } })) })
+    const logo = (inner: string) => ({ body: `<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="300" height="300"><rect width="300" height="300" fill="#ffffff"/>${inner}</svg>`, type: 'image/svg+xml' })
+    const remote = `http://127.0.0.1:${spy.port}`
+    fixtures = serveFixtures({
+      '/local-file.svg': logo(`<image href="${join(dir, 'red.png')}" width="300" height="300"/><image xlink:href="file://${join(dir, 'red.png')}" width="300" height="300"/>`),
+      '/dev-zero.svg': logo('<image href="/dev/zero" width="300" height="300"/><image href="file:///etc/passwd" width="300" height="300"/>'),
+      '/remote.svg': logo(`<style>@import url(${remote}/a.css);</style><image href="${remote}/i.png" width="300" height="300"/><rect width="300" height="300" fill="url(${remote}/p.svg#p)"/><feImage href="${remote}/f.png"/>`),
+      '/bomb.jpg': { body: jpegBomb(30000, 30000), type: 'image/jpeg' },
+      '/bomb.png': { body: pngBomb(30000, 30000), type: 'image/png' },
+      '/tall.png': { body: await pngOf('<svg xmlns="http://www.w3.org/2000/svg" width="40" height="4000"/>'), type: 'image/png' },
+      '/logo.png': { body: await pngOf(LOGO_SVG), type: 'image/png' },
+    })
+  })
+  afterAll(() => {
+    fixtures.stop()
+    spy.stop(true)
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  const r = createQrRenderer({ allowPrivateNetworks: true })
+  /** Pixels of the rendered code that are clearly red (the referenced image's colour). */
+  const redPixels = (png: Uint8Array) => {
+    const { data } = PNG.sync.read(Buffer.from(png))
+    let n = 0
+    for (let i = 0; i < data.length; i += 4) if (data[i]! > 200 && data[i + 1]! < 80 && data[i + 2]! < 80) n++
+    return n
+  }
+
+  test('an SVG logo naming a local file renders without that file\'s pixels', async () => {
+    const out = await r.renderQr({ text: TEXT, qrOptions: { logo: { value: fixtures.url('/local-file.svg'), size: 10 } }, format: 'png', width: 300 })
+    expect(out.repairs).toEqual([])
+    expect(redPixels(out.body)).toBe(0)
+    expect(await decodeImageFile(out.body)).toBe(TEXT)
+  })
+
+  test('an SVG logo naming /dev/zero or /etc/passwd renders, without them', async () => {
+    const out = await r.renderQr({ text: TEXT, qrOptions: { logo: { value: fixtures.url('/dev-zero.svg'), size: 10 } }, format: 'png', width: 300 })
+    expect(out.repairs).toEqual([])
+    expect(await decodeImageFile(out.body)).toBe(TEXT)
+  })
+
+  test('an SVG logo with references to a server makes no request to it', async () => {
+    const out = await r.renderQr({ text: TEXT, qrOptions: { logo: { value: fixtures.url('/remote.svg'), size: 10 } }, format: 'png', width: 300 })
+    expect(out.repairs).toEqual([])
+    expect(redPixels(out.body)).toBe(0)
+    expect(spyRequests).toBe(0)
+  })
+
+  test('logos and frames declaring 30000×30000 px are refused at save and left out at render', async () => {
+    for (const qrOptions of [{ logo: { value: fixtures.url('/bomb.jpg') } }, { logo: { value: fixtures.url('/bomb.png') } }, { frame: { value: fixtures.url('/bomb.jpg') } }]) {
+      const e = await r.assertScannable(qrOptions).catch((x: AppError) => x)
+      expect({ qrOptions, code: (e as AppError).code, says: (e as AppError).message.includes('declares 30000×30000 px') }).toEqual({ qrOptions, code: 'parameter_error', says: true })
+      const out = await r.renderQr({ text: TEXT, qrOptions, format: 'png', width: 300 })
+      expect(out.repairs[0]).toMatch(/^(logo|frame)-unavailable$/)
+      expect(await decodeImageFile(out.body)).toBe(TEXT)
+    }
+  })
+
+  test('a frame far taller than wide is refused (it is drawn at the output width)', async () => {
+    await expect(r.assertScannable({ frame: { value: fixtures.url('/tall.png') } })).rejects.toThrow("'qrOptions.frame.value' the image is 40×4000 px")
+  })
+
+  test('templates: a design naming a bomb is refused with 422; upload + link save + render of a bomb file', async () => {
+    const h = createHarness({ scan: { allowPrivateNetworks: true } })
+    const tpl = await h.call('POST', '/qr/templates', { json: { name: 'bomb', qrOptions: { logo: { value: fixtures.url('/bomb.jpg') } } } })
+    expect(tpl.status).toBe(422)
+    expect(tpl.body.code).toBe('parameter_error')
+    expect(tpl.body.message).toContain('30000×30000')
+    const ok = await h.call('POST', '/qr/templates', { json: { name: 'fine', qrOptions: { logo: { value: fixtures.url('/logo.png') } } } })
+    expect(ok.status).toBe(200)
+    const patched = await h.call('PATCH', `/qr/templates/${ok.body.id}`, { json: { qrOptions: { logo: { value: fixtures.url('/bomb.png') } } } })
+    expect(patched.status).toBe(422)
+    expect(patched.body.message).toContain('30000×30000')
+  })
+})
+
+describe('scan', () => {
+  let fixtures: ReturnType<typeof serveFixtures>
+  beforeAll(() => {
+    fixtures = serveFixtures({
+      '/bomb.jpg': { body: jpegBomb(30000, 30000), type: 'image/jpeg' },
+      '/bomb.png': { body: pngBomb(30000, 30000), type: 'image/png' },
+      // Real zero rows, 25 MP: decodable, and over the budget.
+      '/zeros.png': { body: pngBomb(5000, 5000, 5000), type: 'image/png' },
+    })
+  })
+  afterAll(() => fixtures.stop())
+
+  test('POST /qr/scan refuses images declaring more pixels than the budget with 422 parameter_error', async () => {
+    const h = createHarness({ scan: { allowPrivateNetworks: true } })
+    for (const path of ['/bomb.jpg', '/bomb.png', '/zeros.png']) {
+      const res = await h.call('POST', '/qr/scan', { json: { url: fixtures.url(path) } })
+      expect({ path, status: res.status, code: res.body.code, says: String(res.body.message).includes(`at most ${MAX_IMAGE_PIXELS} pixels`) }).toEqual({ path, status: 422, code: 'parameter_error', says: true })
+    }
+  })
+
+  test('the decoder itself refuses them too (nothing reaches zxing unchecked)', async () => {
+    await expect(decodeImageFile(pngBomb(30000, 30000))).rejects.toThrow('30000×30000')
+    await expect(decodeImageFile(Buffer.from('GIF89a'))).rejects.toThrow('not a PNG or JPEG')
+  })
+})
+
+describe('worker pool', () => {
+  const job = { bytes: new TextEncoder().encode(LOGO_SVG), mime: 'image/svg+xml', width: 50, height: 50, fit: 'meet' as const }
+  type Job = typeof job
+
+  test('a job over its deadline fails alone with a clean error (its worker is terminated)', async () => {
+    // 1 ms: the first job, which also loads resvg-wasm, cannot finish in time.
+    const pool = createWorkerPool<Job, { png: Uint8Array }>({ entry: 'qr/qr.image.worker.ts', doing: 'drawing the image', timeoutMs: 1, recycleAtBytes: 1e12 })
+    await expect(pool.run(job)).rejects.toThrow('drawing the image took longer than 0.001 s')
+    pool.stop()
+  })
+
+  test('a job the worker fails answers an error; a worker over its heap limit is replaced and the next job still runs', async () => {
+    const pool = createWorkerPool<unknown, { png: Uint8Array }>({ entry: 'qr/qr.image.worker.ts', doing: 'drawing the image', timeoutMs: 30_000, recycleAtBytes: 0 })
+    await expect(pool.run({ ...job, bytes: null })).rejects.toBeInstanceOf(Error)
+    for (const width of [50, 60]) expect(PNG.sync.read(Buffer.from((await pool.run({ ...job, width, height: width })).png)).width).toBe(width)
+    pool.stop()
+  })
+})
