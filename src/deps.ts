@@ -19,7 +19,7 @@ import { createFileService, type FileService } from './files/files.service'
 import { createFileStore } from './files/files.store'
 import { createBlobStore } from './files/files.blobs'
 import { createQrService, type QrService } from './qr/qr.service'
-import { readUploadedImage } from './qr/qr.files'
+import { createDesignFiles } from './qr/qr.files'
 import { createTemplateService, type TemplateService } from './templates/templates.service'
 import { createTemplateStore } from './templates/templates.store'
 import { createDomainService, type DomainService } from './domains/domains.service'
@@ -65,7 +65,15 @@ export function createDeps(config: Config, dbPath: string, log: Logger = createL
     retryMs: config.tls.acmeRetryMs,
     log,
   })
-  const qr = createQrService({ allowPrivateNetworks: config.scan.allowPrivateNetworks, readFile: (id) => readUploadedImage(deps.files, id) })
+  const designFiles = createDesignFiles({
+    files: () => deps.files,
+    // An admin's designs may draw any user's files; a disabled or deleted admin's, only their own.
+    isAdminUser: (id) => {
+      const u = authStore.getUser(id)
+      return u?.role === 'admin' && !u.disabled && u.deletedAt === null
+    },
+  })
+  const qr = createQrService({ allowPrivateNetworks: config.scan.allowPrivateNetworks, files: designFiles })
   const deps: Deps = {
     config,
     settings,

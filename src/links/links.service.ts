@@ -67,8 +67,8 @@ export interface LinkServiceDeps {
   settings: Settings
   /** Default domains, or custom domains that are configured and not archived. */
   isUsableDomain(slug: string): boolean
-  /** Refuses QR designs that cannot scan (the QR module plugs in here). */
-  checkQrOptions?(qrOptions: Record<string, unknown>): void
+  /** Refuses QR designs that cannot scan and, given the link's owner, files the owner may not use (the QR module plugs in here). */
+  checkQrOptions?(qrOptions: Record<string, unknown>, ownerId?: string): void
   /** Whether a file exists and may be used by this owner (the files module plugs in here). */
   fileUsable?(fileId: string, ownerId: string): boolean
 }
@@ -215,7 +215,7 @@ export function createLinkService(deps: LinkServiceDeps) {
     if (o.key !== undefined) checkKey(domain, o.key)
     if (o.tags) checkTags(caller.userId, o.tags)
     const prepared = await prepareOptions(o, now)
-    if (body.qrOptions) deps.checkQrOptions?.(body.qrOptions)
+    if (body.qrOptions) deps.checkQrOptions?.(body.qrOptions, caller.userId)
     return store.transaction(() => {
       const key = o.key ?? freshKey(domain)
       if (o.key !== undefined) checkKey(domain, key) // re-checked inside the transaction
@@ -272,6 +272,7 @@ export function createLinkService(deps: LinkServiceDeps) {
     if (domain !== row.domain || key !== row.key) checkKey(domain, key, row.seq)
     if (p.o.tags !== undefined) checkTags(row.user_id, p.o.tags ?? [])
     if (p.data?.fileId) checkFiles(p.data, row.user_id)
+    if (p.qrOptions) deps.checkQrOptions?.(p.qrOptions, row.user_id)
     const data = p.data ?? (JSON.parse(row.data) as LinkDataValue)
     const destination = destinationOf(type, data, shortLinkOf(domain, key))
     const next: LinkRow = {

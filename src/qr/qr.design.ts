@@ -125,6 +125,14 @@ export function designOf(qrOptions: unknown, opts: { allowFileIds?: boolean; fie
   return design
 }
 
+/** The uploaded files (`fil_…`) a design draws, with the field naming each. */
+export function fileIdsOf(d: Design, field = 'qrOptions'): { field: string; id: string }[] {
+  const out: { field: string; id: string }[] = []
+  if (d.logo?.source.startsWith('fil_')) out.push({ field: `${field}.logo.value`, id: d.logo.source })
+  if (d.frame?.source?.startsWith('fil_')) out.push({ field: `${field}.frame.value`, id: d.frame.source })
+  return out
+}
+
 /**
  * A light-on-dark design turned dark-on-light with the same two colours: the modules take
  * the background colour and the background takes the modules' main colour. ZBar and many

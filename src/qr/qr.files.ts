@@ -1,6 +1,32 @@
-/** Logos and frames given as uploaded file ids (`fil_…`). */
+/**
+ * Logos and frames given as uploaded file ids (`fil_…`). A design may draw only the files
+ * of the user who owns it (the link's or template's owner; an admin's designs any file),
+ * and only while the file is live and not archived: checked when a design is saved and
+ * again at every render, so a file that is deleted, archived or out of reach later stops
+ * being drawn (the code still renders, reported as `logo-unavailable`/`frame-unavailable`).
+ */
 import type { FileService } from '../files/files.service'
 import { sniffImage, type FetchedImage } from './qr.fetch'
+
+export interface DesignFiles {
+  /** Whether a design owned by `ownerId` may draw file `id`. */
+  usable(id: string, ownerId: string): boolean
+  /** The bytes of a live file, when they are a PNG, JPEG or SVG image. */
+  read(id: string): Promise<FetchedImage | null>
+}
+
+export function createDesignFiles(deps: { files: () => FileService; isAdminUser(userId: string): boolean }): DesignFiles {
+  return {
+    usable(id, ownerId) {
+      const f = deps.files().get(id)
+      return !!f && !f.archived && (f.userId === ownerId || deps.isAdminUser(ownerId))
+    },
+    read: (id) => readUploadedImage(deps.files(), id),
+  }
+}
+
+/** The error for a file a design may not draw: the same as for a missing one, so other users' ids reveal nothing. */
+export const fileNotFoundMessage = (field: string, id: string) => `'${field}' file ${id} not found`
 
 export async function readUploadedImage(files: FileService, id: string): Promise<FetchedImage | null> {
   const f = files.open(id)

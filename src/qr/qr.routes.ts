@@ -4,7 +4,7 @@ import { callerOf } from '../shared/request-context'
 import { parseQuery, queryParameters } from '../shared/validate'
 import { ErrorBody } from '../docs/docs.schema'
 import { LinkIdParams, QrImageQuery, ScanBody, ScanResult, Base64Image } from './qr.schema'
-import { qrTextFor, type LinkLookup, type QrService } from './qr.service'
+import { qrTextFor, type LinkLookup, type OwnedDesign, type QrService } from './qr.service'
 import { imageResponse, QR_HEADERS_DOC } from './qr.http'
 
 const errorsA = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 422: ErrorBody, 429: ErrorBody, 500: ErrorBody }
@@ -12,7 +12,7 @@ const errorsA = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 422: ErrorBody
 export interface QrRouteDeps {
   qr: QrService
   links: LinkLookup
-  templates: { qrOptionsOf(id: string): unknown }
+  templates: { qrDesignOf(id: string): OwnedDesign }
 }
 
 export function qrRoutes({ qr, links, templates }: QrRouteDeps) {
@@ -35,11 +35,12 @@ export function qrRoutes({ qr, links, templates }: QrRouteDeps) {
         const q = parseQuery(QrImageQuery, new URL(request.url).searchParams)
         const caller = callerOf(request)
         const link = links.get(caller, params.linkId)
-        const qrOptions = q.templateId ? templates.qrOptionsOf(q.templateId) : (link.qrOptions ?? {})
+        // A template's design draws its owner's files; the link's own design, the link owner's.
+        const design = q.templateId ? templates.qrDesignOf(q.templateId) : { qrOptions: link.qrOptions ?? {}, ownerId: link.userId }
         const format = q.format ?? 'image'
         const rendered = await qr.renderQr({
           text: qrTextFor(link.shortLink),
-          qrOptions,
+          ...design,
           format: format === 'svg' ? 'svg' : 'png',
           width: q.width ?? 300,
           texts: q.texts,
@@ -56,6 +57,7 @@ export function qrRoutes({ qr, links, templates }: QrRouteDeps) {
             'The QR code of the link, encoding its short link with `?qr=1` (so visits count as scans), in the link\'s design or a template\'s. ' +
             '`format=image` answers image/png, `svg` image/svg+xml, `base64` JSON `{ "image": "data:image/png;base64,…" }`. ' +
             'Every image is decoded in-process (ZXing and ZBar) before it is served. ' +
+            'Uploaded files (`fil_…`) the design names are drawn only while they are live, not archived, and belong to the design\'s owner (the link\'s, or the template\'s with `templateId`; an admin\'s designs may draw any file); otherwise the code is served without them (`X-QR-Repaired: logo-unavailable` / `frame-unavailable`). ' +
             QR_HEADERS_DOC,
           parameters: queryParameters(QrImageQuery) as any,
           responses: {

@@ -131,7 +131,7 @@ export const QrOptions = t.Object(
           value: t.String({
             minLength: 1,
             maxLength: 2000,
-            description: 'Logo image: an http(s) URL of a PNG, JPEG or SVG (fetched with the scan rules: 2 MB, 5 s, public addresses), or an uploaded file id `fil_…`.',
+            description: 'Logo image: an http(s) URL of a PNG, JPEG or SVG (fetched with the scan rules: 2 MB, 5 s, public addresses), or an uploaded file id `fil_…` of the design\'s owner (live and not archived; an admin\'s designs may name any file; another user\'s is refused like a missing one).',
           }),
           location: t.Optional(oneOf(['center'] as const, 'Where the logo sits; only `center` keeps the finder patterns free.')),
           shape: t.Optional(oneOf(LOGO_SHAPES, 'Clip shape of the logo; default `square`.')),
@@ -155,7 +155,7 @@ export const QrOptions = t.Object(
             t.String({
               minLength: 1,
               maxLength: 2000,
-              description: 'Frame image (http(s) URL of a PNG or JPEG, or `fil_…`). Absent: a built-in frame, 1000 units wide, with the code at [50,50,900,900] and the texts below it.',
+              description: 'Frame image (http(s) URL of a PNG or JPEG, or `fil_…` under the same rule as the logo). Absent: a built-in frame, 1000 units wide, with the code at [50,50,900,900] and the texts below it.',
             }),
           ),
           options: t.Optional(

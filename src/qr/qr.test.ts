@@ -297,8 +297,8 @@ async function closedPort(): Promise<number> {
 
 describe('GET /qr/{linkId} against a stub link lookup', () => {
   const links = new Map([
-    ['lnk_plain', { id: 'lnk_plain', shortLink: 'https://sho.rt/abc', qrOptions: null }],
-    ['lnk_dark', { id: 'lnk_dark', shortLink: 'https://sho.rt/dark', qrOptions: { patterns: { background: { value: '#000000' }, body: { value: '#ffffff' } } } }],
+    ['lnk_plain', { id: 'lnk_plain', shortLink: 'https://sho.rt/abc', qrOptions: null, userId: 'alice' }],
+    ['lnk_dark', { id: 'lnk_dark', shortLink: 'https://sho.rt/dark', qrOptions: { patterns: { background: { value: '#000000' }, body: { value: '#ffffff' } } }, userId: 'alice' }],
   ])
   const app = new Elysia()
     .onError(({ error }) => (error instanceof AppError ? errorResponse(error.code, error.message) : undefined))
@@ -312,7 +312,7 @@ describe('GET /qr/{linkId} against a stub link lookup', () => {
             return l
           },
         },
-        templates: { qrOptionsOf: (id) => (id === 'tpl_round' ? { patterns: { body: { style_id: 'dots' } } } : (() => { throw new AppError('not_found', `template ${id} not found`) })()) },
+        templates: { qrDesignOf: (id) => (id === 'tpl_round' ? { qrOptions: { patterns: { body: { style_id: 'dots' } } }, ownerId: 'alice' } : (() => { throw new AppError('not_found', `template ${id} not found`) })()) },
       }),
     )
   const get = (path: string, headers: Record<string, string> = {}) => {

@@ -17,7 +17,7 @@ export function templateRoutes({ templates, qr }: { templates: TemplateService; 
     .post('/qr/templates', ({ body, request }) => templates.create(callerOf(request), body), {
       body: CreateTemplateBody,
       response: { 200: TemplateRecord, ...errors },
-      detail: doc('Create a QR template', 'Templates are shared: every user reads them; members change their own, admins all. The design must scan (it is rendered and decoded first), else 422.'),
+      detail: doc('Create a QR template', 'Templates are shared: every user reads them; members change their own, admins all. The design must scan (it is rendered and decoded first), else 422. Uploaded files (`fil_…`) as logo or frame must be live, unarchived files of the template\'s owner (an admin\'s templates may name any file); another user\'s file is refused (422) like a missing one. The preview and renders with `templateId` draw the files only while that still holds.'),
     })
     .get(
       '/qr/templates',
@@ -40,8 +40,7 @@ export function templateRoutes({ templates, qr }: { templates: TemplateService; 
       '/qr/templates/:id/preview',
       async ({ params, request }) => {
         const q = parseQuery(PreviewQuery, new URL(request.url).searchParams)
-        const qrOptions = templates.qrOptionsOf(params.id)
-        const rendered = await qr.renderQr({ text: SAMPLE_TEXT, qrOptions, format: 'png', width: q.width ?? 300 })
+        const rendered = await qr.renderQr({ text: SAMPLE_TEXT, ...templates.qrDesignOf(params.id), format: 'png', width: q.width ?? 300 })
         return imageResponse(request, rendered, 'image')
       },
       {

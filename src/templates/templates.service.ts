@@ -15,8 +15,8 @@ export interface TemplateRecord extends StoredTemplate {
 export interface TemplateServiceDeps {
   store: TemplateStore
   baseUrl: string
-  /** Renders the design on a sample link and decodes it; throws parameter_error when it does not scan. */
-  assertScannable(qrOptions: unknown): Promise<void>
+  /** Renders the design on a sample link and decodes it; throws parameter_error when it does not scan or names a file the owner may not use. */
+  assertScannable(qrOptions: unknown, ownerId: string): Promise<void>
 }
 
 export function createTemplateService({ store, baseUrl, assertScannable }: TemplateServiceDeps) {
@@ -43,18 +43,22 @@ export function createTemplateService({ store, baseUrl, assertScannable }: Templ
 
   return {
     get: (id: string) => recordOf(get(id)),
-    /** The stored design, for GET /qr/{linkId}?templateId=…; unknown ids are 404. */
-    qrOptionsOf: (id: string): unknown => get(id).qrOptions,
+    /** The stored design and its owner (whose files it draws), for rendering; unknown ids are 404. */
+    qrDesignOf(id: string): { qrOptions: unknown; ownerId: string } {
+      const t = get(id)
+      return { qrOptions: t.qrOptions, ownerId: t.userId }
+    },
     async create(caller: Caller, input: { name: string; comment?: string; qrOptions: unknown }): Promise<TemplateRecord> {
       const name = cleanName(input.name)
-      await assertScannable(input.qrOptions)
+      await assertScannable(input.qrOptions, caller.userId)
       const id = newId('tpl')
       store.insert({ id, userId: caller.userId, name, comment: input.comment ?? '', qrOptions: input.qrOptions })
       return recordOf(store.get(id)!)
     },
     async update(caller: Caller, id: string, input: { name?: string; comment?: string; qrOptions?: unknown; archived?: boolean }): Promise<TemplateRecord> {
       const t = getChangeable(caller, id)
-      if (input.qrOptions !== undefined) await assertScannable(input.qrOptions)
+      // The template keeps its owner: the design may name that owner's files.
+      if (input.qrOptions !== undefined) await assertScannable(input.qrOptions, t.userId)
       store.update({
         ...t,
         name: input.name === undefined ? t.name : cleanName(input.name),

@@ -36,7 +36,7 @@ describe('QR templates API', () => {
   test('the preview decodes to the sample link', async () => {
     const h = createHarness()
     const made = (await h.call('POST', '/qr/templates', { json: { name: 'x', qrOptions: design } })).body
-    const res = await h.deps.qr.renderQr({ text: SAMPLE_TEXT, qrOptions: made.qrOptions, format: 'png', width: 300 })
+    const res = await h.deps.qr.renderQr({ text: SAMPLE_TEXT, qrOptions: made.qrOptions, ownerId: made.userId, format: 'png', width: 300 })
     expect(PNG.sync.read(Buffer.from(res.body)).width).toBe(300)
     expect(await decodeImageFile(res.body)).toBe(SAMPLE_TEXT)
   })
