@@ -72,8 +72,12 @@ export function startServer(deps: Deps, cert: CertPair): RunningServer {
         // only when they need it (a counted visit's location, password attempts).
         const clientIp = () => clientIpOf(server.requestIP(request)?.address ?? '', request.headers.get('x-forwarded-for'))
         // Redirects answer synchronously when they can; only promises get a catch handler.
-        const res = isApiRequest(host, path) ? api.handle(request, clientIp()) : redirects.handle(request, path, search, host, clientIp)
-        return res instanceof Promise ? res.catch(failed) : res
+        const isApi = isApiRequest(host, path)
+        const res = isApi ? api.handle(request, clientIp()) : redirects.handle(request, path, search, host, clientIp)
+        // HSTS where this server is the host's HTTPS for good: the API host, default domains, custom domains with an active certificate.
+        const hsts = isApi || deps.domains.lookup(host)?.hsts === true
+        if (res instanceof Promise) return res.then((r) => (hsts ? withHsts(r) : r), failed)
+        return hsts ? withHsts(res) : res
       } catch (e) {
         return failed(e)
       }
@@ -122,6 +126,13 @@ export function startServer(deps: Deps, cert: CertPair): RunningServer {
       await deps.recorder.stop() // then write every buffered click
     },
   }
+}
+
+/** One year; no includeSubDomains: subdomains of customer domains are not ours to pin. */
+const HSTS = 'max-age=31536000'
+function withHsts(res: Response): Response {
+  res.headers.set('strict-transport-security', HSTS)
+  return res
 }
 
 /** Host header → lower-case host name without port (IPv6 brackets removed). */

@@ -46,6 +46,14 @@ async function curl(port: number, name: string, caFile: string): Promise<{ code:
   return { code: await p.exited, out: out + err }
 }
 
+/** The Strict-Transport-Security header of an HTTPS answer for `name` ('' when absent); -k: no certificate check. */
+async function hstsOf(port: number, name: string): Promise<string> {
+  const p = Bun.spawn(['curl', '-sS', '-k', '-o', '/dev/null', '-D', '-', '--resolve', `${name}:${port}:127.0.0.1`, `https://${name}:${port}/robots.txt`], { stdout: 'pipe', stderr: 'pipe' })
+  const head = await new Response(p.stdout).text()
+  await p.exited
+  return /^strict-transport-security: *(.*?)\r?$/im.exec(head)?.[1] ?? ''
+}
+
 async function waitFor<T>(what: string, fn: () => Promise<T | null | undefined | false>, timeoutMs = 20_000, everyMs = 50): Promise<T> {
   const deadline = Date.now() + timeoutMs
   for (;;) {
@@ -147,6 +155,10 @@ describe.skipIf(!pebbleInstalled())('ACME certificates for custom domains (pebbl
       return { out, body: await Bun.file(bodyFile).text() }
     }
     expect((await get('/sale')).out).toBe('302 https://shop.example.net/sale')
+    // HSTS once the domain's certificate is active, as on the API host and the default domains.
+    expect(await hstsOf(s.httpsPort, 'shop.example.com')).toBe('max-age=31536000')
+    expect(await hstsOf(s.httpsPort, 'localhost')).toBe('max-age=31536000')
+    expect((await s.api('/domains')).headers.get('strict-transport-security')).toBe('max-age=31536000')
     expect((await get('/nope')).out).toBe('302 https://shop.example.net/missing')
     expect((await get('/')).out).toBe('302 https://shop.example.net/')
     const wellKnown = await get('/.well-known/assetlinks.json')
@@ -171,6 +183,8 @@ describe.skipIf(!pebbleInstalled())('ACME certificates for custom domains (pebbl
     await Bun.sleep(500)
     expect((await domain('elsewhere.example.com')).sslStatus).toBe('pending')
     expect((await peerCertificate(s.httpsPort, 'elsewhere.example.com', root)).ok).toBe(false)
+    // No HSTS without a certificate of its own: browsers would pin the name to a certificate it does not have.
+    expect(await hstsOf(s.httpsPort, 'elsewhere.example.com')).toBe('')
   })
 
   test('SERVFAIL leaves the CNAME pending; once DNS answers, verify makes it valid and a certificate follows', async () => {

@@ -21,9 +21,11 @@ import type { DomainSettings, DomainState, DomainStore, SslState } from './domai
 export interface DomainLookup
   extends Pick<DomainState, 'slug' | 'destination' | 'notFoundUrl' | 'expiredUrl' | 'assetLinks' | 'appleAppSiteAssociation' | 'archived'> {
   isDefault: boolean
+  /** HTTPS answers carry Strict-Transport-Security: a default domain, or a certificate is active. */
+  hsts: boolean
 }
 
-export interface DomainRecord extends DomainLookup {
+export interface DomainRecord extends Omit<DomainLookup, 'hsts'> {
   clicks: number
   cnameStatus: CnameStatus
   sslStatus: SslStatus
@@ -74,6 +76,11 @@ const requireAdmin = (caller: Caller) => {
   if (caller.role !== 'admin') throw new AppError('forbidden', 'managing domains needs an admin key; members may list domains and use them for links')
 }
 
+/** A lookup's fields that API records show (HSTS is the listener's business). */
+function recordPart({ hsts: _, ...shown }: DomainLookup): Omit<DomainLookup, 'hsts'> {
+  return shown
+}
+
 export function createDomainService(opts: {
   store: DomainStore
   settings: Settings
@@ -101,12 +108,13 @@ export function createDomainService(opts: {
     appleAppSiteAssociation: null,
     archived: false,
     isDefault: true,
+    hsts: true,
   })
   const defaults = new Map<string, DomainRecord>(
     settings.defaultDomains.map((slug) => [
       slug,
       {
-        ...defaultLookup(slug),
+        ...recordPart(defaultLookup(slug)),
         clicks: 0,
         cnameStatus: 'valid',
         sslStatus: 'active',
@@ -125,9 +133,10 @@ export function createDomainService(opts: {
     appleAppSiteAssociation: s.appleAppSiteAssociation,
     archived: s.archived,
     isDefault: false,
+    hsts: s.sslStatus === 'active',
   })
   const toRecord = (s: DomainState): DomainRecord => ({
-    ...toLookup(s),
+    ...recordPart(toLookup(s)),
     clicks: store.clicksOf(s.slug),
     cnameStatus: s.cnameStatus,
     sslStatus: s.sslStatus,

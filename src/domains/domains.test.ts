@@ -173,6 +173,7 @@ describe('domains API', () => {
       expiredUrl: 'https://example.com/gone',
       assetLinks: null,
       appleAppSiteAssociation: null,
+      hsts: false,
       archived: false,
       isDefault: false,
     })
