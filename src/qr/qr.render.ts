@@ -12,6 +12,7 @@ import { darkOnLight, designOf, type Design } from './qr.design'
 import { scansWithBoth } from './qr.decode'
 import { enginesReady } from './qr.engines'
 import { fetchImage, type FetchedImage, type ImageKind } from './qr.fetch'
+import { fileNotFoundMessage } from './qr.files'
 import { buildSvg, frameLayout, type EmbeddedImage, type Matrix } from './qr.svg'
 import { LruCache } from './qr.lru'
 import { compositeOver, encodePng } from './qr.png'
@@ -29,6 +30,8 @@ export interface RenderInput {
   format: QrFormat
   width: number
   texts?: string[]
+  /** The uploaded files (`fil_…`) this design may draw (see qr.files); any other is drawn as if missing. */
+  usableFiles?: readonly string[]
 }
 
 export interface RenderedQr {
@@ -41,7 +44,7 @@ export interface RenderedQr {
 
 export interface QrRendererOptions {
   allowPrivateNetworks: boolean
-  /** Uploaded files (`fil_…`), once the files module exists. */
+  /** Uploaded files (`fil_…`); RenderInput.usableFiles says which a design may draw. */
   readFile?: (id: string) => Promise<FetchedImage | null>
 }
 
@@ -100,7 +103,9 @@ export function createQrRenderer(opts: QrRendererOptions) {
     return pixels
   }
 
-  function loadAsset(source: string, { field, kinds, maxAspect }: AssetRole): Promise<Asset> {
+  function loadAsset(source: string, { field, kinds, maxAspect }: AssetRole, usableFiles: readonly string[]): Promise<Asset> {
+    // Checked before the cache: a file's bytes never change, but who may draw it does.
+    if (source.startsWith('fil_') && !usableFiles.includes(source)) return Promise.reject(parameterError(fileNotFoundMessage(field, source)))
     const key = `${kinds.join(',')} ${source}`
     const hit = assets.get(key)
     if (hit) return hit
@@ -108,7 +113,7 @@ export function createQrRenderer(opts: QrRendererOptions) {
       let img: FetchedImage | null
       if (source.startsWith('fil_')) {
         img = (await opts.readFile?.(source)) ?? null
-        if (!img) throw parameterError(`'${field}' file ${source} not found`)
+        if (!img) throw parameterError(fileNotFoundMessage(field, source))
         if (!kinds.includes(img.kind)) throw parameterError(`'${field}' file ${source} is not a ${kinds.join('/')} image`)
       } else {
         img = await fetchImage(source, { ...ASSET_LIMITS, allowPrivateNetworks: opts.allowPrivateNetworks, kinds, field })
@@ -156,7 +161,7 @@ export function createQrRenderer(opts: QrRendererOptions) {
     let logo: Asset | null = null
     if (design.logo) {
       try {
-        logo = await loadAsset(design.logo.source, LOGO)
+        logo = await loadAsset(design.logo.source, LOGO, input.usableFiles ?? [])
       } catch (e) {
         if (strict) throw asParameterError(e, 'qrOptions.logo.value')
         repairs.push('logo-unavailable')
@@ -165,7 +170,7 @@ export function createQrRenderer(opts: QrRendererOptions) {
     let frameAsset: Asset | null = null
     if (design.frame?.source) {
       try {
-        frameAsset = await loadAsset(design.frame.source, FRAME)
+        frameAsset = await loadAsset(design.frame.source, FRAME, input.usableFiles ?? [])
       } catch (e) {
         if (strict) throw asParameterError(e, 'qrOptions.frame.value')
         repairs.push('frame-unavailable')
@@ -240,8 +245,8 @@ export function createQrRenderer(opts: QrRendererOptions) {
       designOf(qrOptions, { allowFileIds: !!opts.readFile })
     },
     /** The full check for saved designs: fetch the assets, render the sample at 300 and 100 px, decode; any repair needed → 422. */
-    async assertScannable(qrOptions: unknown): Promise<void> {
-      for (const width of [300, 100]) await renderUncached({ text: SAMPLE_TEXT, qrOptions, format: 'png', width }, true)
+    async assertScannable(qrOptions: unknown, usableFiles: readonly string[] = []): Promise<void> {
+      for (const width of [300, 100]) await renderUncached({ text: SAMPLE_TEXT, qrOptions, format: 'png', width, usableFiles }, true)
     },
     cacheSize: () => renders.size,
     warmUp: warmUpChecks,
@@ -350,7 +355,7 @@ function checkedAsset(img: FetchedImage, field: string, maxAspect: number): Asse
 
 function cacheKey(input: RenderInput): string {
   const h = new Bun.CryptoHasher('sha256')
-  h.update(JSON.stringify([input.text, input.qrOptions ?? null, input.format, input.width, input.texts ?? []]))
+  h.update(JSON.stringify([input.text, input.qrOptions ?? null, input.format, input.width, input.texts ?? [], input.usableFiles ?? []]))
   return h.digest('base64url')
 }
 
