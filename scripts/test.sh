@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # The test command (README and .ci/run): unit and in-process API tests, then the
 # compiled binary, then the end-to-end tests against that binary. The last line is
-# "N passed, N failed"; the exit code is non-zero on any failure.
+# "N passed, N failed, N skipped"; the exit code is non-zero on any failure. A skipped test
+# (test.skip, test.todo, or a suite skipping what this machine lacks) is counted and named.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p test-artifacts
 bash scripts/install-test-tools.sh
-passed=0; failed=0; status=0
+passed=0; failed=0; skipped=0; status=0
 
 run_suite() { # name, then the command
   local name=$1; shift
@@ -16,7 +17,10 @@ run_suite() { # name, then the command
   local p f
   p=$(grep -Eo '^ *[0-9]+ pass$' "test-artifacts/$name.log" | tail -1 | grep -Eo '[0-9]+' || echo 0)
   f=$(grep -Eo '^ *[0-9]+ fail$' "test-artifacts/$name.log" | tail -1 | grep -Eo '[0-9]+' || echo 0)
-  passed=$((passed + p)); failed=$((failed + f))
+  k=$(grep -Eo '^ *[0-9]+ (skip|todo)$' "test-artifacts/$name.log" | awk '{ n += $1 } END { print n + 0 }')
+  k=${k:-0}
+  if [ "$k" -gt 0 ]; then echo "== $name: $k skipped:"; grep -E '^\((skip|todo)\)' "test-artifacts/$name.log" || true; fi
+  passed=$((passed + p)); failed=$((failed + f)); skipped=$((skipped + k))
   if [ "$rc" -ne 0 ]; then status=1; [ "$f" -eq 0 ] && failed=$((failed + 1)); fi
 }
 
@@ -27,5 +31,5 @@ if bun run build; then
 else
   echo "build failed"; status=1; failed=$((failed + 1))
 fi
-echo "$passed passed, $failed failed"
+echo "$passed passed, $failed failed, $skipped skipped"
 exit $status

@@ -116,5 +116,11 @@ test('Accept-Language parsing', () => {
 })
 
 test('mergeQuery keeps a URL that cannot be parsed', () => {
+  const unparsable = 'https://exa mple.example/menu'
+  expect(() => new URL(unparsable)).toThrow()
+  expect(mergeQuery(unparsable, new URLSearchParams('qr=1&table=4'), { source: 'poster' })).toBe(unparsable)
+})
+
+test('mergeQuery with nothing to add returns the target as it is', () => {
   expect(mergeQuery('https://x.example/', new URLSearchParams('qr=1'), null)).toBe('https://x.example/')
 })

@@ -15,6 +15,9 @@ export function shortlinkCommand(): string[] {
   return bin ? [resolve(ROOT, bin)] : ['bun', join(ROOT, 'src/main.ts')]
 }
 
+/** A browser's User-Agent: its visits are counted (bots' are not). */
+const BROWSER_UA = 'Mozilla/5.0 (X11; Linux x86_64; rv:125.0) Gecko/20100101 Firefox/125.0'
+
 /** Ports handed out by this test process: the kernel may offer a just-closed one again. */
 const handedOut = new Set<number>()
 
@@ -48,6 +51,13 @@ export interface TestServer {
   run(args: string[]): Promise<{ code: number; stdout: string; stderr: string }>
   /** A new API key for `user` (added first when new) through the CLI, as an operator makes one. */
   keyFor(user: string, role: 'admin' | 'member' | 'readonly'): Promise<string>
+  /**
+   * Flush barrier: resolves once every visit made before the call is in the store. It makes a
+   * counted visit to a sentinel link (key \`flush-barrier\`) and waits until that visit is
+   * stored: the recorder writes visits in the order they came, so every earlier one is too.
+   * The sentinel's clicks count in totals over all links: suites that read those use their own waits.
+   */
+  clicksFlushed(): Promise<void>
   stop(signal?: NodeJS.Signals): Promise<number>
 }
 
@@ -94,6 +104,7 @@ ${opts.toml ?? ''}`
   const caPath = `${dir}/data/tls/ca.pem`
   const ca = existsSync(caPath) ? readFileSync(caPath, 'utf8') : ''
   const baseUrl = `https://localhost:${httpsPort}/api`
+  let sentinel: Promise<{ id: string; shortLink: string; visits: number }> | undefined
   const tlsFetch = (url: string, init: RequestInit = {}) => fetch(url, { ...init, tls: { ca }, redirect: 'manual' } as RequestInit)
 
   const server: TestServer = {
@@ -124,6 +135,24 @@ ${opts.toml ?? ''}`
       const made = await server.run(['keys', 'create', '--user', user, '--role', role])
       if (made.code !== 0) throw new Error(`keys create failed: ${made.stderr}`)
       return made.stdout.trim()
+    },
+    async clicksFlushed() {
+      sentinel ??= (async () => {
+        const r = await server.api('/links/link', { method: 'POST', json: { data: { url: 'https://flush-barrier.example/' }, linkOptions: { key: 'flush-barrier' } } })
+        if (r.status !== 200) throw new Error(`flush barrier link: ${r.status} ${await r.text()}`)
+        return { ...((await r.json()) as { id: string; shortLink: string }), visits: 0 }
+      })()
+      const link = await sentinel
+      const visited = await tlsFetch(link.shortLink, { headers: { 'user-agent': BROWSER_UA } })
+      if (visited.status !== 302) throw new Error(`flush barrier visit answered ${visited.status}`)
+      link.visits++
+      const deadline = Date.now() + 15_000
+      for (;;) {
+        const stored = (await (await server.api(`/links/${link.id}`)).json()) as { clicks: number }
+        if (stored.clicks >= link.visits) return
+        if (Date.now() > deadline) throw new Error(`visits not stored within 15 s (sentinel has ${stored.clicks} of ${link.visits})`)
+        await Bun.sleep(25) // a poll interval, not a wait standing in for the barrier
+      }
     },
     async stop(signal = 'SIGTERM') {
       if (proc.exitCode !== null) return proc.exitCode
