@@ -61,10 +61,15 @@ describe('decision branches over HTTPS', () => {
     expect((await visit('/changing')).headers.get('location')).toBe('https://third.example/')
   })
 
-  test('expired: visitors go to expiration.url (the API requires one with every expiration)', async () => {
+  test('expired: visitors go to expiration.url; the files of an expired hosted link answer the 410 page', async () => {
+    const form = new FormData()
+    form.append('file', new Blob([samplePdf('Summer menu') as BlobPart]), 'summer.pdf')
+    const file = (await (await s.api('/files', { method: 'POST', body: form })).json()) as any
     const at = Date.now() + 1000
     await make('link', { url: 'https://live.example/' }, { key: 'exp-url', expiration: { time: new Date(at).toISOString(), url: 'https://over.example/' } })
+    await make('document', { fileId: file.id }, { key: 'exp-doc', expiration: { time: new Date(at).toISOString(), url: 'https://over.example/' } })
     expect((await visit('/exp-url')).headers.get('location')).toBe('https://live.example/')
+    expect((await visit(`/exp-doc/file/${file.id}`)).status).toBe(200)
     // Expiry is the clock passing `at`: poll until the server's clock has (bounded), then check the answer.
     let location: string | null = null
     for (const deadline = at + 10_000; Date.now() < deadline; await Bun.sleep(50)) {
@@ -72,6 +77,9 @@ describe('decision branches over HTTPS', () => {
       if (location !== 'https://live.example/') break
     }
     expect(location).toBe('https://over.example/')
+    const gone = await visit(`/exp-doc/file/${file.id}`)
+    expect(gone.status).toBe(410)
+    expect(await gone.text()).toContain('This link has expired')
   })
 
   test('password: form, wrong password says so, correct sets a cookie scoped to the link, attempts limited', async () => {
