@@ -4,11 +4,11 @@
  *   bun scripts/bench/redirect.ts [--connections 64] [--seconds 10] [--bin dist/shortlink] [--ua browser|bot]
  * Prints requests/s and latency percentiles for each, and the ratio.
  */
-import { mkdtempSync, writeFileSync, readFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { readFileSync } from 'node:fs'
+import { resolve } from 'node:path'
 import { $ } from 'bun'
 import { arg } from './args'
+import { freePort, startBenchServer } from './redirect-server'
 
 const connections = Number(arg('connections', '64'))
 const seconds = Number(arg('seconds', '10'))
@@ -18,13 +18,6 @@ const agent = arg('ua', 'browser')
 const ROOT = resolve(import.meta.dir, '../..')
 
 if (!Bun.which('wrk')) throw new Error('wrk is needed: apt-get install wrk')
-
-async function freePort() {
-  const s = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response('') })
-  const p = s.port!
-  s.stop(true)
-  return p
-}
 
 interface WrkResult { rps: number; p50: string; p99: string; errors: string }
 const UA_BOT = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)'
@@ -39,24 +32,9 @@ async function wrk(url: string): Promise<WrkResult> {
   return { rps, p50, p99, errors }
 }
 
-// Our server, from a temp dir, on the embedded defaults plus random ports.
-const dir = mkdtempSync(join(tmpdir(), 'shortlink-bench-'))
-const httpsPort = await freePort()
-writeFileSync(join(dir, 'shortlink.toml'), `[server]\nbaseUrl = "https://localhost:${httpsPort}/api"\nhttpsPort = ${httpsPort}\nhttpPort = ${await freePort()}\nhostname = "127.0.0.1"\ndataDir = "${dir}/data"\n[limits]\napiPerMinute = 100000\n`)
-const cmd = bin ? [resolve(ROOT, bin)] : ['bun', join(ROOT, 'src/main.ts')]
-const proc = Bun.spawn([...cmd, 'serve', '--config', join(dir, 'shortlink.toml')], { cwd: dir, stdout: 'pipe', stderr: 'pipe' })
-let out = ''
-const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader()
-while (!/sk_[A-Za-z0-9_-]+/.test(out)) out += new TextDecoder().decode((await reader.read()).value)
-const key = /(sk_[A-Za-z0-9_-]+)/.exec(out)![1]
-const ca = readFileSync(`${dir}/data/tls/ca.pem`, 'utf8')
-const created = await fetch(`https://localhost:${httpsPort}/api/links/link`, {
-  method: 'POST',
-  headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-  body: JSON.stringify({ data: { url: 'https://example.com/landing?from=bench' }, linkOptions: { key: 'bench', utm: { source: 'qr' } } }),
-  tls: { ca },
-} as RequestInit)
-if (created.status !== 200) throw new Error(`create: ${created.status} ${await created.text()}`)
+// Our server, from a temp dir, on the embedded defaults plus random ports, with the short link /bench.
+const server = await startBenchServer({ root: ROOT, bin: bin || undefined })
+const { dir, ca, httpsPort, apiKey: key } = server
 
 // The baseline: bare Bun.serve with the same certificate answering the same 302.
 const cert = readFileSync(`${dir}/data/tls/cert.pem`, 'utf8')
@@ -82,5 +60,4 @@ console.log(`ratio: ${((100 * ours.rps) / baseline.rps).toFixed(1)}% of bare Bun
 await Bun.sleep(1500) // one flush window
 const link = (await (await fetch(`https://localhost:${httpsPort}/api/links?search=bench`, { headers: { authorization: `Bearer ${key}` }, tls: { ca } } as RequestInit)).json()) as any
 console.log(`clicks recorded for the short link (warm-up + measured runs): ${link.links[0]?.clicks}`)
-proc.kill('SIGTERM')
-await proc.exited
+await server.stop()

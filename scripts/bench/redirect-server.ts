@@ -1,0 +1,70 @@
+/**
+ * The server the redirect benchmarks measure: `bun src/main.ts serve` (or a built binary)
+ * from a temp dir on the embedded defaults plus random ports, with one short link
+ * `/bench` created through the API. `root` picks the source tree (to compare commits).
+ */
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+
+export async function freePort() {
+  const s = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response('') })
+  const p = s.port!
+  s.stop(true)
+  return p
+}
+
+export interface BenchServer {
+  pid: number
+  httpsPort: number
+  dir: string
+  ca: string
+  apiKey: string
+  stop(): Promise<void>
+}
+
+export async function startBenchServer(opts: { root: string; bin?: string }): Promise<BenchServer> {
+  const dir = mkdtempSync(join(tmpdir(), 'shortlink-bench-'))
+  const httpsPort = await freePort()
+  writeFileSync(
+    join(dir, 'shortlink.toml'),
+    `[server]\nbaseUrl = "https://localhost:${httpsPort}/api"\nhttpsPort = ${httpsPort}\nhttpPort = ${await freePort()}\nhostname = "127.0.0.1"\ndataDir = "${dir}/data"\n[limits]\napiPerMinute = 100000\n`,
+  )
+  const cmd = opts.bin ? [resolve(opts.root, opts.bin)] : ['bun', join(opts.root, 'src/main.ts')]
+  const proc = Bun.spawn([...cmd, 'serve', '--config', join(dir, 'shortlink.toml')], { cwd: dir, stdout: 'pipe', stderr: 'ignore' })
+  let out = ''
+  const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader()
+  while (!/sk_[A-Za-z0-9_-]+/.test(out)) {
+    const chunk = await reader.read()
+    if (chunk.done) throw new Error(`server exited before printing a key: ${out}`)
+    out += new TextDecoder().decode(chunk.value)
+  }
+  reader.releaseLock()
+  void proc.stdout.pipeTo(new WritableStream()) // keep draining, so the server never blocks on a full pipe
+  const apiKey = /(sk_[A-Za-z0-9_-]+)/.exec(out)![1]!
+  const ca = readFileSync(`${dir}/data/tls/ca.pem`, 'utf8')
+  const created = await fetch(`https://localhost:${httpsPort}/api/links/link`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ data: { url: 'https://example.com/landing?from=bench' }, linkOptions: { key: 'bench', utm: { source: 'qr' } } }),
+    tls: { ca },
+  } as RequestInit)
+  if (created.status !== 200) throw new Error(`create: ${created.status} ${await created.text()}`)
+  return {
+    pid: proc.pid,
+    httpsPort,
+    dir,
+    ca,
+    apiKey,
+    async stop() {
+      proc.kill('SIGTERM')
+      await proc.exited
+    },
+  }
+}
+
+/** Resident set size of a process in MB (Linux /proc). */
+export function rssMb(pid: number): number {
+  const kb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN)
+  return kb / 1024
+}
