@@ -140,11 +140,13 @@ describe('logos and frames', () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'qr-svg-'))
     writeFileSync(join(dir, 'red.png'), await pngOf(red))
+    Bun.spawnSync(['mkfifo', join(dir, 'pipe.png')])
     spy = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: async () => (spyRequests++, new Response(await pngOf(red), { headers: { 'content-type': 'image/png' } })) })
     const logo = (inner: string) => ({ body: `<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="300" height="300"><rect width="300" height="300" fill="#ffffff"/>${inner}</svg>`, type: 'image/svg+xml' })
     const remote = `http://127.0.0.1:${spy.port}`
     fixtures = serveFixtures({
       '/local-file.svg': logo(`<image href="${join(dir, 'red.png')}" width="300" height="300"/><image xlink:href="file://${join(dir, 'red.png')}" width="300" height="300"/>`),
+      '/fifo.svg': logo(`<image href="${join(dir, 'pipe.png')}" width="300" height="300"/>`),
       '/dev-zero.svg': logo('<image href="/dev/zero" width="300" height="300"/><image href="file:///etc/passwd" width="300" height="300"/>'),
       '/remote.svg': logo(`<style>@import url(${remote}/a.css);</style><image href="${remote}/i.png" width="300" height="300"/><rect width="300" height="300" fill="url(${remote}/p.svg#p)"/><feImage href="${remote}/f.png"/>`),
       '/bomb.jpg': { body: jpegBomb(30000, 30000), type: 'image/jpeg' },
@@ -173,6 +175,19 @@ describe('logos and frames', () => {
     expect(out.repairs).toEqual([])
     expect(redPixels(out.body)).toBe(0)
     expect(await decodeImageFile(out.body)).toBe(TEXT)
+  })
+
+  test('an SVG logo naming a local file never opens it', async () => {
+    // A writer into a named pipe finishes only once something opens the pipe to read it.
+    const writer = Bun.spawn(['sh', '-c', `cat '${join(dir, 'red.png')}' > '${join(dir, 'pipe.png')}'`])
+    try {
+      const out = await r.renderQr({ text: TEXT, qrOptions: { logo: { value: fixtures.url('/fifo.svg'), size: 10 } }, format: 'png', width: 300 })
+      expect(out.repairs).toEqual([])
+      expect(redPixels(out.body)).toBe(0)
+      expect(writer.exitCode).toBeNull()
+    } finally {
+      writer.kill()
+    }
   })
 
   test('an SVG logo naming /dev/zero or /etc/passwd renders, without them', async () => {
