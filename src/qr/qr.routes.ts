@@ -25,6 +25,7 @@ export function qrRoutes({ qr, links, templates }: QrRouteDeps) {
         summary: 'Decode a QR code from an image URL',
         description:
           'Fetches the image (http/https, PNG or JPEG, at most 2 MB, 5 s, at most 3 redirects) and decodes it. `data` is empty with a message when no code is found. ' +
+            'The size the image declares in its header is checked before it is decoded: more than 16,777,216 pixels (e.g. 4096×4096) is 422 `parameter_error`, as is an image the decoder cannot finish within its limits. ' +
           'Addresses that resolve to private, loopback or link-local networks are refused (422) unless the server config sets `scan.allowPrivateNetworks`. ' +
           'A fetch that fails (DNS, refused, timeout, non-2xx) is 502 `bad_gateway`; content that is not a PNG/JPEG, or is too large, is 422.',
       },

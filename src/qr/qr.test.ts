@@ -163,13 +163,6 @@ describe('renderer', () => {
     await first
   })
 
-  test('memory stays flat over many large renders (the native images are released)', async () => {
-    // Unreleased, each 1000 px render kept ~8 MB of native memory: +480 MB over these 60.
-    const before = process.memoryUsage().rss
-    for (let i = 0; i < 60; i++) await r.renderQr({ text: `${TEXT}&n=${i}`, qrOptions: {}, format: 'png', width: 1000 })
-    expect(process.memoryUsage().rss - before).toBeLessThan(200 * 1024 * 1024)
-  })
-
   test('validateQrOptions refuses designs that cannot scan, naming the field', () => {
     const cases: [unknown, string][] = [
       [{ patterns: { body: { style_id: 'stars' } } }, 'qrOptions.patterns.body.style_id'],
@@ -242,11 +235,10 @@ describe('scan', () => {
     expect(await code('file:///etc/passwd')).toStartWith("parameter_error: 'url' must be an http(s) URL")
   })
 
-  test('a slow server times out after 5 s with 502', async () => {
-    const started = Date.now()
+  test('a slow server times out with 502 (how long it takes: scripts/bench/image-bomb.ts)', async () => {
     const e = await open.scan(fixtures.url('/slow')).catch((x: AppError) => x)
     expect((e as AppError).code).toBe('bad_gateway')
-    expect(Date.now() - started).toBeLessThan(6500)
+    expect((e as AppError).message).toContain('timed out after 5 s')
   }, 10_000)
 
   test('private, loopback and link-local addresses are refused unless allowed, also after a redirect', async () => {
