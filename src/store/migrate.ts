@@ -5,12 +5,14 @@
 import type { Database } from 'bun:sqlite'
 import { migrations } from './migrations'
 
-export function migrate(db: Database, onMigration?: (name: string) => void): string[] {
+/** Applies the pending migrations, or only those up to id `upTo` (tests build the schema an older version left). */
+export function migrate(db: Database, onMigration?: (name: string) => void, upTo = Infinity): string[] {
   db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
     id INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`)
   const done = new Set(db.query<{ id: number }, []>('SELECT id FROM schema_migrations').all().map((r) => r.id))
   const applied: string[] = []
   for (const m of migrations) {
+    if (m.id > upTo) break
     if (done.has(m.id)) continue
     onMigration?.(m.name)
     db.transaction(() => {

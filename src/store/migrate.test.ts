@@ -1,0 +1,295 @@
+/**
+ * Migrations are frozen history. A database left at any earlier migration, with data in
+ * it, must upgrade to today's schema and read through today's services exactly as a
+ * database that today's code filled from the start: the same API answers, and statistics
+ * rollups equal to what the live click writer keeps. These tests fail when a migration's
+ * SQL changes in a way that breaks that upgrade (a dropped or altered backfill, a rollup
+ * value computed differently, a column or table lost), or when a migration starts
+ * importing live code that may change under it.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { Database } from 'bun:sqlite'
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join, relative, resolve } from 'node:path'
+import { createHarness, type ApiHarness } from '../../test/helpers/in-process'
+import { buildConfig } from '../config/config.load'
+import { createDeps, type Deps } from '../deps'
+import { createApiApp } from '../app'
+import { createLogger } from '../shared/log'
+import { createEventWriter, type ClickEvent } from '../stats/click-writer'
+import { samplePng } from '../files/files.samples'
+import { migrate } from './migrate'
+import { migrations } from './migrations'
+
+const migrationsDir = join(import.meta.dir, 'migrations')
+
+test('migrations import nothing outside src/store: what they did cannot change under them', () => {
+  const files = readdirSync(migrationsDir).filter((f) => f.endsWith('.ts'))
+  expect(files.length).toBeGreaterThanOrEqual(migrations.length)
+  const outside: string[] = []
+  let seen = 0
+  for (const file of files) {
+    const source = readFileSync(join(migrationsDir, file), 'utf8')
+    // Static imports and re-exports (type-only ones too), side-effect imports, import() and require().
+    const specifiers = [...source.matchAll(/\bfrom\s*['"]([^'"]+)['"]|\bimport\s*\(?\s*['"]([^'"]+)['"]|\brequire\s*\(\s*['"]([^'"]+)['"]/g)].map((m) => m[1] ?? m[2] ?? m[3]!)
+    seen += specifiers.length
+    for (const spec of specifiers) {
+      const target = spec.startsWith('.') ? relative(dirname(migrationsDir), resolve(migrationsDir, spec)) : null
+      if (target === null || target.startsWith('..')) outside.push(`${file}: ${spec}`)
+    }
+  }
+  expect(seen).toBeGreaterThanOrEqual(files.length) // every migration imports its Migration type: the parse sees imports
+  expect(outside).toEqual([])
+})
+
+// ---- Upgrades from every earlier migration ----
+
+const root = mkdtempSync(join(tmpdir(), 'shortlink-migrate-'))
+afterAll(() => rmSync(root, { recursive: true, force: true }))
+/** Uploaded blobs live in the data dir: the reference and every upgraded store share it. */
+const dataDir = join(root, 'data')
+const config = buildConfig({ server: { dataDir } }, {})
+
+/**
+ * The migration that created the rollup tables, and the first whose rollup layout today's
+ * click writer still writes (a migration that changes the layout moves it).
+ */
+const ROLLUPS_CREATED = 7
+const WRITER_LAYOUT_SINCE = 8
+const ROLLUP_TABLES = ['stats_quarter', 'stats_hour', 'stats_day', 'stats_week'] as const
+
+const T = (iso: string) => Date.parse(iso)
+function event(linkSeq: number, at: number, over: Partial<ClickEvent> = {}): ClickEvent {
+  return {
+    linkSeq, domain: 'localhost', at, scan: false, continent: 'Europe', country: 'DE', region: 'Bavaria', city: 'Munich', os: 'Android',
+    browser: 'Chrome', device: 'Mobile', referer: null, refererUrl: null, utmSource: null, utmMedium: null, utmCampaign: null, utmTerm: null,
+    utmContent: null, n: 1, ...over,
+  }
+}
+
+/**
+ * The reference: today's code fills a store through the API (users, keys, tags, links of
+ * two types and owners, an archived and a deleted link, a domain, a QR template, a file)
+ * and the live click writer (varied places, scans, UTM tags, merged rows; one link passes
+ * the busy threshold part-way). An old store gets these same rows, as far as its schema holds them.
+ */
+let ref: ApiHarness
+let refPath: string
+const linkIds: string[] = []
+/** The reference's click events, in the batches its writer got them. */
+const batches: ClickEvent[][] = []
+
+async function buildReference() {
+  ref = createHarness({ server: { dataDir } })
+  const ok = async (method: string, path: string, opts: Parameters<ApiHarness['call']>[2]) => {
+    const r = await ref.call(method, path, opts)
+    if (r.status >= 300) throw new Error(`${method} ${path}: ${r.status} ${JSON.stringify(r.body)}`)
+    return r.body
+  }
+  const tag = (await ok('POST', '/tags', { key: ref.keys.member, json: { name: 'Summer' } })).id
+  const link = async (key: string, owner: string, type: string, data: unknown, extra: Record<string, unknown> = {}) => {
+    const body = await ok('POST', `/links/${type}`, { key: owner, json: { data, linkOptions: { key, ...extra } } })
+    linkIds.push(body.id)
+    return (ref.deps.db.query('SELECT seq FROM links WHERE id = ?').get(body.id) as { seq: number }).seq
+  }
+  const alpha = await link('alpha', ref.keys.member, 'link', { url: 'https://dest.example/alpha' }, { tags: [tag] })
+  const beta = await link('beta', ref.keys.member, 'text', { text: 'hello' })
+  const gamma = await link('gamma', ref.keys.other, 'link', { url: 'https://dest.example/gamma' })
+  const delta = await link('delta', ref.keys.other, 'text', { text: 'gone soon' })
+  const epsilon = await link('epsilon', ref.keys.member, 'link', { url: 'https://dest.example/epsilon' })
+  await ok('PATCH', `/links/${linkIds[4]}`, { key: ref.keys.member, json: { linkOptions: { archived: true } } })
+  await ok('POST', '/domains', { json: { domain: 'go.example.com', notFoundUrl: 'https://example.com/404' } })
+  await ok('POST', '/qr/templates', { key: ref.keys.member, json: { name: 'Navy', comment: 'brand', qrOptions: { patterns: { body: { style_id: 'rounded', value: '#1e3a8a' } } } } })
+  const form = new FormData()
+  form.set('file', new File([samplePng() as BlobPart], 'menu.png', { type: 'image/png' }))
+  await ok('POST', '/files', { key: ref.keys.member, body: form })
+
+  let seed = 7
+  const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31)
+  const pick = <X>(xs: X[]) => xs[Math.floor(rnd() * xs.length)]!
+  const places: [string | null, string | null, string | null][] = [
+    ['DE', 'Bavaria', 'Munich'], ['NL', 'Limburg', 'Maastricht'], ['BE', 'Limburg', 'Hasselt'], ['US', 'California', null], ['FR', null, null], [null, null, null],
+  ]
+  const base = T('2025-03-20T00:00:00Z')
+  const events: ClickEvent[] = []
+  for (let i = 0; i < 400; i++) {
+    const [country, region, city] = pick(places)
+    events.push(event(pick([alpha, alpha, beta, gamma, delta, epsilon]), base + Math.floor(rnd() * 40 * 86_400_000), {
+      scan: rnd() < 0.3, n: rnd() < 0.1 ? 3 : 1, country, region, city, continent: country === 'US' ? 'North America' : country ? 'Europe' : null,
+      os: pick(['IOS', 'Android', 'Windows']), referer: pick([null, 't.co']), utmSource: pick(['poster', null]), utmCampaign: pick(['spring', null]),
+    }))
+  }
+  // Gamma becomes busy in the third batch: a merged row of 5,000 identical visits.
+  events.splice(300, 0, event(gamma, base + 10 * 86_400_000 + 1234, { n: 5000, scan: true, country: 'NL', region: 'Limburg', city: 'Maastricht' }))
+  for (let i = 0; i < events.length; i += 100) batches.push(events.slice(i, i + 100))
+  const write = createEventWriter(ref.deps.db)
+  for (const batch of batches) write(batch)
+  await ok('DELETE', `/links/${linkIds[3]}`, { key: ref.keys.other })
+  expect(ref.deps.db.query('SELECT l.key FROM stats_busy_links b JOIN links l ON l.seq = b.seq').all()).toEqual([{ key: 'gamma' }])
+
+  refPath = join(root, 'reference.db')
+  writeFileSync(refPath, ref.deps.db.serialize())
+}
+
+/** What a user reads: [key, path]; answers of the reference and of every upgraded store must match. */
+function reads(): [keyof ApiHarness['keys'], string][] {
+  const [alpha, beta, gamma, delta] = linkIds
+  const stats = [
+    '', 'qr=true', 'groupBy=country', 'groupBy=region', 'groupBy=city', 'groupBy=os', 'groupBy=referer', 'groupBy=utm_source', 'groupBy=link',
+    'groupBy=link_type', 'linkType=text&groupBy=country', 'tagNames=Summer', 'country=NL&groupBy=city', 'continent=Europe&groupBy=region',
+    'groupBy=time&granularity=day&start=2025-03-20T00:00:00Z&end=2025-05-01T00:00:00Z',
+    'groupBy=time&granularity=hour&timezone=Asia/Kolkata&start=2025-03-29T00:00:00Z&end=2025-03-31T00:00:00Z',
+    'groupBy=time&granularity=week&start=2025-03-17T00:00:00Z&end=2025-05-05T00:00:00Z',
+    `linkId=${alpha}&groupBy=city`, `linkId=${gamma}&groupBy=region`, `linkId=${gamma}&groupBy=time&granularity=day&start=2025-03-20T00:00:00Z&end=2025-05-01T00:00:00Z`,
+    `linkIds=${alpha}&linkIds=${beta}&groupBy=os`,
+  ].map((q) => `/statistics?${q}`)
+  return [
+    ...stats.map((p): [keyof ApiHarness['keys'], string] => ['admin', p]),
+    ...stats.slice(0, 8).map((p): [keyof ApiHarness['keys'], string] => ['member', p]),
+    ['other', '/statistics?groupBy=city'],
+    ['admin', '/links?includeArchived=true'], ['member', '/links'], ['other', '/links'], ['readonly', '/links/count'],
+    ...linkIds.map((id): [keyof ApiHarness['keys'], string] => ['admin', `/links/${id}`]), ['other', `/links/${delta}`],
+    ['member', '/tags'], ['admin', '/domains/go.example.com'], ['readonly', '/qr/templates'], ['member', '/files'], ['admin', '/users'],
+  ]
+}
+
+async function answers(call: ApiHarness['call'], keys: ApiHarness['keys']) {
+  const out: unknown[] = []
+  for (const [key, path] of reads()) {
+    const r = await call('GET', path, { key: keys[key] })
+    const { requestId: _, ...body } = r.body as Record<string, unknown> // errors carry a per-request id
+    out.push({ path, key, status: r.status, body: Array.isArray(r.body) ? r.body : body })
+  }
+  // lastUsedAt is written on use, and the keys' names and lastUsedAt came with 0009.
+  const keyList = await call('GET', '/keys?includeRevoked=true', { key: keys.admin })
+  out.push({ keys: keyList.status, ids: (keyList.body as { id: string; userId: string; role: string }[]).map((k) => `${k.id} ${k.userId} ${k.role}`) })
+  return out
+}
+
+/** Every rollup row, its scope named (a link by id, a group by owner or type) since stores number groups in their own order. */
+function rollups(db: Database) {
+  return ROLLUP_TABLES.map((table) =>
+    db.query(`SELECT CASE WHEN r.scope = 0 THEN 'all' WHEN r.scope > 0 THEN 'link ' || l.id ELSE 'group ' || o.user_id END AS scope,
+        r.dim, r.t, r.value, r.clicks, r.scans
+      FROM ${table} r LEFT JOIN links l ON r.scope > 0 AND l.seq = r.scope LEFT JOIN stats_owners o ON r.scope < 0 AND o.num = -r.scope
+      ORDER BY 1, 2, 3, 4`).all(),
+  )
+}
+
+const userTables = (db: Database) =>
+  db
+    .query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'links_search%' AND name <> 'schema_migrations' ORDER BY rowid")
+    .all()
+    .map((r) => r.name)
+
+/**
+ * Copies the reference's rows into `db` for the tables `include` names (only the columns
+ * `db` has), skipping tables its migrations already filled. Without click events, the
+ * links' click counters start at zero. The contentless search index cannot be copied;
+ * search is not among the reads.
+ */
+function copyReference(db: Database, include: (table: string) => boolean, withClicks: boolean) {
+  const tables = userTables(db)
+  db.exec(`ATTACH '${refPath}' AS ref`)
+  for (const table of tables.filter(include)) {
+    if (db.query(`SELECT 1 FROM "${table}" LIMIT 1`).get()) continue
+    const cols = db.query<{ name: string }, []>(`PRAGMA table_info("${table}")`).all().map((c) => c.name)
+    const noClicks = table === 'links' && !withClicks
+    const values = cols.map((c) => (noClicks && c === 'clicks' ? '0' : noClicks && c === 'last_clicked' ? 'NULL' : `"${c}"`))
+    db.exec(`INSERT INTO main."${table}" (${cols.map((c) => `"${c}"`).join(', ')}) SELECT ${values.join(', ')} FROM ref."${table}"`)
+  }
+  db.exec('DETACH ref')
+}
+
+/**
+ * A store as a server that ran only migrations 1..k left it, with the reference's rows
+ * its schema holds. Rollups are copied only from WRITER_LAYOUT_SINCE on, the layout the
+ * reference's writer wrote; at ROLLUPS_CREATED ≤ k < WRITER_LAYOUT_SINCE no code of today
+ * writes the rollups of that time, so the data goes in just before ROLLUPS_CREATED and
+ * that migration's own backfill rolls it up, as on a server that upgraded with clicks stored.
+ */
+function storeAt(k: number): { db: Database; path: string; tables: string[] } {
+  const path = join(root, `at-${k}.db`)
+  const db = new Database(path, { create: true, strict: true })
+  db.exec('PRAGMA foreign_keys = ON')
+  const dataAt = k >= ROLLUPS_CREATED && k < WRITER_LAYOUT_SINCE ? ROLLUPS_CREATED - 1 : k
+  migrate(db, undefined, dataAt)
+  const tables = userTables(db)
+  copyReference(db, (t) => !t.startsWith('stats_') || dataAt >= WRITER_LAYOUT_SINCE, tables.includes('click_events'))
+  migrate(db, undefined, k)
+  expect(db.query('SELECT id FROM schema_migrations ORDER BY id').all()).toEqual(migrations.filter((m) => m.id <= k).map((m) => ({ id: m.id })))
+  return { db, path, tables: userTables(db) }
+}
+
+/**
+ * What today's code adds after the upgrade: the rows of tables the old schema lacked, and,
+ * when it had no click events, the reference's clicks through the live writer.
+ */
+function addAfterUpgrade(db: Database, oldTables: string[]) {
+  const hadClicks = oldTables.includes('click_events')
+  copyReference(db, (t) => !oldTables.includes(t) && !t.startsWith('stats_') && t !== 'click_events', hadClicks)
+  if (hadClicks) return
+  const write = createEventWriter(db)
+  for (const batch of batches) write(batch)
+}
+
+function openApp(path: string): { deps: Deps; call: ApiHarness['call'] } {
+  const deps = createDeps(config, path, createLogger(true))
+  const app = createApiApp(deps)
+  return {
+    deps,
+    async call(method, path, opts = {}) {
+      const headers = new Headers(opts.headers)
+      if (opts.key) headers.set('authorization', `Bearer ${opts.key}`)
+      const res = await app.handle(new Request(`https://localhost${deps.settings.apiPrefix}${path}`, { method, headers }), '127.0.0.1')
+      const text = await res.text()
+      let body: unknown = text
+      try {
+        body = JSON.parse(text)
+      } catch {}
+      return { status: res.status, body, headers: res.headers }
+    },
+  }
+}
+
+describe('upgrade from a store left at each earlier migration, with data', () => {
+  let expected: unknown[]
+  let expectedRollups: ReturnType<typeof rollups>
+  let refCounts: Map<string, number>
+  beforeAll(async () => {
+    await buildReference()
+    expected = await answers(ref.call, ref.keys)
+    expectedRollups = rollups(ref.deps.db)
+    refCounts = new Map(userTables(ref.deps.db).map((t) => [t, (ref.deps.db.query(`SELECT count(*) AS n FROM "${t}"`).get() as { n: number }).n]))
+  })
+
+  test('the reference reads what it holds (the comparisons below are not empty)', () => {
+    expect(expectedRollups[1]!.length).toBeGreaterThan(100)
+    expect(JSON.stringify(expected)).toContain('Maastricht')
+    // Only the deleted link answers otherwise: 410, to its owner and to an admin.
+    expect(expected.filter((a: any) => a.path && a.status !== 200).map((a: any) => `${a.path} ${a.status}`)).toEqual([`/links/${linkIds[3]} 410`, `/links/${linkIds[3]} 410`])
+  })
+
+  for (const m of migrations.slice(0, -1)) {
+    test(`from ${m.name}: every migration recorded, every row kept, the same answers and rollups as today's writer`, async () => {
+      const old = storeAt(m.id)
+      // The upgrade a server runs at start.
+      expect(migrate(old.db)).toEqual(migrations.filter((x) => x.id > m.id).map((x) => x.name))
+      expect(old.db.query('SELECT id, name FROM schema_migrations ORDER BY id').all()).toEqual(migrations.map((x) => ({ id: x.id, name: x.name })))
+      // No row of the old store's tables was lost (rollups are compared row by row below).
+      for (const t of old.tables.filter((t) => !t.startsWith('stats_')))
+        expect([t, (old.db.query(`SELECT count(*) AS n FROM "${t}"`).get() as { n: number }).n]).toEqual([t, refCounts.get(t)!])
+      addAfterUpgrade(old.db, old.tables)
+      old.db.close()
+      const { deps, call } = openApp(old.path)
+      try {
+        expect(rollups(deps.db)).toEqual(expectedRollups)
+        expect(await answers(call, ref.keys)).toEqual(expected)
+      } finally {
+        await deps.recorder.stop()
+        deps.db.close()
+      }
+    })
+  }
+})
