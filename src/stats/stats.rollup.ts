@@ -178,10 +178,13 @@ export function rollupDeltas(events: ClickEvent[], links: LinkScopes): RollupDel
 export type RebuildKind = 'all' | 'owner' | 'type' | 'link' | 'busy'
 
 /**
- * SQL that rebuilds rollup rows from click_events (the migrations' backfill, the
- * benchmark's bulk load): every row of the given kinds and dims, expecting none of them
- * present. Needs stats_owners filled with the groups, and stats_busy_links. Migrations
- * 0007/0008 embed this SQL: a change to the stored values needs a new migration.
+ * SQL that rebuilds rollup rows from click_events (the reference the writer is tested
+ * against): every row of the given kinds and dims, expecting none of them present. Needs
+ * stats_owners filled with the groups, and stats_busy_links. Migrations 0007/0008 hold
+ * a frozen copy of the text this produced when they shipped, so changing this changes no
+ * migration: a change to the stored values needs a new migration, with its rebuild pasted
+ * in as text the same way (src/store/migrate.test.ts checks that migrations import no
+ * live code, and that upgrading a database rebuilds what the writer writes).
  */
 export function rebuildSql(kinds: RebuildKind[] = ['all', 'owner', 'type', 'link', 'busy'], onlyDims?: number[]): string {
   const parts: string[] = []
