@@ -141,7 +141,7 @@ describe('logos and frames', () => {
     dir = mkdtempSync(join(tmpdir(), 'qr-svg-'))
     writeFileSync(join(dir, 'red.png'), await pngOf(red))
     Bun.spawnSync(['mkfifo', join(dir, 'pipe.png')])
-    spy = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: async () => (spyRequests++, new Response(await pngOf(red), { headers: { 'content-type': 'image/png' } })) })
+    spy = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: async () => (spyRequests++, new Response((await pngOf(red)) as BodyInit, { headers: { 'content-type': 'image/png' } })) })
     const logo = (inner: string) => ({ body: `<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="300" height="300"><rect width="300" height="300" fill="#ffffff"/>${inner}</svg>`, type: 'image/svg+xml' })
     const remote = `http://127.0.0.1:${spy.port}`
     fixtures = serveFixtures({
@@ -228,6 +228,35 @@ describe('logos and frames', () => {
     const patched = await h.call('PATCH', `/qr/templates/${ok.body.id}`, { json: { qrOptions: { logo: { value: fixtures.url('/bomb.png') } } } })
     expect(patched.status).toBe(422)
     expect(patched.body.message).toContain('30000×30000')
+  })
+})
+
+describe('links naming an uploaded bomb', () => {
+  test('upload is stored; POST and PATCH of a link naming it as logo or frame are 422, the link unchanged', async () => {
+    const h = createHarness()
+    const upload = async (bytes: Uint8Array) => {
+      const form = new FormData()
+      form.append('file', new Blob([bytes as BlobPart]), 'logo')
+      const r = await h.call('POST', '/files', { key: h.keys.member, body: form })
+      expect(r.status).toBe(201)
+      return r.body.id as string
+    }
+    const jpeg = await upload(jpegBomb(30000, 30000))
+    const png = await upload(pngBomb(30000, 30000))
+    const fine = await upload(await pngOf(LOGO_SVG))
+    for (const qrOptions of [{ logo: { value: jpeg } }, { logo: { value: png } }, { frame: { value: jpeg } }]) {
+      const r = await h.call('POST', '/links/link', { key: h.keys.member, json: { data: { url: 'https://example.org/' }, qrOptions } })
+      expect({ qrOptions, status: r.status, code: r.body.code, says: String(r.body.message).includes('declares 30000×30000 px') }).toEqual({ qrOptions, status: 422, code: 'parameter_error', says: true })
+    }
+    const link = await h.call('POST', '/links/link', { key: h.keys.member, json: { data: { url: 'https://example.org/' }, qrOptions: { logo: { value: fine } } } })
+    expect(link.status).toBe(200)
+    const patched = await h.call('PATCH', `/links/${link.body.id}`, { key: h.keys.member, json: { qrOptions: { logo: { value: png } } } })
+    expect(patched.status).toBe(422)
+    expect(patched.body.message).toContain("'qrOptions.logo.value'")
+    expect((await h.call('GET', `/links/${link.body.id}`, { key: h.keys.member })).body.qrOptions).toEqual({ logo: { value: fine } })
+    const img = await h.call('GET', `/qr/${link.body.id}?format=base64`, { key: h.keys.member })
+    expect(img.status).toBe(200)
+    expect(img.headers.get('x-qr-repaired')).toBeNull()
   })
 })
 

@@ -54,7 +54,9 @@ export const SAMPLE_TEXT = 'https://example.com/AbC12xY?qr=1'
 const EC = ['L', 'M', 'Q', 'H'] as const
 const ASSET_TTL_MS = 10 * 60_000
 const FAILED_ASSET_TTL_MS = 30_000
-const ASSET_LIMITS = { maxBytes: 2 * 1024 * 1024, timeoutMs: 5000, maxRedirects: 3 }
+/** Largest logo or frame file, uploaded or fetched. */
+export const MAX_ASSET_BYTES = 2 * 1024 * 1024
+const ASSET_LIMITS = { maxBytes: MAX_ASSET_BYTES, timeoutMs: 5000, maxRedirects: 3 }
 interface AssetRole {
   field: string
   kinds: ImageKind[]
@@ -337,6 +339,16 @@ function* attemptsFor(design: Design, hasLogo: boolean, strict: boolean): Genera
 function asParameterError(e: unknown, field: string): AppError {
   if (e instanceof AppError && e.code === 'parameter_error') return e
   return parameterError(`'${field}' could not be fetched: ${(e as Error).message}`)
+}
+
+/**
+ * The checks an image named at `field` (`qrOptions.logo.value` or `qrOptions.frame.value`)
+ * passes before it is drawn (see checkedAsset): for designs being saved. Throws parameter_error.
+ */
+export function checkDesignImage(img: FetchedImage, field: string): void {
+  const role = [LOGO, FRAME].find((r) => r.field === field) ?? LOGO
+  if (!role.kinds.includes(img.kind)) throw parameterError(`'${field}' is not a ${role.kinds.map((k) => k.toUpperCase()).join('/')} image`)
+  checkedAsset(img, field, role.maxAspect)
 }
 
 /**

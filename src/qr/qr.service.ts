@@ -58,11 +58,15 @@ export function createQrService(opts: QrServiceOptions) {
       const { ownerId, ...rest } = input
       return renderer.renderQr({ ...rest, usableFiles: usableFiles(input.qrOptions, ownerId) })
     },
-    /** Cheap rules (schema, colours, contrast) and, given the owner, that each named file is one the owner may use. Throws parameter_error. */
+    /** Cheap rules (schema, colours, contrast) and, given the owner, that each named file is one the owner may use, within the byte and pixel limits. Throws parameter_error. */
     validateQrOptions(qrOptions: unknown, ownerId?: string): void {
       const design = designOf(qrOptions, { allowFileIds })
       if (ownerId === undefined) return
-      for (const { field, id } of fileIdsOf(design)) if (!files?.usable(id, ownerId)) throw parameterError(fileNotFoundMessage(field, id))
+      for (const { field, id } of fileIdsOf(design)) {
+        if (!files?.usable(id, ownerId)) throw parameterError(fileNotFoundMessage(field, id))
+        // Header checks only (no decode): a 600-byte file may declare 30000×30000 px.
+        files.checkImage(id, field)
+      }
     },
     /** The full check for a design saved by/for `ownerId`: rendered and decoded; any repair needed (a file it may not use included) → 422. */
     assertScannable: (qrOptions: unknown, ownerId: string): Promise<void> => renderer.assertScannable(qrOptions, usableFiles(qrOptions, ownerId)),
