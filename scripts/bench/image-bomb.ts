@@ -50,11 +50,11 @@ const kib = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(rea
 /** Resets the peak (VmHWM) to the current RSS: writing 5 to clear_refs. */
 const resetPeak = () => writeFileSync(`/proc/${pid}/clear_refs`, '5')
 
-async function upload(bytes: Uint8Array): Promise<string> {
+async function upload(bytes: Uint8Array): Promise<{ status: number; id?: string }> {
   const form = new FormData()
   form.append('file', new Blob([bytes as BlobPart]), 'bomb')
   const r = await s.api('/files', { method: 'POST', body: form })
-  return ((await r.json()) as { id: string }).id
+  return { status: r.status, id: ((await r.json()) as { id?: string }).id }
 }
 
 /** Runs `work` while fetching the short link in a loop; returns time, peak RSS growth, slowest redirect and the statuses. */
@@ -85,12 +85,14 @@ let n = 0
 for (const [i, [name, bytes]] of Object.entries(bombs).entries()) {
   const cases: [string, () => Promise<number[]>][] = [
     [`${name}: upload + link save + render (logo fil_)`, async () => {
-      const id = await upload(bytes)
-      const link = await s.api('/links/link', { method: 'POST', json: { data: { url: `https://example.com/${n++}` }, qrOptions: { logo: { value: id } } } })
+      // Refused at upload since the upload limit; otherwise at link save.
+      const up = await upload(bytes)
+      if (!up.id) return [up.status]
+      const link = await s.api('/links/link', { method: 'POST', json: { data: { url: `https://example.com/${n++}` }, qrOptions: { logo: { value: up.id } } } })
       const body = (await link.json()) as { id?: string }
       const render = body.id ? await s.api(`/qr/${body.id}`) : null
       await render?.arrayBuffer()
-      return [link.status, render?.status ?? 0]
+      return [up.status, link.status, render?.status ?? 0]
     }],
     [`${name}: template save (logo URL)`, async () => [(await s.api('/qr/templates', { method: 'POST', json: { name: `b${n++}`, qrOptions: { logo: { value: `${fixtures.url(`/${i}`)}?${n}` } } } })).status]],
     [`${name}: POST /qr/scan`, async () => [(await s.api('/qr/scan', { method: 'POST', json: { url: `${fixtures.url(`/${i}`)}?${n++}` } })).status]],

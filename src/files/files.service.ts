@@ -3,6 +3,7 @@ import { newId } from '../shared/ids'
 import { canAccessOwnedBy, type Caller } from '../auth/auth.service'
 import { pageWindow } from '../shared/paging'
 import { ALLOWED_TYPES, sniffType } from './files.sniff'
+import { imageSize, type SizedKind } from '../shared/image-size'
 import { toRecord, type FileRecord, type FileStore, type StoredFile } from './files.store'
 import type { BlobStore } from './files.blobs'
 import type { StoredContent } from './files.content'
@@ -32,6 +33,24 @@ export function cleanUploadName(raw: string | undefined, extension: string): str
   const base = (raw ?? '').split(/[\\/]/).pop()!.replace(new RegExp(CONTROL_CHARS, 'g'), '').trim()
   const chars = [...base]
   return chars.length ? chars.slice(0, 255).join('') : `file.${extension}`
+}
+
+/**
+ * Most pixels an uploaded image may declare: 150 MP, above any camera's photos (108 MP is
+ * 12000×9000). A few hundred bytes can declare 30000×30000 (900 MP, 3.6 GB decoded): such a
+ * file is refused before anything (here, a QR design, a visitor's browser) decodes it. QR
+ * designs hold their logos and frames to a smaller budget (src/qr/qr.image-size.ts).
+ */
+export const MAX_UPLOAD_PIXELS = 150_000_000
+const SIZED: Record<string, SizedKind> = { png: 'png', jpg: 'jpeg', svg: 'svg' }
+
+function checkDeclaredPixels(bytes: Uint8Array, extension: string) {
+  const kind = SIZED[extension]
+  if (!kind) return
+  const size = imageSize(bytes, kind)
+  if (!size || !(size.width >= 1 && size.height >= 1)) throw parameterError(`'file' the ${kind.toUpperCase()} image's size cannot be read from its header`)
+  if (size.width * size.height > MAX_UPLOAD_PIXELS)
+    throw parameterError(`'file' the image declares ${size.width}×${size.height} px; at most ${MAX_UPLOAD_PIXELS / 1e6} megapixels are accepted`)
 }
 
 export function createFileService({ store, blobs, maxBytes }: FileServiceDeps) {
@@ -74,6 +93,7 @@ export function createFileService({ store, blobs, maxBytes }: FileServiceDeps) {
       const type = sniffType(bytes)
       if (!type)
         throw parameterError(`'file' type is not allowed: the content is none of ${Object.keys(ALLOWED_TYPES).join(', ')} (the type is read from the bytes, not the name)`)
+      checkDeclaredPixels(bytes, type.extension)
       const name = nameOverride !== undefined ? checkName(nameOverride) : cleanUploadName((file as File).name, type.extension)
       const staged = await blobs.stage(bytes)
       const id = newId('fil')

@@ -91,6 +91,17 @@ describe('files API in process', () => {
     expect(r.body.createdAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
   })
 
+  test('an image declaring a huge canvas is refused at upload, before anything decodes it', async () => {
+    // 21 bytes of JPEG: SOI, a baseline frame header of 30000×30000 px with 3 components, EOI.
+    const bomb = Uint8Array.from([0xff, 0xd8, 0xff, 0xc0, 0x00, 0x11, 0x08, 0x75, 0x30, 0x75, 0x30, 0x03, 0x01, 0x22, 0x00, 0x02, 0x11, 0x01, 0x03, 0x11, 0x01, 0xff, 0xd9])
+    const r = await upload(bomb, 'tiny.jpg')
+    expect(r.status).toBe(422)
+    expect(r.body).toMatchObject({ code: 'parameter_error', message: "'file' the image declares 30000×30000 px; at most 150 megapixels are accepted" })
+    const svg = new TextEncoder().encode('<svg xmlns="http://www.w3.org/2000/svg" width="100000" height="100000"/>')
+    expect((await upload(svg, 'huge.svg')).body.message).toContain('declares 100000×100000 px')
+    expect((await upload(S.samplePng(), 'fine.png')).status).toBe(201)
+  })
+
   test('an upload name over 255 characters is refused like a rename; 255 are kept', async () => {
     const long = await upload(S.samplePng(), 'a.png', h.keys.member, { name: 'n'.repeat(256) })
     expect(long.status).toBe(422)

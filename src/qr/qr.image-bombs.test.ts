@@ -232,7 +232,7 @@ describe('logos and frames', () => {
 })
 
 describe('links naming an uploaded bomb', () => {
-  test('upload is stored; POST and PATCH of a link naming it as logo or frame are 422, the link unchanged', async () => {
+  test('a 30000×30000 upload is refused at upload; one within the upload limit but over the design budget is 422 in designs, the link unchanged', async () => {
     const h = createHarness()
     const upload = async (bytes: Uint8Array) => {
       const form = new FormData()
@@ -241,12 +241,16 @@ describe('links naming an uploaded bomb', () => {
       expect(r.status).toBe(201)
       return r.body.id as string
     }
-    const jpeg = await upload(jpegBomb(30000, 30000))
-    const png = await upload(pngBomb(30000, 30000))
+    const refused = new FormData()
+    refused.append('file', new Blob([jpegBomb(30000, 30000) as BlobPart]), 'logo')
+    expect((await h.call('POST', '/files', { key: h.keys.member, body: refused })).status).toBe(422)
+    // 10000×10000 (100 MP): a photo the upload limit (150 MP) takes, over the 16.8 MP design budget.
+    const jpeg = await upload(jpegBomb(10000, 10000))
+    const png = await upload(pngBomb(10000, 10000))
     const fine = await upload(await pngOf(LOGO_SVG))
     for (const qrOptions of [{ logo: { value: jpeg } }, { logo: { value: png } }, { frame: { value: jpeg } }]) {
       const r = await h.call('POST', '/links/link', { key: h.keys.member, json: { data: { url: 'https://example.org/' }, qrOptions } })
-      expect({ qrOptions, status: r.status, code: r.body.code, says: String(r.body.message).includes('declares 30000×30000 px') }).toEqual({ qrOptions, status: 422, code: 'parameter_error', says: true })
+      expect({ qrOptions, status: r.status, code: r.body.code, says: String(r.body.message).includes('declares 10000×10000 px') }).toEqual({ qrOptions, status: 422, code: 'parameter_error', says: true })
     }
     const link = await h.call('POST', '/links/link', { key: h.keys.member, json: { data: { url: 'https://example.org/' }, qrOptions: { logo: { value: fine } } } })
     expect(link.status).toBe(200)
