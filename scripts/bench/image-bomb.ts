@@ -9,35 +9,12 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { deflateSync } from 'node:zlib'
-import { serveFixtures } from '../../src/qr/qr.test-fixtures'
+import { jpegBomb, pngBomb, serveFixtures } from '../../src/qr/qr.test-fixtures'
 import { startServer } from '../../test/helpers/server'
 import { arg } from './args'
 
 if (arg('bin', '')) process.env.SHORTLINK_BIN = join(import.meta.dir, '../..', arg('bin', ''))
 const runs = Number(arg('runs', '3'))
-
-function pngChunk(type: string, data: Uint8Array): Uint8Array {
-  const out = new Uint8Array(12 + data.length)
-  const v = new DataView(out.buffer)
-  v.setUint32(0, data.length)
-  out.set(Buffer.from(type, 'latin1'), 4)
-  out.set(data, 8)
-  v.setUint32(8 + data.length, Bun.hash.crc32(out.subarray(4, 8 + data.length)))
-  return out
-}
-function pngBomb(width: number, height: number, rows: number): Uint8Array {
-  const ihdr = new Uint8Array(13)
-  new DataView(ihdr.buffer).setUint32(0, width)
-  new DataView(ihdr.buffer).setUint32(4, height)
-  ihdr.set([8, 4, 0, 0, 0], 8)
-  return Buffer.concat([Uint8Array.of(0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a), pngChunk('IHDR', ihdr), pngChunk('IDAT', deflateSync(new Uint8Array(rows * (1 + width * 2)), { level: 9 })), pngChunk('IEND', new Uint8Array())])
-}
-const segment = (marker: number, body: number[]) => [0xff, marker, (body.length + 2) >> 8, (body.length + 2) & 255, ...body]
-function jpegBomb(width: number, height: number): Uint8Array {
-  return Uint8Array.from([0xff, 0xd8, ...segment(0xdb, [0, ...new Array(64).fill(1)]), ...segment(0xc0, [8, height >> 8, height & 255, width >> 8, width & 255, 1, 1, 0x11, 0]),
-    ...segment(0xc4, [0x00, 1, ...new Array(15).fill(0), 0]), ...segment(0xc4, [0x10, 1, ...new Array(15).fill(0), 0]), ...segment(0xda, [1, 1, 0x00, 0, 63, 0]), ...new Array(400).fill(0), 0xff, 0xd9])
-}
 
 const bombs = { 'jpeg 30000²': jpegBomb(30000, 30000), 'png 30000² (header)': pngBomb(30000, 30000, 1), 'png 5000² zero rows': pngBomb(5000, 5000, 5000) }
 const fixtures = serveFixtures(Object.fromEntries(Object.entries(bombs).map(([name, body], i) => [`/${i}`, { body, type: name.startsWith('jpeg') ? 'image/jpeg' : 'image/png' }])))

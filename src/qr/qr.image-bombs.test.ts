@@ -8,7 +8,6 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { deflateSync } from 'node:zlib'
 import { PNG } from 'pngjs'
 import { createHarness } from '../../test/helpers/in-process'
 import { AppError } from '../shared/errors'
@@ -16,49 +15,10 @@ import { decodeImageFile } from './qr.decode'
 import { checkPixelBudget, imageSize, MAX_IMAGE_PIXELS, svgSize } from './qr.image-size'
 import { createQrRenderer } from './qr.render'
 import { MAX_SVG_ELEMENTS, sanitiseSvg } from './qr.svg-sanitise'
-import { jpegOf, LOGO_SVG, pngOf, serveFixtures } from './qr.test-fixtures'
+import { jpegBomb, jpegOf, LOGO_SVG, pngBomb, pngOf, serveFixtures, sof } from './qr.test-fixtures'
 import { createWorkerPool } from './qr.worker-pool'
 
 const TEXT = 'https://localhost:8443/AbC12xY?qr=1'
-
-function pngChunk(type: string, data: Uint8Array): Uint8Array {
-  const out = new Uint8Array(12 + data.length)
-  const v = new DataView(out.buffer)
-  v.setUint32(0, data.length)
-  out.set(Buffer.from(type, 'latin1'), 4)
-  out.set(data, 8)
-  v.setUint32(8 + data.length, Bun.hash.crc32(out.subarray(4, 8 + data.length)))
-  return out
-}
-
-/** A PNG declaring width × height (colour type 4: grey + alpha); `rows` zero rows are really compressed into it. */
-function pngBomb(width: number, height: number, rows = 1): Uint8Array {
-  const ihdr = new Uint8Array(13)
-  const v = new DataView(ihdr.buffer)
-  v.setUint32(0, width)
-  v.setUint32(4, height)
-  ihdr.set([8, 4, 0, 0, 0], 8)
-  const idat = deflateSync(new Uint8Array(rows * (1 + width * 2)), { level: 9 })
-  return Buffer.concat([Uint8Array.of(0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a), pngChunk('IHDR', ihdr), pngChunk('IDAT', idat), pngChunk('IEND', new Uint8Array())])
-}
-
-const segment = (marker: number, body: number[]) => [0xff, marker, (body.length + 2) >> 8, (body.length + 2) & 255, ...body]
-const sof = (marker: number, width: number, height: number) => segment(marker, [8, height >> 8, height & 255, width >> 8, width & 255, 1, 1, 0x11, 0])
-
-/** A valid baseline greyscale JPEG declaring width × height: one quantisation table, one-code Huffman tables, an all-zero scan. */
-function jpegBomb(width: number, height: number, extra: number[] = []): Uint8Array {
-  return Uint8Array.from([
-    0xff, 0xd8,
-    ...segment(0xdb, [0, ...new Array(64).fill(1)]),
-    ...extra,
-    ...sof(0xc0, width, height),
-    ...segment(0xc4, [0x00, 1, ...new Array(15).fill(0), 0]),
-    ...segment(0xc4, [0x10, 1, ...new Array(15).fill(0), 0]),
-    ...segment(0xda, [1, 1, 0x00, 0, 63, 0]),
-    ...new Array(400).fill(0),
-    0xff, 0xd9,
-  ])
-}
 
 describe('image sizes from headers', () => {
   test('PNG IHDR and JPEG SOF of real images', async () => {

@@ -1,6 +1,7 @@
 /** Images and an image server for the QR tests (real HTTP on loopback, real encoders). */
 import jpeg from 'jpeg-js'
 import QRCode from 'qrcode'
+import { deflateSync } from 'node:zlib'
 import { rasterise, rasteriserReady, svgToPng } from './qr.raster'
 
 export async function pngOf(svg: string): Promise<Uint8Array> {
@@ -43,4 +44,44 @@ export function serveFixtures(files: Record<string, { body: Uint8Array | string;
     },
   })
   return { url: (path: string) => `http://127.0.0.1:${server.port}${path}`, port: server.port!, stop: () => server.stop(true) }
+}
+
+/** Image bombs: tiny files whose headers declare huge canvases (tests and scripts/bench/image-bomb.ts). */
+function pngChunk(type: string, data: Uint8Array): Uint8Array {
+  const out = new Uint8Array(12 + data.length)
+  const v = new DataView(out.buffer)
+  v.setUint32(0, data.length)
+  out.set(Buffer.from(type, 'latin1'), 4)
+  out.set(data, 8)
+  v.setUint32(8 + data.length, Bun.hash.crc32(out.subarray(4, 8 + data.length)))
+  return out
+}
+
+/** A PNG declaring width × height (colour type 4: grey + alpha); `rows` zero rows are really compressed into it. */
+export function pngBomb(width: number, height: number, rows = 1): Uint8Array {
+  const ihdr = new Uint8Array(13)
+  const v = new DataView(ihdr.buffer)
+  v.setUint32(0, width)
+  v.setUint32(4, height)
+  ihdr.set([8, 4, 0, 0, 0], 8)
+  const idat = deflateSync(new Uint8Array(rows * (1 + width * 2)), { level: 9 })
+  return Buffer.concat([Uint8Array.of(0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a), pngChunk('IHDR', ihdr), pngChunk('IDAT', idat), pngChunk('IEND', new Uint8Array())])
+}
+
+export const segment = (marker: number, body: number[]) => [0xff, marker, (body.length + 2) >> 8, (body.length + 2) & 255, ...body]
+export const sof = (marker: number, width: number, height: number) => segment(marker, [8, height >> 8, height & 255, width >> 8, width & 255, 1, 1, 0x11, 0])
+
+/** A valid baseline greyscale JPEG declaring width × height: one quantisation table, one-code Huffman tables, an all-zero scan. */
+export function jpegBomb(width: number, height: number, extra: number[] = []): Uint8Array {
+  return Uint8Array.from([
+    0xff, 0xd8,
+    ...segment(0xdb, [0, ...new Array(64).fill(1)]),
+    ...extra,
+    ...sof(0xc0, width, height),
+    ...segment(0xc4, [0x00, 1, ...new Array(15).fill(0), 0]),
+    ...segment(0xc4, [0x10, 1, ...new Array(15).fill(0), 0]),
+    ...segment(0xda, [1, 1, 0x00, 0, 63, 0]),
+    ...new Array(400).fill(0),
+    0xff, 0xd9,
+  ])
 }

@@ -4,16 +4,8 @@ import { createEventWriter, type ClickEvent } from './click-writer'
 import { rebuildSql } from './stats.rollup'
 import { bucketBoundaries } from './stats.time'
 import { continentOfCountry } from '../geo/continents'
+import { event, T } from './stats.test-fixtures'
 
-const T = (iso: string) => Date.parse(iso)
-
-function event(linkSeq: number, at: number, over: Partial<ClickEvent> = {}): ClickEvent {
-  return {
-    linkSeq, domain: 'localhost', at, scan: false, continent: 'Europe', country: 'DE', region: 'Bavaria', city: 'Munich', os: 'Android',
-    browser: 'Chrome', device: 'Mobile', referer: null, refererUrl: null, utmSource: null, utmMedium: null, utmCampaign: null, utmTerm: null,
-    utmContent: null, n: 1, ...over,
-  }
-}
 
 async function makeLink(h: ApiHarness, key: string, owner: string, opts: { type?: string; data?: unknown; tags?: string[] } = {}) {
   const r = await h.call('POST', `/links/${opts.type ?? 'link'}`, {

@@ -21,6 +21,7 @@ import { createEventWriter, type ClickEvent } from '../stats/click-writer'
 import { samplePng } from '../files/files.samples'
 import { migrate } from './migrate'
 import { migrations } from './migrations'
+import { event, T } from '../stats/stats.test-fixtures'
 
 const migrationsDir = join(import.meta.dir, 'migrations')
 
@@ -59,14 +60,6 @@ const ROLLUPS_CREATED = 7
 const WRITER_LAYOUT_SINCE = 8
 const ROLLUP_TABLES = ['stats_quarter', 'stats_hour', 'stats_day', 'stats_week'] as const
 
-const T = (iso: string) => Date.parse(iso)
-function event(linkSeq: number, at: number, over: Partial<ClickEvent> = {}): ClickEvent {
-  return {
-    linkSeq, domain: 'localhost', at, scan: false, continent: 'Europe', country: 'DE', region: 'Bavaria', city: 'Munich', os: 'Android',
-    browser: 'Chrome', device: 'Mobile', referer: null, refererUrl: null, utmSource: null, utmMedium: null, utmCampaign: null, utmTerm: null,
-    utmContent: null, n: 1, ...over,
-  }
-}
 
 /**
  * The reference: today's code fills a store through the API (users, keys, tags, links of
