@@ -111,7 +111,7 @@ describe('decision branches over HTTPS', () => {
     const page = await visit('/social', { ua: UA.facebook })
     expect(page.status).toBe(200)
     const html = await page.text()
-    expect(html).toContain('<meta property="og:title" content="Big &#60;Sale&#62;">')
+    expect(html).toContain('<meta property="og:title" content="Big &lt;Sale&gt;">')
     expect(html).toContain('<meta property="og:image" content="https://img.example/s.png">')
     expect(html).toContain('twitter:card')
     expect((await visit('/social', { ua: UA.googlebot })).status).toBe(302)

@@ -1,7 +1,7 @@
 import { Elysia } from 'elysia'
 import { Type as t } from '@sinclair/typebox'
 import type { Deps } from '../deps'
-import { callerOf } from '../shared/request-context'
+import { callerOf } from './request-context'
 import { parseQuery, queryParameters } from '../shared/validate'
 import { ErrorBody } from '../docs/docs.schema'
 import {

@@ -14,7 +14,7 @@ import { toIso } from '../shared/time'
 import type { CnameChecker, CnameOutcome } from './cname'
 import type { CnameStatus, SslStatus } from './domains.schema'
 import { normaliseHost, parseDomainName } from './domains.names'
-import { normaliseUrl } from '../links/links.content'
+import { normaliseUrl } from '../shared/urls'
 import type { DomainSettings, DomainState, DomainStore, SslState } from './domains.store'
 
 /** What the redirect server needs per request. */

@@ -6,23 +6,10 @@ import { createHash } from 'node:crypto'
 import { parameterError } from '../shared/errors'
 import { assertValid } from '../shared/validate'
 import { DATA_BY_TYPE, HOSTED_TYPES, TARGET_ITEM_SCHEMA, DeviceTargets, type LinkType } from './links.schema'
+import { normaliseUrl } from '../shared/urls'
 
+export { normaliseUrl } from '../shared/urls'
 export type LinkDataValue = Record<string, any>
-
-/** http(s) only, parsed and re-serialised (lower-case host, punycode), at most 2000 characters. */
-export function normaliseUrl(raw: string, field: string, min = 1): string {
-  let u: URL
-  try {
-    u = new URL(raw.trim())
-  } catch {
-    throw parameterError(`'${field}' must be an absolute http or https URL`)
-  }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw parameterError(`'${field}' must use http or https (got ${u.protocol.replace(':', '')})`)
-  if (!u.hostname) throw parameterError(`'${field}' must name a host`)
-  const href = u.href
-  if (href.length > 2000 || href.length < min) throw parameterError(`'${field}' length must be ${min}-2000`)
-  return href
-}
 
 /** Validates `data` against the variant of `type` and normalises its URLs. */
 export function checkData(type: LinkType, data: unknown): LinkDataValue {

@@ -14,6 +14,7 @@ import type { LandingLink, PageContext } from './pages.types'
 
 export type { LandingLink, PageContext, FileInfo, VisitorOs, ContentOption, PreviewData } from './pages.types'
 export { renderTextPage, renderWifiPage, renderMenuPage, renderAppStoresPage }
+export { EXPIRED_PAGE, NOT_FOUND_PAGE, TOO_MANY_ATTEMPTS_PAGE, passwordPage, previewPage } from './link-status.page'
 export { renderDocumentPage, renderImagePage, renderSvgPage, renderAudioPage, renderVideoPage, renderFilePage } from './media.page'
 
 const RENDERERS: Record<string, (link: LandingLink, ctx: PageContext) => string> = {

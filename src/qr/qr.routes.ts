@@ -1,6 +1,6 @@
 import { Elysia } from 'elysia'
 import { Type as t } from '@sinclair/typebox'
-import { callerOf } from '../shared/request-context'
+import { callerOf } from '../auth/request-context'
 import { parseQuery, queryParameters } from '../shared/validate'
 import { ErrorBody } from '../docs/docs.schema'
 import { LinkIdParams, QrImageQuery, ScanBody, ScanResult, Base64Image } from './qr.schema'

@@ -5,8 +5,7 @@
  */
 import type { Deps } from '../deps'
 import type { LinkRow } from '../links/links.store'
-import { renderLandingPage, type VisitorOs } from '../pages'
-import { NOT_FOUND_PAGE } from './pages'
+import { NOT_FOUND_PAGE, renderLandingPage, type VisitorOs } from '../pages'
 
 export function hostedFilePath(key: string, fileId: string): string {
   return `/${encodeURIComponent(key)}/file/${encodeURIComponent(fileId)}`

@@ -13,7 +13,7 @@ import { createLinkCache } from './link-cache'
 import { mergeQuery, resolve, type DomainFallbacks, type ResolvableLink } from './resolve'
 import { parseVisitor } from './visitor'
 import type { PasswordGate } from './password-gate'
-import { EXPIRED_PAGE, NOT_FOUND_PAGE, TOO_MANY_ATTEMPTS_PAGE, passwordPage, previewPage } from './pages'
+import { EXPIRED_PAGE, NOT_FOUND_PAGE, TOO_MANY_ATTEMPTS_PAGE, passwordPage, previewPage } from '../pages'
 import { isHosted } from '../links/links.content'
 import { readCapped } from '../shared/streams'
 

@@ -6,14 +6,7 @@
 import { UAParser } from 'ua-parser-js'
 import { isbot } from 'isbot'
 import { LruCache } from '../shared/lru'
-
-export type Os = 'IOS' | 'Android' | 'Windows' | 'MacOS' | 'Linux' | 'HarmonyOS' | 'Other'
-export type Browser = 'Chrome' | 'Edge' | 'Safari' | 'Firefox' | 'Opera' | 'Samsung Internet' | 'Android Browser' | 'Others'
-export type Device = 'Desktop' | 'Mobile' | 'Tablet' | 'Embedded' | 'SmartTv' | 'Wearable' | 'XR' | 'Others'
-
-export const OS_VALUES: Os[] = ['IOS', 'Android', 'Windows', 'MacOS', 'Linux', 'HarmonyOS', 'Other']
-export const BROWSER_VALUES: Browser[] = ['Chrome', 'Edge', 'Safari', 'Firefox', 'Opera', 'Samsung Internet', 'Android Browser', 'Others']
-export const DEVICE_VALUES: Device[] = ['Desktop', 'Mobile', 'Tablet', 'Embedded', 'SmartTv', 'Wearable', 'XR', 'Others']
+import type { Browser, Device, Os } from '../stats/click-event'
 
 export interface Visitor {
   /** Distinct per parsed User-Agent: lets the click recorder merge identical visits cheaply. */

@@ -10,9 +10,10 @@
 import type { Database } from 'bun:sqlite'
 import type { Logger } from '../shared/log'
 import { workerSpec } from '../shared/worker-spec'
-import { createEventWriter, type ClickEvent } from './click-writer'
+import { createEventWriter } from './click-writer'
+import type { ClickEvent } from './click-event'
 
-export type { ClickEvent } from './click-writer'
+export type { ClickEvent } from './click-event'
 
 /** Dimensions shared by many visits; `id` tells equal objects apart without comparing fields. */
 export interface VisitDimensions {

@@ -5,29 +5,9 @@
  */
 import type { Database } from 'bun:sqlite'
 import { BUSY_LINK_CLICKS, busyBackfillSql, rollupDeltas, type LinkScopes } from './stats.rollup'
+import type { ClickEvent } from './click-event'
 
-export interface ClickEvent {
-  linkSeq: number
-  domain: string
-  at: number
-  scan: boolean
-  continent: string | null
-  country: string | null
-  region: string | null
-  city: string | null
-  os: string
-  browser: string
-  device: string
-  referer: string | null
-  refererUrl: string | null
-  utmSource: string | null
-  utmMedium: string | null
-  utmCampaign: string | null
-  utmTerm: string | null
-  utmContent: string | null
-  /** Identical visits this row stands for. */
-  n: number
-}
+export type { ClickEvent } from './click-event'
 
 export interface EventWriterOptions {
   /** Clicks from which a link gets per-day dimension rollups (tests lower it). */

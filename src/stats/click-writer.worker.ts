@@ -5,7 +5,8 @@
  * needs that of a worker).
  */
 import { Database } from 'bun:sqlite'
-import { createEventWriter, type ClickEvent } from './click-writer'
+import { createEventWriter } from './click-writer'
+import type { ClickEvent } from './click-event'
 
 declare const self: Worker
 

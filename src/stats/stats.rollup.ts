@@ -22,7 +22,7 @@
  * region) reads one rollup. A null dimension value is stored as '' (WITHOUT ROWID keys
  * cannot hold NULL; no real value is ever empty).
  */
-import type { ClickEvent } from './click-writer'
+import type { ClickEvent } from './click-event'
 
 /** Event dimensions with rollups: code (stored in `dim`), column, and groupBy/output names. */
 export const DIMENSIONS = [

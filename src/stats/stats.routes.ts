@@ -1,6 +1,6 @@
 import { Elysia } from 'elysia'
 import type { Deps } from '../deps'
-import { callerOf } from '../shared/request-context'
+import { callerOf } from '../auth/request-context'
 import { parseQuery, queryParameters } from '../shared/validate'
 import { ErrorBody } from '../docs/docs.schema'
 import { StatisticsQuery, StatisticsResult } from './stats.schema'

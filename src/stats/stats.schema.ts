@@ -4,7 +4,7 @@
  */
 import { Type as t, type Static, type TLiteral } from '@sinclair/typebox'
 import { FILTER_TYPES } from '../links/links.schema'
-import { BROWSER_VALUES, DEVICE_VALUES, OS_VALUES } from '../redirect/visitor'
+import { BROWSER_VALUES, DEVICE_VALUES, OS_VALUES } from './click-event'
 import { CONTINENTS } from '../geo/continents'
 
 const literalUnion = <const V extends readonly string[]>(values: V, opts: object = {}) =>

@@ -1,8 +1,8 @@
 import { describe, expect, test } from 'bun:test'
 import { PNG } from 'pngjs'
 import { createHarness } from '../../test/helpers/in-process'
-import { decodeImageFile } from '../qr/qr.decode'
-import { SAMPLE_TEXT } from '../qr/qr.render'
+import { decodeImageFile } from './qr.decode'
+import { SAMPLE_TEXT } from './qr.render'
 
 const design = { patterns: { body: { style_id: 'rounded', value: '#1e3a8a' }, eye: { style_id: 'circle' } } }
 

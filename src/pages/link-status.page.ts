@@ -4,13 +4,10 @@
  * Embedded CSS, no external requests, everything user-supplied escaped.
  */
 import notFoundHtml from '../../web/pages/not-found.html' with { type: 'text' }
+import { esc } from './html'
 
 // Imported as text; Bun's types describe .html imports as HTML bundles.
 export const NOT_FOUND_PAGE = notFoundHtml as unknown as string
-
-export function escapeHtml(v: unknown): string {
-  return String(v ?? '').replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
-}
 
 const STYLE = `body{font:16px/1.5 system-ui,-apple-system,sans-serif;display:grid;place-items:center;min-height:90vh;margin:0;color:#1f2328;background:#f6f8fa}
 main{box-sizing:border-box;background:#fff;border:1px solid #d0d7de;border-radius:12px;padding:1.5rem;max-width:24rem;width:calc(100% - 2rem)}
@@ -21,7 +18,7 @@ button{margin-top:.75rem;width:100%;font:inherit;font-weight:600;padding:.6rem;b
 
 function page(title: string, body: string): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex"><title>${escapeHtml(title)}</title><style>${STYLE}</style></head><body><main>${body}</main></body></html>`
+<meta name="robots" content="noindex"><title>${esc(title)}</title><style>${STYLE}</style></head><body><main>${body}</main></body></html>`
 }
 
 export const EXPIRED_PAGE = page('Link expired', '<h1>This link has expired</h1><p>The link you followed is no longer active.</p>')
@@ -30,10 +27,10 @@ export function passwordPage(opts: { action: string; error?: string }): string {
   return page(
     'Password required',
     `<h1>This link is protected</h1>
-<form method="post" action="${escapeHtml(opts.action)}">
+<form method="post" action="${esc(opts.action)}">
 <label for="password">Password</label>
 <input id="password" name="password" type="password" autocomplete="current-password" required autofocus aria-describedby="${opts.error ? 'err' : ''}">
-${opts.error ? `<p class="error" id="err" role="alert">${escapeHtml(opts.error)}</p>` : ''}
+${opts.error ? `<p class="error" id="err" role="alert">${esc(opts.error)}</p>` : ''}
 <button type="submit">Continue</button></form>`,
   )
 }
@@ -41,12 +38,12 @@ ${opts.error ? `<p class="error" id="err" role="alert">${escapeHtml(opts.error)}
 export const TOO_MANY_ATTEMPTS_PAGE = page('Too many attempts', '<h1>Too many attempts</h1><p>Wait a few minutes, then try again.</p>')
 
 export function previewPage(p: { title: string; description: string; image: string | null; url: string; siteName: string }): string {
-  const t = escapeHtml(p.title)
-  const d = escapeHtml(p.description)
-  const img = p.image ? escapeHtml(p.image) : ''
+  const t = esc(p.title)
+  const d = esc(p.description)
+  const img = p.image ? esc(p.image) : ''
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${t}</title>
 <meta property="og:type" content="website"><meta property="og:title" content="${t}"><meta property="og:description" content="${d}">
-<meta property="og:url" content="${escapeHtml(p.url)}"><meta property="og:site_name" content="${escapeHtml(p.siteName)}">
+<meta property="og:url" content="${esc(p.url)}"><meta property="og:site_name" content="${esc(p.siteName)}">
 ${img ? `<meta property="og:image" content="${img}">` : ''}
 <meta name="twitter:card" content="${img ? 'summary_large_image' : 'summary'}"><meta name="twitter:title" content="${t}">
 <meta name="twitter:description" content="${d}">${img ? `<meta name="twitter:image" content="${img}">` : ''}

@@ -6,7 +6,7 @@ import { AppError, notFound, parameterError } from '../shared/errors'
 import { newId } from '../shared/ids'
 import { canAccessOwnedBy, type Caller } from '../auth/auth.service'
 import { pageWindow } from '../shared/paging'
-import type { TemplateStore, StoredTemplate } from './templates.store'
+import type { TemplateStore, StoredTemplate } from './qr.templates.store'
 
 export interface TemplateRecord extends StoredTemplate {
   image: string

@@ -1,13 +1,13 @@
 import { Elysia } from 'elysia'
 import { Type as t } from '@sinclair/typebox'
-import { callerOf } from '../shared/request-context'
+import { callerOf } from '../auth/request-context'
 import { parseQuery, queryParameters } from '../shared/validate'
 import { ErrorBody } from '../docs/docs.schema'
-import { imageResponse, QR_HEADERS_DOC } from '../qr/qr.http'
-import { SAMPLE_TEXT } from '../qr/qr.render'
-import type { QrService } from '../qr/qr.service'
-import { CreateTemplateBody, ListTemplatesQuery, PreviewQuery, TemplateIdParams, TemplateRecord, UpdateTemplateBody } from './templates.schema'
-import type { TemplateService } from './templates.service'
+import { imageResponse, QR_HEADERS_DOC } from './qr.http'
+import { SAMPLE_TEXT } from './qr.render'
+import type { QrService } from './qr.service'
+import { CreateTemplateBody, ListTemplatesQuery, PreviewQuery, TemplateIdParams, TemplateRecord, UpdateTemplateBody } from './qr.templates.schema'
+import type { TemplateService } from './qr.templates.service'
 
 const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 422: ErrorBody, 429: ErrorBody, 500: ErrorBody }
 const doc = (summary: string, description?: string, extra: object = {}) => ({ tags: ['QR templates'], summary, description, ...extra })

@@ -1,0 +1,36 @@
+/**
+ * The click-event vocabulary: what the redirect server records for a visit and the
+ * statistics count, with the seed's enum values for os, browser and device. The redirect
+ * (which parses visitors) and the statistics (which filter and group by these) both speak it;
+ * it lives here, with the statistics, so the redirect depends on stats and never the reverse.
+ */
+export type Os = 'IOS' | 'Android' | 'Windows' | 'MacOS' | 'Linux' | 'HarmonyOS' | 'Other'
+export type Browser = 'Chrome' | 'Edge' | 'Safari' | 'Firefox' | 'Opera' | 'Samsung Internet' | 'Android Browser' | 'Others'
+export type Device = 'Desktop' | 'Mobile' | 'Tablet' | 'Embedded' | 'SmartTv' | 'Wearable' | 'XR' | 'Others'
+
+export const OS_VALUES: Os[] = ['IOS', 'Android', 'Windows', 'MacOS', 'Linux', 'HarmonyOS', 'Other']
+export const BROWSER_VALUES: Browser[] = ['Chrome', 'Edge', 'Safari', 'Firefox', 'Opera', 'Samsung Internet', 'Android Browser', 'Others']
+export const DEVICE_VALUES: Device[] = ['Desktop', 'Mobile', 'Tablet', 'Embedded', 'SmartTv', 'Wearable', 'XR', 'Others']
+
+export interface ClickEvent {
+  linkSeq: number
+  domain: string
+  at: number
+  scan: boolean
+  continent: string | null
+  country: string | null
+  region: string | null
+  city: string | null
+  os: string
+  browser: string
+  device: string
+  referer: string | null
+  refererUrl: string | null
+  utmSource: string | null
+  utmMedium: string | null
+  utmCampaign: string | null
+  utmTerm: string | null
+  utmContent: string | null
+  /** Identical visits this row stands for. */
+  n: number
+}
