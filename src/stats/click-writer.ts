@@ -31,8 +31,8 @@ export function createEventWriter(db: Database, options: EventWriterOptions = {}
     ]),
   )
   const linkOf = db.query<{ user_id: string; link_type: string }, [number]>('SELECT user_id, link_type FROM links WHERE seq = ?')
-  const addGroup = db.query('INSERT OR IGNORE INTO stats_owners (user_id) VALUES (?)')
-  const groupNum = db.query<{ num: number }, [string]>('SELECT num FROM stats_owners WHERE user_id = ?')
+  const addGroup = db.query('INSERT OR IGNORE INTO stats_groups (name) VALUES (?)')
+  const groupNum = db.query<{ num: number }, [string]>('SELECT num FROM stats_groups WHERE name = ?')
   const markBusy = db.query('INSERT OR IGNORE INTO stats_busy_links (seq) VALUES (?)')
   const backfill = busyBackfillSql().map((sql) => db.query(sql))
   const loadBusy = () => new Set(db.query<{ seq: number }, []>('SELECT seq FROM stats_busy_links').all().map((r) => r.seq))

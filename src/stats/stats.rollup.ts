@@ -5,7 +5,7 @@
  *
  *   scope 0 (all links)        quarter hour × total; hour and day × total and every dimension
  *   scope −n (group n)         quarter hour and hour × total; day × total and every dimension.
- *                              Groups (`stats_owners`): each link owner, and each link type
+ *                              Groups (`stats_groups`): each link owner, and each link type
  *                              (`type:<linkType>`); a link never changes owner or type.
  *   scope +seq (one link)      hour, day and 7-day block × total
  *   scope +seq (a busy link)   also day × every dimension, for links with BUSY_LINK_CLICKS
@@ -180,7 +180,7 @@ export type RebuildKind = 'all' | 'owner' | 'type' | 'link' | 'busy'
 /**
  * SQL that rebuilds rollup rows from click_events (the reference the writer is tested
  * against): every row of the given kinds and dims, expecting none of them present. Needs
- * stats_owners filled with the groups, and stats_busy_links. Migrations 0007/0008 hold
+ * stats_groups filled with the groups, and stats_busy_links. Migrations 0007/0008 hold
  * a frozen copy of the text this produced when they shipped, so changing this changes no
  * migration: a change to the stored values needs a new migration, with its rebuild pasted
  * in as text the same way (src/store/migrate.test.ts checks that migrations import no
@@ -190,8 +190,8 @@ export function rebuildSql(kinds: RebuildKind[] = ['all', 'owner', 'type', 'link
   const parts: string[] = []
   const scopes: Record<RebuildKind, [ScopeKind, string, string]> = {
     all: ['all', '0', ''],
-    owner: ['group', '-o.num', 'JOIN links l ON l.seq = e.link_seq JOIN stats_owners o ON o.user_id = l.user_id'],
-    type: ['group', '-o.num', "JOIN links l ON l.seq = e.link_seq JOIN stats_owners o ON o.user_id = 'type:' || l.link_type"],
+    owner: ['group', '-o.num', 'JOIN links l ON l.seq = e.link_seq JOIN stats_groups o ON o.name = l.user_id'],
+    type: ['group', '-o.num', "JOIN links l ON l.seq = e.link_seq JOIN stats_groups o ON o.name = 'type:' || l.link_type"],
     link: ['link', 'e.link_seq', ''],
     busy: ['busy', 'e.link_seq', 'JOIN stats_busy_links b ON b.seq = e.link_seq'],
   }

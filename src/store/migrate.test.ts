@@ -163,9 +163,9 @@ async function answers(call: ApiHarness['call'], keys: ApiHarness['keys']) {
 /** Every rollup row, its scope named (a link by id, a group by owner or type) since stores number groups in their own order. */
 function rollups(db: Database) {
   return ROLLUP_TABLES.map((table) =>
-    db.query(`SELECT CASE WHEN r.scope = 0 THEN 'all' WHEN r.scope > 0 THEN 'link ' || l.id ELSE 'group ' || o.user_id END AS scope,
+    db.query(`SELECT CASE WHEN r.scope = 0 THEN 'all' WHEN r.scope > 0 THEN 'link ' || l.id ELSE 'group ' || o.name END AS scope,
         r.dim, r.t, r.value, r.clicks, r.scans
-      FROM ${table} r LEFT JOIN links l ON r.scope > 0 AND l.seq = r.scope LEFT JOIN stats_owners o ON r.scope < 0 AND o.num = -r.scope
+      FROM ${table} r LEFT JOIN links l ON r.scope > 0 AND l.seq = r.scope LEFT JOIN stats_groups o ON r.scope < 0 AND o.num = -r.scope
       ORDER BY 1, 2, 3, 4`).all(),
   )
 }
@@ -176,11 +176,16 @@ const userTables = (db: Database) =>
     .all()
     .map((r) => r.name)
 
+/** Tables a later migration renamed: the old name → today's name, and old column → today's column. */
+const RENAMED: Record<string, { table: string; columns: Record<string, string> }> = {
+  stats_owners: { table: 'stats_groups', columns: { user_id: 'name' } }, // 0010
+}
+
 /**
  * Copies the reference's rows into `db` for the tables `include` names (only the columns
- * `db` has), skipping tables its migrations already filled. Without click events, the
- * links' click counters start at zero. The contentless search index cannot be copied;
- * search is not among the reads.
+ * `db` has; a table or column renamed since is read under today's name), skipping tables
+ * its migrations already filled. Without click events, the links' click counters start
+ * at zero. The contentless search index cannot be copied; search is not among the reads.
  */
 function copyReference(db: Database, include: (table: string) => boolean, withClicks: boolean) {
   const tables = userTables(db)
@@ -188,9 +193,10 @@ function copyReference(db: Database, include: (table: string) => boolean, withCl
   for (const table of tables.filter(include)) {
     if (db.query(`SELECT 1 FROM "${table}" LIMIT 1`).get()) continue
     const cols = db.query<{ name: string }, []>(`PRAGMA table_info("${table}")`).all().map((c) => c.name)
+    const renamed = RENAMED[table]
     const noClicks = table === 'links' && !withClicks
-    const values = cols.map((c) => (noClicks && c === 'clicks' ? '0' : noClicks && c === 'last_clicked' ? 'NULL' : `"${c}"`))
-    db.exec(`INSERT INTO main."${table}" (${cols.map((c) => `"${c}"`).join(', ')}) SELECT ${values.join(', ')} FROM ref."${table}"`)
+    const values = cols.map((c) => (noClicks && c === 'clicks' ? '0' : noClicks && c === 'last_clicked' ? 'NULL' : `"${renamed?.columns[c] ?? c}"`))
+    db.exec(`INSERT INTO main."${table}" (${cols.map((c) => `"${c}"`).join(', ')}) SELECT ${values.join(', ')} FROM ref."${renamed?.table ?? table}"`)
   }
   db.exec('DETACH ref')
 }
