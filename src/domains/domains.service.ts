@@ -2,19 +2,17 @@
  * Short domains: the configured defaults (read-only) and customer domains (admin-managed,
  * shared by all users). Keeps every domain in memory so the redirect path's `lookup` and
  * the link service's `isUsableForLinks` are map reads; every write refreshes the map and
- * tells `onChange` listeners (the certificate manager, the redirect server).
+ * tells `onChange` listeners (the certificate manager, the redirect server). CNAME checks
+ * and their retries are the state machine of domains.cname-state.ts.
  */
 import { domainToASCII } from 'node:url'
-import { AppError, notFound, parameterError } from '../shared/errors'
-import type { Caller } from '../auth/auth.service'
-import type { Settings } from '../config/settings'
-import type { Logger } from '../shared/log'
-import { pageWindow } from '../shared/paging'
-import { toIso } from '../shared/time'
-import type { CnameChecker, CnameOutcome } from './cname'
+import { AppError, notFound, parameterError, type Logger, pageWindow, toIso, normaliseUrl } from '../shared'
+import type { Caller } from '../auth'
+import type { Settings } from '../config'
+import type { CnameChecker } from './cname'
+import { createCnameVerification } from './domains.cname-state'
 import type { CnameStatus, SslStatus } from './domains.schema'
 import { normaliseHost, parseDomainName } from './domains.names'
-import { normaliseUrl } from '../shared/urls'
 import type { DomainSettings, DomainState, DomainStore, SslState } from './domains.store'
 
 /** What the redirect server needs per request. */
@@ -54,13 +52,6 @@ export interface ListDomainsInput {
   pageSize?: number
 }
 
-const MAX_BACKOFF_MS = 6 * 3600_000
-
-/** Delay before attempt `attempts + 1`: base, 2x base, 4x base, ... capped at 6 h. */
-export function backoffMs(baseMs: number, attempts: number): number {
-  return Math.min(baseMs * 2 ** Math.max(0, attempts - 1), MAX_BACKOFF_MS)
-}
-
 function checkJson(value: string, field: string): string {
   let parsed: unknown
   try {
@@ -95,7 +86,6 @@ export function createDomainService(opts: {
   const states = new Map<string, DomainState>()
   const lookups = new Map<string, DomainLookup>()
   const listeners = new Set<(e: DomainEvent) => void>()
-  const inflight = new Map<string, Promise<DomainState | null>>()
 
   const defaultCreatedAt = toIso(store.storeCreatedAt())!
   /** What the redirect server knows of a default domain: no fallbacks, no deep-link files. */
@@ -201,43 +191,15 @@ export function createDomainService(opts: {
     return out
   }
 
-  /** Records a CNAME outcome with backoff; a temporary failure keeps the current status. */
-  function applyCname(slug: string, outcome: CnameOutcome, manual: boolean): DomainState | null {
-    const cur = store.get(slug)
-    if (!cur) return null
-    const t = now()
-    const attempts = outcome.status === 'valid' ? 0 : manual ? 1 : cur.cnameAttempts + 1
-    store.updateCname(slug, {
-      cnameStatus: outcome.status === 'pending' ? cur.cnameStatus : outcome.status,
-      cnameDetail: outcome.detail,
-      cnameCheckedAt: t,
-      cnameAttempts: attempts,
-      // Valid names are re-checked before each renewal, not on a timer.
-      cnameNextAt: outcome.status === 'valid' ? null : t + backoffMs(opts.retryMs, attempts),
-    })
-    if (outcome.status !== cur.cnameStatus)
-      log.info('domain cname', { domain: slug, from: cur.cnameStatus, to: outcome.status, detail: outcome.detail })
-    return refresh(slug)
-  }
-
-  /** Runs one CNAME check (shared by concurrent callers) and records it. */
-  function checkCname(slug: string, manual = false): Promise<DomainState | null> {
-    const running = inflight.get(slug)
-    if (running) return running
-    const p = (async () => {
-      let outcome: CnameOutcome
-      try {
-        outcome = await cname.check(slug)
-      } catch (e) {
-        outcome = { status: 'pending', detail: `DNS check failed: ${(e as Error).message}` }
-      }
-      const s = applyCname(slug, outcome, manual)
-      if (s) emit({ type: 'cname', slug })
-      return s
-    })().finally(() => inflight.delete(slug))
-    inflight.set(slug, p)
-    return p
-  }
+  const cnameState = createCnameVerification({
+    store,
+    cname,
+    retryMs: opts.retryMs,
+    log,
+    now,
+    reload: refresh,
+    changed: (slug) => emit({ type: 'cname', slug }),
+  })
 
   return {
     cnameTarget: cname.target,
@@ -319,13 +281,7 @@ export function createDomainService(opts: {
       const d = defaults.get(slug)
       if (d) return withClicks(d)
       customOrThrow(slug, true)
-      const s = await checkCname(slug, true)
-      if (!s) throw notFound(`domain ${slug}`)
-      if (s.cnameStatus === 'valid' && (s.sslStatus === 'failed' || s.sslStatus === 'pending') && s.sslNextAt !== null) {
-        store.updateSsl(slug, { sslStatus: s.sslStatus, sslError: s.sslError, sslAttempts: 0, sslNextAt: null })
-        refresh(slug)
-        emit({ type: 'cname', slug })
-      }
+      if (!(await cnameState.verify(slug))) throw notFound(`domain ${slug}`)
       return toRecord(states.get(slug)!)
     },
 
@@ -356,14 +312,14 @@ export function createDomainService(opts: {
     // For the certificate manager.
     customDomains: (): DomainState[] => [...states.values()],
     stateOf: (slug: string): DomainState | null => states.get(slug) ?? null,
-    checkCname: (slug: string) => checkCname(slug, false),
+    checkCname: (slug: string) => cnameState.check(slug),
     setSsl(slug: string, ssl: SslState) {
       if (!states.has(slug)) return
       store.updateSsl(slug, ssl)
       refresh(slug)
       emit({ type: 'ssl', slug })
     },
-    backoffMs: (attempts: number) => backoffMs(opts.retryMs, attempts),
+    backoffMs: cnameState.backoffMs,
   }
 }
 export type DomainService = ReturnType<typeof createDomainService>
