@@ -4,23 +4,16 @@
  * one error handler. Builds from deps; never listens.
  */
 import { Elysia, ValidationError } from 'elysia'
-import { AppError, errorResponse } from './shared/errors'
-import { newId } from './shared/ids'
-import { describeRule } from './shared/validate'
-import { readCapped } from './shared/streams'
-import { setRequestContext, requestContextOf, type RequestContext } from './auth/request-context'
-import { rateLimitHeaders } from './auth/rate-limit'
-import { assertMethodAllowed } from './auth/auth.service'
+import { AppError, errorResponse, newId, describeRule, readCapped } from './shared'
+import { setRequestContext, requestContextOf, type RequestContext, rateLimitHeaders, assertMethodAllowed, authRoutes } from './auth'
 import type { Deps } from './deps'
-import { tagRoutes } from './tags/tags.routes'
-import { linkRoutes } from './links/links.routes'
-import { fileRoutes } from './files/files.routes'
-import { qrRoutes } from './qr/qr.routes'
-import { statsRoutes } from './stats/stats.routes'
-import { templateRoutes } from './qr/qr.templates.routes'
-import { domainRoutes } from './domains/domains.routes'
-import { authRoutes } from './auth/auth.routes'
-import { docsRoutes, PUBLIC_DOC_PATHS } from './docs/docs.routes'
+import { tagRoutes } from './tags'
+import { linkRoutes } from './links'
+import { fileRoutes } from './files'
+import { qrRoutes, templateRoutes } from './qr'
+import { statsRoutes } from './stats'
+import { domainRoutes } from './domains'
+import { docsRoutes, PUBLIC_DOC_PATHS } from './docs'
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
 
@@ -40,14 +33,14 @@ export function createApiApp(deps: Deps): ApiApp {
     })
     .use(tagRoutes(deps))
     .use(linkRoutes(deps))
-    .use(fileRoutes(deps))
+    .use(fileRoutes({ files: deps.files, maxBytes: deps.config.files.maxBytes }))
     .use(templateRoutes(deps))
     .use(domainRoutes(deps))
     .use(qrRoutes(deps))
     .use(statsRoutes(deps))
     .use(authRoutes(deps))
 
-  const elysia = routes.use(docsRoutes(deps, routes))
+  const elysia = routes.use(docsRoutes(deps.settings, routes))
   elysia.compile()
 
   const publicPaths = new Set(PUBLIC_DOC_PATHS.map((p) => prefix + p))

@@ -1,32 +1,17 @@
 /** The one wiring point: config, store, services. Tests build it with an in-memory store. */
-import type { Config } from './config/config.schema'
-import { deriveSettings, type Settings } from './config/settings'
-import { openStore, type Store } from './store/db'
-import { createAuthStore } from './auth/auth.store'
-import { createAuthService, type AuthService } from './auth/auth.service'
-import { createKeyService, type KeyService } from './auth/keys.service'
-import { createUserService, type UserService } from './auth/users.service'
-import { createRateLimiter, type RateLimiter } from './auth/rate-limit'
-import { createLogger, type Logger } from './shared/log'
-import { createTagService, type TagService } from './tags/tags.service'
-import { createTagStore } from './tags/tags.store'
-import { createLinkStore } from './links/links.store'
-import { createLinkService, type LinkService } from './links/links.service'
-import { createClickRecorder, type ClickRecorder } from './stats/click-recorder'
-import { createGeoIp, type GeoIp } from './geo/geoip'
-import { createPasswordGate, loadOrCreateSecret, type PasswordGate } from './redirect/password-gate'
-import { createFileService, type FileService } from './files/files.service'
-import { createFileStore } from './files/files.store'
-import { createBlobStore } from './files/files.blobs'
-import { createQrService, type QrService } from './qr/qr.service'
-import { createDesignFiles } from './qr/qr.files'
-import { createTemplateService, type TemplateService } from './qr/qr.templates.service'
-import { createTemplateStore } from './qr/qr.templates.store'
-import { createDomainService, type DomainService } from './domains/domains.service'
-import { createDomainStore } from './domains/domains.store'
-import { createCnameChecker } from './domains/cname'
-import { createStatsService, type StatsService } from './stats/stats.service'
-import { createStatsStore } from './stats/stats.store'
+import { type Config, deriveSettings, type Settings } from './config'
+import { openStore, type Store } from './store'
+import { createAuthStore, createAuthService, type AuthService, createKeyService, type KeyService, createUserService, type UserService, createRateLimiter, type RateLimiter } from './auth'
+import { createLogger, type Logger } from './shared'
+import { createTagService, type TagService, createTagStore } from './tags'
+import { createLinkStore, createLinkService, type LinkService } from './links'
+import { createClickRecorder, type ClickRecorder, createStatsService, type StatsService, createStatsStore } from './stats'
+import { createGeoIp, type GeoIp } from './geo'
+import { createPasswordGate, loadOrCreateSecret, type PasswordGate } from './redirect'
+import { createFileService, type FileService, createFileStore, createBlobStore } from './files'
+import { createQrService, type QrService, createDesignFiles, createTemplateService, type TemplateService, createTemplateStore } from './qr'
+import { createDomainService, type DomainService, createDomainStore, createCnameChecker } from './domains'
+import { createTls, type Tls } from './tls'
 
 export interface Deps {
   config: Config
@@ -46,6 +31,7 @@ export interface Deps {
   qr: QrService
   templates: TemplateService
   domains: DomainService
+  tls: Tls
   stats: StatsService
 }
 
@@ -65,8 +51,15 @@ export function createDeps(config: Config, dbPath: string, log: Logger = createL
     retryMs: config.tls.acmeRetryMs,
     log,
   })
+  // A file shown by a live link cannot be deleted.
+  const files = createFileService({
+    store: createFileStore(db),
+    blobs: createBlobStore(config.server.dataDir),
+    maxBytes: config.files.maxBytes,
+    isInUse: (fileId) => linkStore.fileInUse(fileId),
+  })
   const designFiles = createDesignFiles({
-    files: () => deps.files,
+    files: () => files,
     // An admin's designs may draw any user's files; a disabled or deleted admin's, only their own.
     isAdminUser: (id) => {
       const u = authStore.getUser(id)
@@ -83,7 +76,7 @@ export function createDeps(config: Config, dbPath: string, log: Logger = createL
     keys: createKeyService(authStore, auth),
     users: createUserService(authStore, auth),
     limiter: createRateLimiter(config.limits.apiPerMinute),
-    files: createFileService({ store: createFileStore(db), blobs: createBlobStore(config.server.dataDir), maxBytes: config.files.maxBytes }),
+    files,
     tags: createTagService(tagStore),
     links: createLinkService({
       store: linkStore,
@@ -91,17 +84,16 @@ export function createDeps(config: Config, dbPath: string, log: Logger = createL
       settings,
       isUsableDomain: (slug) => domains.isUsableForLinks(slug),
       checkQrOptions: qr.validateQrOptions,
-      fileUsable: (fileId, ownerId) => deps.files.get(fileId)?.userId === ownerId,
+      fileUsable: (fileId, ownerId) => files.get(fileId)?.userId === ownerId,
     }),
     recorder: createClickRecorder(db, dbPath, log),
     geo: createGeoIp(config.geoip.database),
     passwords: createPasswordGate(loadOrCreateSecret(db, 'password_cookie_secret')),
     qr,
     domains,
+    tls: createTls({ db, config, settings, domains, log }),
     templates: createTemplateService({ store: createTemplateStore(db), baseUrl: settings.baseUrl, assertScannable: qr.assertScannable }),
     stats: createStatsService({ store: createStatsStore(db), settings }),
   }
-  // A file shown by a live link cannot be deleted.
-  deps.files.setUsageChecker((fileId) => linkStore.fileInUse(fileId))
   return deps
 }

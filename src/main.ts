@@ -4,17 +4,12 @@
  * `bun src/main.ts` and the compiled `shortlink` binary behave the same.
  */
 import { existsSync } from 'node:fs'
-import { ConfigError, loadConfig } from './config/config.load'
-import type { Config } from './config/config.schema'
-import { storePath } from './store/db'
+import { ConfigError, loadConfig, type Config } from './config'
+import { storePath, lockDataDir, DataDirLockedError } from './store'
 import { createDeps } from './deps'
-import { createLogger } from './shared/log'
-import { AppError } from './shared/errors'
-import { readCapped } from './shared/streams'
-import { ADMIN_USER_ID, type Caller } from './auth/auth.service'
-import type { KeyRecord } from './auth/keys.service'
-import { lockDataDir, DataDirLockedError } from './store/lock'
-import { loadServerCertificate } from './tls/certificates'
+import { createLogger, AppError, readCapped } from './shared'
+import { ADMIN_USER_ID, type Caller, type KeyRecord } from './auth'
+import { loadServerCertificate } from './tls'
 import { startServer } from './server'
 import pkg from '../package.json'
 

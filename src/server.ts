@@ -6,13 +6,10 @@
 import type { Server } from 'bun'
 import type { Deps } from './deps'
 import { createApiApp } from './app'
-import { createRedirectHandler } from './redirect/redirect.handler'
-import { renderHostedPage } from './redirect/hosted'
-import { contentResponse } from './files/files.content'
-import { createClientIpResolver } from './shared/client-ip'
-import { errorResponse } from './shared/errors'
-import type { CertPair } from './tls/self-signed'
-import { startHttpsListener, type HttpsListener } from './tls/https-listener'
+import { createRedirectHandler, renderHostedPage } from './redirect'
+import { contentResponse } from './files'
+import { createClientIpResolver, errorResponse } from './shared'
+import { type CertPair, startHttpsListener, type HttpsListener } from './tls'
 
 export interface RunningServer {
   https: HttpsListener
@@ -24,12 +21,11 @@ export function startServer(deps: Deps, cert: CertPair): RunningServer {
   const { config, settings, log } = deps
   const api = createApiApp(deps)
   const clientIpOf = createClientIpResolver(config.server.trustProxy)
-  const storedClicks = deps.db.query<{ clicks: number }, [number]>('SELECT clicks FROM links WHERE seq = ?')
   const redirects = createRedirectHandler({
     settings,
     findLiveRow: deps.links.findLiveRow,
     domainOf: (host) => deps.domains.lookup(host),
-    storedClicks: (seq) => storedClicks.get(seq)?.clicks ?? 0,
+    storedClicks: deps.links.storedClicks,
     recorder: deps.recorder,
     geo: deps.geo,
     passwords: deps.passwords,
@@ -50,7 +46,7 @@ export function startServer(deps: Deps, cert: CertPair): RunningServer {
     host === settings.apiHost && (prefix === '' || path === prefix || path.startsWith(`${prefix}/`))
 
   // SNI certificates per domain, swapped in as ACME issues them (src/tls/https-listener.ts).
-  const https = startHttpsListener(deps, {
+  const https = startHttpsListener(deps.tls, {
     baseCert: cert,
     // Bun's own cap answers a bare 413; every body is capped by its handler instead (the API's
     // checkBody, the password form), so this one only has to stay above them.
@@ -88,9 +84,6 @@ export function startServer(deps: Deps, cert: CertPair): RunningServer {
     },
   })
 
-  const challenge = deps.db.query<{ key_authorization: string }, [string]>(
-    'SELECT key_authorization FROM acme_challenges WHERE token = ?',
-  )
   const http = Bun.serve({
     port: config.server.httpPort,
     hostname: config.server.hostname,
@@ -100,8 +93,8 @@ export function startServer(deps: Deps, cert: CertPair): RunningServer {
       const url = new URL(request.url)
       const m = /^\/\.well-known\/acme-challenge\/([A-Za-z0-9_-]+)$/.exec(url.pathname)
       if (m) {
-        const row = challenge.get(m[1]!)
-        if (row) return new Response(row.key_authorization, { headers: { 'content-type': 'application/octet-stream' } })
+        const answer = deps.tls.challenges.answer(m[1]!)
+        if (answer !== null) return new Response(answer, { headers: { 'content-type': 'application/octet-stream' } })
         return new Response('unknown challenge token\n', { status: 404, headers: { 'content-type': 'text/plain' } })
       }
       const host = hostnameOf(request.headers.get('host') ?? url.host)

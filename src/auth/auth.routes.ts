@@ -1,9 +1,8 @@
 import { Elysia } from 'elysia'
 import { Type as t } from '@sinclair/typebox'
-import type { Deps } from '../deps'
 import { callerOf } from './request-context'
-import { parseQuery, queryParameters } from '../shared/validate'
-import { ErrorBody } from '../docs/docs.schema'
+import { parseQuery, queryParameters } from '../shared'
+import { ErrorBody } from '../docs'
 import {
   CreatedKey,
   CreateKeyBody,
@@ -16,12 +15,14 @@ import {
   UserIdParams,
   UserRecord,
 } from './auth.schema'
+import type { KeyService } from './keys.service'
+import type { UserService } from './users.service'
 
 const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 410: ErrorBody, 422: ErrorBody, 429: ErrorBody }
 const LOCK_OUT =
   '`usr_admin` (the operator\'s user: the config adminKey and the first printed key act as it) and the caller\'s own user cannot be disabled, deleted or demoted from admin here (422 parameter_error); another admin, or the CLI, can.'
 
-export function authRoutes({ keys, users }: Deps) {
+export function authRoutes({ keys, users }: { keys: KeyService; users: UserService }) {
   return new Elysia({ name: 'auth', normalize: false })
     .post('/keys', ({ body, request }) => keys.create(callerOf(request), body), {
       body: CreateKeyBody,

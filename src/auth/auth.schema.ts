@@ -1,5 +1,5 @@
 import { Type as t } from '@sinclair/typebox'
-import { pagingQuery } from '../shared/paging'
+import { pagingQuery } from '../shared'
 
 export const PASSWORD_MIN = 8
 /** Bounds the argon2id hashing cost an admin request can cause. */

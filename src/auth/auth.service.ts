@@ -9,11 +9,8 @@
  * second node, SQL by hand) within EPOCH_CHECK_MS.
  */
 import { randomBytes, createHash } from 'node:crypto'
-import { AppError, parameterError } from '../shared/errors'
-import { newId } from '../shared/ids'
-import type { Logger } from '../shared/log'
-import type { AuthStore, Role } from './auth.store'
-import { ROLES } from './auth.store'
+import { AppError, parameterError, newId, type Logger } from '../shared'
+import { type AuthStore, type Role, ROLES } from './auth.store'
 
 export interface Caller {
   userId: string

@@ -1,4 +1,4 @@
-import type { Store } from '../store/db'
+import type { Store } from '../store'
 
 export type Role = 'admin' | 'member' | 'readonly'
 export const ROLES: Role[] = ['admin', 'member', 'readonly']

@@ -3,9 +3,7 @@
  * member or readonly ones), readonly keys may list their own. Revoking drops this
  * process's key cache at once; other processes see the store's auth epoch move.
  */
-import { AppError, forbidden, parameterError } from '../shared/errors'
-import { pageWindow } from '../shared/paging'
-import { toIso } from '../shared/time'
+import { AppError, forbidden, parameterError, pageWindow, toIso } from '../shared'
 import { normalizeUserId, type AuthService, type Caller } from './auth.service'
 import type { AuthStore, KeyRow, Role } from './auth.store'
 

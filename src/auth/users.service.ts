@@ -7,9 +7,7 @@
  * first printed key act as) and the caller's own user cannot be disabled, deleted or
  * lose the admin role through the API (422); another admin or the CLI can change the latter.
  */
-import { AppError, forbidden, parameterError } from '../shared/errors'
-import { pageWindow } from '../shared/paging'
-import { toIso } from '../shared/time'
+import { AppError, forbidden, parameterError, pageWindow, toIso } from '../shared'
 import { ADMIN_USER_ID, normalizeUserId, type AuthService, type Caller } from './auth.service'
 import type { AuthStore, Role, UserRow } from './auth.store'
 import { PASSWORD_MAX, PASSWORD_MIN } from './auth.schema'

@@ -6,7 +6,7 @@ import { Value } from '@sinclair/typebox/value'
 import { type TObject, type TSchema } from '@sinclair/typebox'
 import { existsSync, readFileSync } from 'node:fs'
 import { Config } from './config.schema'
-import { describeRule } from '../shared/validate'
+import { describeRule } from '../shared'
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {

@@ -1,5 +1,5 @@
 /**
-import '../shared/formats'
+import '../shared' // registers the string formats (date-time, uri) the schema uses
  * The whole configuration: one TypeBox schema, every key with a default and a
  * description. The README's config table is generated from it (scripts/config-table.ts).
  */

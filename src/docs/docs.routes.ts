@@ -6,9 +6,9 @@ import { Elysia } from 'elysia'
 import { toOpenAPISchema } from '@elysiajs/openapi/openapi'
 import swaggerBundle from 'swagger-ui-dist/swagger-ui-bundle.js' with { type: 'file' }
 import swaggerCss from 'swagger-ui-dist/swagger-ui.css' with { type: 'file' }
-import type { Deps } from '../deps'
-import { STATUS_BY_CODE } from '../shared/errors'
+import { STATUS_BY_CODE } from '../shared'
 import pkg from '../../package.json'
+import type { Settings } from '../config'
 
 export const PUBLIC_DOC_PATHS = ['/openapi.json', '/docs']
 
@@ -44,8 +44,8 @@ then the visitor's query fills parameters the target lacks and the link's utm va
 \`?qr=1\` marks a scan and is dropped. Other bots are redirected and not counted. A click reaches \`clicks\` and the
 statistics within about a second (one flush window); a crash loses at most that window.`
 
-export function docsRoutes(deps: Deps, api: Elysia<any, any, any, any, any, any, any>) {
-  const prefix = deps.settings.apiPrefix
+export function docsRoutes(settings: Pick<Settings, 'apiPrefix' | 'baseUrl'>, api: Elysia<any, any, any, any, any, any, any>) {
+  const prefix = settings.apiPrefix
   let cached: string | null = null
 
   const document = () => {
@@ -59,7 +59,7 @@ export function docsRoutes(deps: Deps, api: Elysia<any, any, any, any, any, any,
     cached = JSON.stringify({
       openapi: '3.1.0',
       info: { title: 'shortlink API', version: pkg.version, description: API_DESCRIPTION },
-      servers: [{ url: deps.settings.baseUrl }],
+      servers: [{ url: settings.baseUrl }],
       security: [{ bearer: [] }],
       tags: [{ name: 'Links' }, { name: 'Tags' }, { name: 'Domains' }, { name: 'Files' }, { name: 'QR' }, { name: 'QR templates' }, { name: 'Statistics' }, { name: 'Keys and users' }],
       paths,

@@ -5,7 +5,7 @@
  */
 import { domainToASCII } from 'node:url'
 import { isIP } from 'node:net'
-import { parameterError } from '../shared/errors'
+import { parameterError } from '../shared'
 
 const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/
 // Characters that would make URL parsing read part of the input as something else.

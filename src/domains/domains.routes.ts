@@ -1,10 +1,10 @@
 import { Elysia } from 'elysia'
 import { Type as t } from '@sinclair/typebox'
-import type { Deps } from '../deps'
-import { callerOf } from '../auth/request-context'
-import { parseQuery, queryParameters } from '../shared/validate'
-import { ErrorBody } from '../docs/docs.schema'
+import { callerOf } from '../auth'
+import { parseQuery, queryParameters } from '../shared'
+import { ErrorBody } from '../docs'
 import { CreateDomainBody, DomainParams, DomainRecord, ListDomainsQuery, UpdateDomainBody } from './domains.schema'
+import type { DomainService } from './domains.service'
 
 const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 422: ErrorBody, 429: ErrorBody }
 
@@ -12,7 +12,7 @@ const ADMIN_ONLY = 'Admin keys only: members get 403 `forbidden` (domains are sh
 const DEFAULTS_READ_ONLY =
   'Default short domains come from the server configuration (`[domains] defaults`): changing or deleting one answers 403 `forbidden`.'
 
-export function domainRoutes({ domains }: Deps) {
+export function domainRoutes({ domains }: { domains: DomainService }) {
   return new Elysia({ name: 'domains', normalize: false })
     .post('/domains', ({ body, request }) => domains.create(callerOf(request), body), {
       body: CreateDomainBody,

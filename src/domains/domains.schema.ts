@@ -1,6 +1,5 @@
 import { Type as t, type TSchema } from '@sinclair/typebox'
-import { pagingQuery, sortOrderQuery } from '../shared/paging'
-import { PlainText } from '../shared/validate'
+import { pagingQuery, sortOrderQuery, PlainText } from '../shared'
 
 const nullable = <T extends TSchema>(s: T) => t.Union([s, t.Null()])
 const Url = (description: string) =>

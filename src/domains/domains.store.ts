@@ -1,4 +1,4 @@
-import type { Store } from '../store/db'
+import type { Store } from '../store'
 import type { CnameStatus, SslStatus } from './domains.schema'
 
 interface DomainRow {

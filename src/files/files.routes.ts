@@ -1,13 +1,12 @@
 import { Elysia } from 'elysia'
 import { Type as t } from '@sinclair/typebox'
-import type { Deps } from '../deps'
-import { callerOf } from '../auth/request-context'
-import { parseQuery, queryParameters } from '../shared/validate'
-import { badRequest } from '../shared/errors'
-import { ErrorBody } from '../docs/docs.schema'
+import { callerOf } from '../auth'
+import { parseQuery, queryParameters, badRequest } from '../shared'
+import { ErrorBody } from '../docs'
 import { ContentQuery, FileIdParams, FileRecordSchema, ListFilesQuery, UpdateFileBody, UploadFileBody } from './files.schema'
 import { contentResponse } from './files.content'
 import { ALLOWED_TYPES } from './files.sniff'
+import type { FileService } from './files.service'
 
 const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 410: ErrorBody, 422: ErrorBody, 429: ErrorBody }
 const TYPES = Object.entries(ALLOWED_TYPES).map(([ext, mime]) => `${ext} (${mime})`).join(', ')
@@ -26,7 +25,7 @@ async function readUpload(request: Request): Promise<{ file: unknown; name?: str
   return { file: form.get('file'), name: typeof name === 'string' ? name : undefined }
 }
 
-export function fileRoutes({ files, config }: Deps) {
+export function fileRoutes({ files, maxBytes }: { files: FileService; maxBytes: number }) {
   return new Elysia({ name: 'files', normalize: false })
     .post(
       '/files',
@@ -45,7 +44,7 @@ export function fileRoutes({ files, config }: Deps) {
           description:
             `multipart/form-data with the field \`file\` (and optionally \`name\`). Responds 201 with the file record. ` +
             `The type is detected from the content (magic bytes), never from the name; allowed: ${TYPES}; anything else is 422. ` +
-            `Files over ${config.files.maxBytes} bytes (config \`[files] maxBytes\`) are 400 bad_request. ` +
+            `Files over ${maxBytes} bytes (config \`[files] maxBytes\`) are 400 bad_request. ` +
             'Equal content is stored once on disk.',
           requestBody: {
             required: true,

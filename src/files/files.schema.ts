@@ -1,7 +1,6 @@
 import { Type as t } from '@sinclair/typebox'
-import { pagingQuery, sortOrderQuery } from '../shared/paging'
+import { pagingQuery, sortOrderQuery, PlainText } from '../shared'
 import { ALLOWED_TYPES } from './files.sniff'
-import { PlainText } from '../shared/validate'
 
 const EXTENSIONS = Object.keys(ALLOWED_TYPES).join(', ')
 const FileName = t.String({ minLength: 1, maxLength: 255, description: 'Display name, 1-255 characters (no path, no control characters).' })

@@ -1,9 +1,6 @@
-import { AppError, notFound, parameterError, badRequest } from '../shared/errors'
-import { newId } from '../shared/ids'
-import { canAccessOwnedBy, type Caller } from '../auth/auth.service'
-import { pageWindow } from '../shared/paging'
+import { AppError, notFound, parameterError, badRequest, newId, pageWindow, imageSize, type SizedKind } from '../shared'
+import { canAccessOwnedBy, type Caller } from '../auth'
 import { ALLOWED_TYPES, sniffType } from './files.sniff'
-import { imageSize, type SizedKind } from '../shared/image-size'
 import { toRecord, type FileRecord, type FileStore, type StoredFile } from './files.store'
 import type { BlobStore } from './files.blobs'
 import type { StoredContent } from './files.content'
@@ -12,6 +9,8 @@ export interface FileServiceDeps {
   store: FileStore
   blobs: BlobStore
   maxBytes: number
+  /** Whether a live link shows the file: such a file cannot be deleted. */
+  isInUse: (fileId: string) => boolean
 }
 
 export interface ListFilesInput {
@@ -53,8 +52,7 @@ function checkDeclaredPixels(bytes: Uint8Array, extension: string) {
     throw parameterError(`'file' the image declares ${size.width}×${size.height} px; at most ${MAX_UPLOAD_PIXELS / 1e6} megapixels are accepted`)
 }
 
-export function createFileService({ store, blobs, maxBytes }: FileServiceDeps) {
-  let isInUse: (fileId: string) => boolean = () => false
+export function createFileService({ store, blobs, maxBytes, isInUse }: FileServiceDeps) {
 
   function getOwned(caller: Caller, id: string): StoredFile {
     const f = store.get(id)
@@ -148,11 +146,6 @@ export function createFileService({ store, blobs, maxBytes }: FileServiceDeps) {
     content(caller: Caller, id: string): StoredContent {
       const f = getOwned(caller, id)
       return { path: blobs.pathOf(f.sha256), mimeType: f.mimeType, size: f.size, sha256: f.sha256, name: f.name }
-    },
-
-    /** Links plug in here: a file a live link uses cannot be deleted. */
-    setUsageChecker(check: (fileId: string) => boolean) {
-      isInUse = check
     },
 
     // For the redirect server and landing pages: no caller, live files only.

@@ -1,6 +1,5 @@
-import type { Store } from '../store/db'
-import { toIso } from '../shared/time'
-import { escapeLike } from '../shared/sql'
+import type { Store } from '../store'
+import { toIso, escapeLike } from '../shared'
 
 interface FileRow {
   id: string

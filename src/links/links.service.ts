@@ -1,123 +1,43 @@
 /**
- * The link rules: create, upsert, update (single and bulk, all-or-nothing), read,
- * list, count and delete with tombstones. Throws AppError; never sees HTTP.
+ * The link verbs: create, upsert, update (single and bulk, all-or-nothing), read, list,
+ * count and delete with tombstones. Input rules are in links.validate.ts, the stored
+ * row's reading in links.record.ts; this file composes them with the store. Throws
+ * AppError; never sees HTTP.
  */
-import { customAlphabet } from 'nanoid'
-import { AppError, notFound, parameterError } from '../shared/errors'
-import { newId } from '../shared/ids'
-import { toIso } from '../shared/time'
-import { canAccessOwnedBy, type Caller } from '../auth/auth.service'
-import type { Settings } from '../config/settings'
-import type { TagStore } from '../tags/tags.store'
-import { pageWindow } from '../shared/paging'
-import { normaliseHost } from '../domains/domains.names'
+import { AppError, newId, notFound, pageWindow, parameterError } from '../shared'
+import { canAccessOwnedBy, type Caller } from '../auth'
+import type { TagStore } from '../tags'
 import type { LinkFilter, LinkRow, LinkStore } from './links.store'
-import { CREATE_TYPES, type LinkOptions, type LinkType, type ListLinksQuery, type CountLinksQuery } from './links.schema'
-import { checkData, checkTargeting, destinationOf, matchKeyOf, normaliseUrl, searchTextOf, type LinkDataValue } from './links.content'
+import type { LinkType, ListLinksQuery, CountLinksQuery } from './links.schema'
+import { checkData, destinationOf, matchKeyOf, searchTextOf } from './links.content'
+import { linkRecordOf, mergeStoredOptions, shortLinkOf as shortLinkAt, storedDataOf, storedOptionsOf, type LinkRecord } from './links.record'
+import { createLinkRules, parseShortLink, type LinkBody, type LinkRulesDeps, type PreparedUpdate } from './links.validate'
 
-const randomKey = customAlphabet('0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ', 7)
-/** Paths the API host serves itself; on that host they cannot be slugs. */
-const RESERVED_KEYS = ['api', 'qr', 'docs', 'openapi', 'files', 'static', 'assets', 'health', 'admin', 'login', 'logout', 'dashboard', 'p', 'well-known']
+export type { LinkBody } from './links.validate'
+export type { LinkRecord } from './links.record'
 
-export interface LinkBody {
-  data?: unknown
-  linkOptions?: LinkOptions | null
-  qrOptions?: Record<string, unknown> | null
-}
-
-export interface LinkRecord {
-  id: string
-  domain: string
-  key: string
-  shortLink: string
-  qrCode: string
-  linkType: string
-  destination: string
-  clicks: number
-  hasPassword: boolean
-  createdAt: string
-  updatedAt: string
-  lastClicked: string | null
-  tags: string[]
-  comments: string | null
-  expiration: { time: string; url: string } | null
-  utm: Record<string, string> | null
-  option: Record<string, unknown> | null
-  previewData: Record<string, string> | null
-  Targeting: { targetType: string; targetDatas: unknown } | null
-  userId: string
-  archived: boolean
-  data: unknown
-  qrOptions: unknown
-}
-
-/** The JSON kept in `links.options`. */
-interface StoredOptions {
-  comments?: string | null
-  expiration?: { time: string; url: string } | null
-  utm?: Record<string, string> | null
-  option?: Record<string, unknown> | null
-  previewData?: Record<string, string> | null
-  Targeting?: { targetType: string; targetDatas: unknown } | null
-}
-
-export interface LinkServiceDeps {
+export interface LinkServiceDeps extends LinkRulesDeps {
   store: LinkStore
   tags: TagStore
-  settings: Settings
-  /** Default domains, or custom domains that are configured and not archived. */
-  isUsableDomain(slug: string): boolean
-  /** Refuses QR designs that cannot scan and, given the link's owner, files the owner may not use (the QR module plugs in here). */
-  checkQrOptions?(qrOptions: Record<string, unknown>, ownerId?: string): void
-  /** Whether a file exists and may be used by this owner (the files module plugs in here). */
-  fileUsable?(fileId: string, ownerId: string): boolean
 }
 
 export type LinkChange = { domain: string; key: string; id: string }
 
 export function createLinkService(deps: LinkServiceDeps) {
   const { store, settings } = deps
+  const rules = createLinkRules(deps)
   const listeners: ((c: LinkChange) => void)[] = []
   const emit = (row: { domain: string; key: string; id: string }) => {
     for (const l of listeners) l({ domain: row.domain, key: row.key, id: row.id })
   }
 
-  const shortLinkOf = (domain: string, key: string) => `${settings.shortOrigin(domain)}/${key}`
+  const shortLinkOf = (domain: string, key: string) => shortLinkAt(settings, domain, key)
 
-  function toRecord(row: LinkRow, tags: string[]): LinkRecord {
-    const o = JSON.parse(row.options) as StoredOptions
-    return {
-      id: row.id,
-      domain: row.domain,
-      key: row.key,
-      shortLink: shortLinkOf(row.domain, row.key),
-      qrCode: `${settings.baseUrl}/qr/${row.id}`,
-      linkType: row.link_type,
-      destination: row.destination,
-      clicks: row.clicks,
-      hasPassword: row.password_hash !== null,
-      createdAt: toIso(row.created_at)!,
-      updatedAt: toIso(row.updated_at)!,
-      lastClicked: toIso(row.last_clicked),
-      tags,
-      comments: o.comments ?? null,
-      expiration: o.expiration ?? null,
-      utm: o.utm ?? null,
-      option: o.option ?? null,
-      previewData: o.previewData ?? null,
-      Targeting: o.Targeting ?? null,
-      userId: row.user_id,
-      archived: row.archived === 1,
-      data: JSON.parse(row.data),
-      qrOptions: row.qr_options === null ? null : JSON.parse(row.qr_options),
-    }
-  }
-
-  const recordsOf = (rows: LinkRow[]) => {
+  const recordsOf = (rows: LinkRow[]): LinkRecord[] => {
     const tags = store.tagsOf(rows.map((r) => r.seq))
-    return rows.map((r) => toRecord(r, tags.get(r.seq) ?? []))
+    return rows.map((r) => linkRecordOf(r, tags.get(r.seq) ?? [], settings))
   }
-  const recordOf = (row: LinkRow) => recordsOf([row])[0]!
+  const recordOf = (row: LinkRow): LinkRecord => recordsOf([row])[0]!
 
   function getRowOrThrow(caller: Caller, id: string): LinkRow {
     const row = store.getById(id)
@@ -127,98 +47,11 @@ export function createLinkService(deps: LinkServiceDeps) {
     return row
   }
 
-  function assertType(type: string): LinkType {
-    if (!(CREATE_TYPES as readonly string[]).includes(type)) throw parameterError(`'type' must be one of ${CREATE_TYPES.join(', ')}`)
-    return type as LinkType
-  }
-
-  function checkDomain(domain: string): string {
-    // Stored as the Host header will carry it: lower-case punycode.
-    const d = normaliseHost(domain)
-    if (!deps.isUsableDomain(d))
-      throw parameterError(`'linkOptions.domain' ${d} is neither a default short domain (${settings.defaultDomains.join(', ')}) nor a configured custom domain`)
-    return d
-  }
-
-  function checkKey(domain: string, key: string, exceptSeq?: number) {
-    if (domain === settings.apiHost) {
-      const reserved = [...RESERVED_KEYS, settings.apiPrefix.split('/')[1] ?? ''].filter(Boolean)
-      if (reserved.includes(key.toLowerCase())) throw parameterError(`'linkOptions.key' '${key}' is reserved on ${domain}`)
-    }
-    if (store.keyTaken(domain, key, exceptSeq)) throw parameterError(`'linkOptions.key' '${key}' is already used on ${domain}`)
-  }
-
-  function freshKey(domain: string): string {
-    for (let i = 0; i < 20; i++) {
-      const k = randomKey()
-      if (!store.keyTaken(domain, k)) return k
-    }
-    throw new AppError('internal_server_error', 'could not find a free random key')
-  }
-
-  function checkTags(ownerId: string, tagIds: string[]) {
-    for (const [i, id] of tagIds.entries()) {
-      const tag = deps.tags.get(id)
-      if (!tag || tag.userId !== ownerId) throw parameterError(`'linkOptions.tags.${i}' ${id} is not a tag of the link's owner`)
-    }
-  }
-
-  function checkFiles(data: LinkDataValue, ownerId: string) {
-    if (typeof data.fileId !== 'string') return
-    if (deps.fileUsable ? !deps.fileUsable(data.fileId, ownerId) : true)
-      throw parameterError(`'data.fileId' ${data.fileId} is not a file of the link's owner`)
-  }
-
-  /** Validated option values, with undefined meaning "leave as is" and null "clear". */
-  async function prepareOptions(o: LinkOptions, now: number) {
-    const out: StoredOptions & { passwordHash?: string | null; expiresAt?: number | null } = {}
-    if (o.comment !== undefined) out.comments = o.comment
-    if (o.expiration !== undefined) {
-      if (o.expiration === null) (out.expiration = null), (out.expiresAt = null)
-      else {
-        const at = Date.parse(o.expiration.time)
-        if (!(at > now)) throw parameterError(`'linkOptions.expiration.time' must be in the future`)
-        out.expiration = { time: new Date(at).toISOString(), url: normaliseUrl(o.expiration.url, 'linkOptions.expiration.url', 3) }
-        out.expiresAt = at
-      }
-    }
-    if (o.utm !== undefined) out.utm = o.utm && Object.keys(o.utm).length ? (o.utm as Record<string, string>) : null
-    if (o.option !== undefined) out.option = o.option
-    if (o.previewData !== undefined) {
-      out.previewData = o.previewData ? { ...(o.previewData as Record<string, string>) } : null
-      if (out.previewData?.image) out.previewData.image = normaliseUrl(out.previewData.image, 'linkOptions.previewData.image')
-    }
-    if (o.Targeting !== undefined) {
-      const targeting = o.Targeting ? structuredClone(o.Targeting) : null
-      checkTargeting(targeting)
-      out.Targeting = targeting
-    }
-    if (o.password !== undefined) out.passwordHash = o.password === null ? null : await Bun.password.hash(o.password)
-    return out
-  }
-
-  function mergeOptions(current: StoredOptions, changes: StoredOptions): StoredOptions {
-    const merged: StoredOptions = { ...current }
-    for (const k of ['comments', 'expiration', 'utm', 'option', 'previewData', 'Targeting'] as const)
-      if (changes[k] !== undefined) (merged as any)[k] = changes[k]
-    for (const k of Object.keys(merged) as (keyof StoredOptions)[]) if (merged[k] === null) delete merged[k]
-    return merged
-  }
-
   async function create(caller: Caller, typeParam: string, body: LinkBody): Promise<LinkRecord> {
-    const type = assertType(typeParam)
-    const data = checkData(type, body.data)
-    checkFiles(data, caller.userId)
-    const o = body.linkOptions ?? {}
-    const now = Date.now()
-    const domain = checkDomain(o.domain ?? settings.defaultDomains[0]!)
-    if (o.key !== undefined) checkKey(domain, o.key)
-    if (o.tags) checkTags(caller.userId, o.tags)
-    const prepared = await prepareOptions(o, now)
-    if (body.qrOptions) deps.checkQrOptions?.(body.qrOptions, caller.userId)
+    const { type, data, o, domain, options, now } = await rules.prepareCreate(caller.userId, typeParam, body)
     return store.transaction(() => {
-      const key = o.key ?? freshKey(domain)
-      if (o.key !== undefined) checkKey(domain, key) // re-checked inside the transaction
+      const key = o.key ?? rules.freshKey(domain)
+      if (o.key !== undefined) rules.checkKey(domain, key) // re-checked inside the transaction
       const destination = destinationOf(type, data, shortLinkOf(domain, key))
       const row = {
         id: newId('lnk'),
@@ -229,10 +62,10 @@ export function createLinkService(deps: LinkServiceDeps) {
         destination,
         match_key: matchKeyOf(type, data, destination),
         data: JSON.stringify(data),
-        options: JSON.stringify(mergeOptions({}, prepared)),
+        options: JSON.stringify(mergeStoredOptions({}, options)),
         qr_options: body.qrOptions ? JSON.stringify(body.qrOptions) : null,
-        password_hash: prepared.passwordHash ?? null,
-        expires_at: prepared.expiresAt ?? null,
+        password_hash: options.passwordHash ?? null,
+        expires_at: options.expiresAt ?? null,
         archived: o.archived ? 1 : 0,
         created_at: now,
         updated_at: now,
@@ -246,34 +79,16 @@ export function createLinkService(deps: LinkServiceDeps) {
     })
   }
 
-  interface PreparedUpdate {
-    data?: LinkDataValue
-    options: Awaited<ReturnType<typeof prepareOptions>>
-    o: LinkOptions
-    qrOptions?: Record<string, unknown> | null
-  }
-
-  async function prepareUpdate(type: LinkType | null, body: LinkBody, ownerId: string | null): Promise<PreparedUpdate> {
-    const data = body.data !== undefined && type ? checkData(type, body.data) : undefined
-    if (data && ownerId) checkFiles(data, ownerId)
-    const o = body.linkOptions ?? {}
-    if (o.domain !== undefined) o.domain = checkDomain(o.domain)
-    if (o.tags && ownerId) checkTags(ownerId, o.tags)
-    const options = await prepareOptions(o, Date.now())
-    if (body.qrOptions) deps.checkQrOptions?.(body.qrOptions)
-    return { data, options, o, qrOptions: body.qrOptions }
-  }
-
   /** Applies a prepared update to one row inside the caller's transaction. */
   function applyUpdate(row: LinkRow, p: PreparedUpdate, now: number): LinkRow {
     const type = row.link_type as LinkType
     const domain = p.o.domain ?? row.domain
     const key = p.o.key ?? row.key
-    if (domain !== row.domain || key !== row.key) checkKey(domain, key, row.seq)
-    if (p.o.tags !== undefined) checkTags(row.user_id, p.o.tags ?? [])
-    if (p.data?.fileId) checkFiles(p.data, row.user_id)
+    if (domain !== row.domain || key !== row.key) rules.checkKey(domain, key, row.seq)
+    if (p.o.tags !== undefined) rules.checkTags(row.user_id, p.o.tags ?? [])
+    if (p.data?.fileId) rules.checkFiles(p.data, row.user_id)
     if (p.qrOptions) deps.checkQrOptions?.(p.qrOptions, row.user_id)
-    const data = p.data ?? (JSON.parse(row.data) as LinkDataValue)
+    const data = p.data ?? storedDataOf(row)
     const destination = destinationOf(type, data, shortLinkOf(domain, key))
     const next: LinkRow = {
       ...row,
@@ -282,7 +97,7 @@ export function createLinkService(deps: LinkServiceDeps) {
       destination,
       match_key: matchKeyOf(type, data, destination),
       data: JSON.stringify(data),
-      options: JSON.stringify(mergeOptions(JSON.parse(row.options), p.options)),
+      options: JSON.stringify(mergeStoredOptions(storedOptionsOf(row), p.options)),
       qr_options: p.qrOptions === undefined ? row.qr_options : p.qrOptions === null ? null : JSON.stringify(p.qrOptions),
       password_hash: p.options.passwordHash === undefined ? row.password_hash : p.options.passwordHash,
       expires_at: p.options.expiresAt === undefined ? row.expires_at : p.options.expiresAt,
@@ -299,7 +114,7 @@ export function createLinkService(deps: LinkServiceDeps) {
 
   async function update(caller: Caller, id: string, body: LinkBody): Promise<LinkRecord> {
     const row = getRowOrThrow(caller, id)
-    const prepared = await prepareUpdate(row.link_type as LinkType, body, row.user_id)
+    const prepared = await rules.prepareUpdate(row.link_type as LinkType, body, row.user_id)
     return store.transaction(() => {
       const current = getRowOrThrow(caller, id)
       applyUpdate(current, prepared, Date.now())
@@ -308,7 +123,7 @@ export function createLinkService(deps: LinkServiceDeps) {
   }
 
   async function upsert(caller: Caller, typeParam: string, body: LinkBody): Promise<{ record: LinkRecord; created: boolean }> {
-    const type = assertType(typeParam)
+    const type = rules.assertType(typeParam)
     const data = checkData(type, body.data)
     // The destination of hosted types depends on the key; their content identifies them instead.
     const probeDestination = destinationOf(type, data, '')
@@ -327,7 +142,7 @@ export function createLinkService(deps: LinkServiceDeps) {
     if (updateData.data !== undefined && types.size > 1)
       throw parameterError(`'updateData.data' needs every link to share one linkType (got ${[...types].join(', ')})`)
     const owners = new Set(rows.map((r) => r.user_id))
-    const prepared = await prepareUpdate(rows[0]!.link_type as LinkType, updateData, owners.size === 1 ? rows[0]!.user_id : null)
+    const prepared = await rules.prepareUpdate(rows[0]!.link_type as LinkType, updateData, owners.size === 1 ? rows[0]!.user_id : null)
     return store.transaction(() => {
       const now = Date.now()
       for (const id of linkIds) applyUpdate(getRowOrThrow(caller, id), prepared, now)
@@ -355,25 +170,20 @@ export function createLinkService(deps: LinkServiceDeps) {
     }
   }
 
-  function parseShortLink(s: string, i: number): { domain: string; key: string } {
-    try {
-      const u = new URL(s)
-      return { domain: u.hostname.toLowerCase(), key: decodeURIComponent(u.pathname.replace(/^\/+/, '')) }
-    } catch {
-      throw parameterError(`'shortLinks.${i}' must be a full short link such as https://example.com/abc`)
-    }
-  }
-
   return {
     create,
     upsert,
     update,
     bulkUpdate,
     /** A live link the caller may see (404 / 410 / 403 otherwise); the QR module uses it too. */
-    get: (caller: Caller, id: string) => recordOf(getRowOrThrow(caller, id)),
+    get: (caller: Caller, id: string): LinkRecord => recordOf(getRowOrThrow(caller, id)),
     /** For the redirect server: the live link at a domain and key, as stored. */
     findLiveRow: (domain: string, key: string) => store.getByDomainKey(domain, key),
-    list(caller: Caller, q: ListLinksQuery) {
+    /** For number targeting: a link's clicks as stored. */
+    storedClicks: (seq: number) => store.storedClicks(seq),
+    /** Whether a live link shows this uploaded file (files refuse to delete it). */
+    fileInUse: (fileId: string) => store.fileInUse(fileId),
+    list(caller: Caller, q: ListLinksQuery): { links: LinkRecord[]; page: number; pageSize: number; total: number } {
       const { limit, offset, page, pageSize } = pageWindow(q.page, q.pageSize)
       const filter = filterFor(caller, q)
       const { rows, total } = store.list(filter, { sortBy: q.sortBy ?? 'created_at', sortOrder: q.sortOrder ?? 'desc', limit, offset })

@@ -1,6 +1,6 @@
 /** SQL for links. Rows in, rows out; the service owns the rules. */
-import type { Store } from '../store/db'
-import { escapeLike } from '../shared/sql'
+import type { Store } from '../store'
+import { escapeLike } from '../shared'
 
 export interface LinkRow {
   seq: number
@@ -135,6 +135,7 @@ export function createLinkStore(db: Store) {
     return `l.seq ${dir}`
   }
 
+  const storedClicks = db.query<{ clicks: number }, [number]>('SELECT clicks FROM links WHERE seq = ?')
   return {
     getById: (id: string) => byId.get(id),
     getByDomainKey: (domain: string, key: string) => byDomainKey.get(domain, key),
@@ -175,6 +176,8 @@ export function createLinkStore(db: Store) {
       searchInsert.run(seq, text)
     },
     unindexSearch: (seq: number) => searchDelete.run(seq),
+    /** The link's clicks as stored (the click writer adds to it). */
+    storedClicks: (seq: number) => storedClicks.get(seq)?.clicks ?? 0,
     /** Whether a live link shows this uploaded file. */
     fileInUse: (fileId: string) => fileUse.get(fileId) !== null,
     /** A page and the number of matches before paging. */

@@ -5,7 +5,7 @@
  */
 import { PNG } from 'pngjs'
 import { enginesReady, readBarcodes, zbarReadGrey, type ReaderOptions } from './qr.engines'
-import { parameterError } from '../shared/errors'
+import { parameterError } from '../shared'
 import { checkPixelBudget } from './qr.image-size'
 
 export interface Pixels {

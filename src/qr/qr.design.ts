@@ -4,8 +4,7 @@
  * darker, or all lighter = an inverted code), and a logo forces error correction H
  * and version ≥ 5 (the measured budget for a centred logo).
  */
-import { parameterError } from '../shared/errors'
-import { assertValid } from '../shared/validate'
+import { parameterError, assertValid } from '../shared'
 import {
   QrOptions,
   LOGO_MIN_VERSION,

@@ -10,9 +10,8 @@
 import { lookup } from 'node:dns/promises'
 import { isIP } from 'node:net'
 import { isPrivateAddress } from './qr.address'
-import { AppError, parameterError } from '../shared/errors'
+import { AppError, parameterError, readCapped } from '../shared'
 import { isJpeg, isPng } from './qr.decode'
-import { readCapped } from '../shared/streams'
 
 export type ImageKind = 'png' | 'jpeg' | 'svg'
 

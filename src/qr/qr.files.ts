@@ -6,8 +6,8 @@
  * being drawn (the code still renders, reported as `logo-unavailable`/`frame-unavailable`).
  */
 import { readFileSync, statSync } from 'node:fs'
-import type { FileService } from '../files/files.service'
-import { parameterError } from '../shared/errors'
+import type { FileService } from '../files'
+import { parameterError } from '../shared'
 import { sniffImage, type FetchedImage } from './qr.fetch'
 import { checkDesignImage, MAX_ASSET_BYTES } from './qr.render'
 

@@ -2,10 +2,9 @@
  * The pixel budget of user images in QR designs and scans: every logo, frame and scan
  * input passes `checkPixelBudget` (sizes read from headers, src/shared/image-size.ts) first.
  */
-import { parameterError } from '../shared/errors'
-import { imageSize, type ImageSize, type SizedKind } from '../shared/image-size'
+import { parameterError, imageSize, type ImageSize, type SizedKind } from '../shared'
 
-export { imageSize, svgSize, type ImageSize, type SizedKind } from '../shared/image-size'
+export { imageSize, svgSize, type ImageSize, type SizedKind } from '../shared'
 
 /**
  * Most pixels a user image may declare: 4096×4096 (16.8 MP). Phone photos (12 MP

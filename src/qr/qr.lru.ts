@@ -1,2 +1,2 @@
 /** The QR caches use the shared bounded LRU. */
-export { LruCache } from '../shared/lru'
+export { LruCache } from '../shared'

@@ -19,7 +19,7 @@ import { initWasm, Resvg as WasmResvg } from '@resvg/resvg-wasm'
 import resvgWasmPath from '@resvg/resvg-wasm/index_bg.wasm' with { type: 'file' }
 import inter400Path from '../../web/fonts/inter-latin-400-normal.woff2' with { type: 'file' }
 import inter700Path from '../../web/fonts/inter-latin-700-normal.woff2' with { type: 'file' }
-import { createLogger } from '../shared/log'
+import { createLogger } from '../shared'
 import { FONT_FAMILY } from './qr.svg'
 
 export interface Raster {

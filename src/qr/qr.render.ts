@@ -7,7 +7,7 @@
  * frame images are cached pre-scaled per output size.
  */
 import QRCode from 'qrcode'
-import { AppError, parameterError } from '../shared/errors'
+import { AppError, parameterError } from '../shared'
 import { darkOnLight, designOf, type Design } from './qr.design'
 import { scansWithBoth } from './qr.decode'
 import { enginesReady } from './qr.engines'

@@ -1,5 +1,5 @@
 /** POST /qr/scan: fetch an image under the safety limits and decode the QR code in it. */
-import { AppError, parameterError } from '../shared/errors'
+import { AppError, parameterError } from '../shared'
 import { createScanWorker } from './qr.scan-pool'
 import { fetchImage } from './qr.fetch'
 import { checkPixelBudget } from './qr.image-size'

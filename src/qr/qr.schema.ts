@@ -4,7 +4,7 @@
  * inside `patterns`/`frame`, as the seed shows them).
  */
 import { Type as t, type Static } from '@sinclair/typebox'
-import { PlainText } from '../shared/validate'
+import { PlainText } from '../shared'
 
 export const BODY_STYLES = [
   'square',

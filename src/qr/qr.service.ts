@@ -3,8 +3,8 @@
  * the design checks links and templates call, and scanning. Designs draw uploaded files
  * only when their owner may (see qr.files): every call names the design's owner.
  */
-import type { Caller } from '../auth/auth.service'
-import { parameterError } from '../shared/errors'
+import type { Caller } from '../auth'
+import { parameterError } from '../shared'
 import { designOf, fileIdsOf } from './qr.design'
 import { fileNotFoundMessage, type DesignFiles } from './qr.files'
 import { createQrRenderer, type RenderInput, type RenderedQr } from './qr.render'

@@ -9,7 +9,7 @@
  * value (`&#47;dev/zero`) is never allowed. The sanitised SVG is then drawn by resvg-wasm
  * in the image worker, which has no file or network access of its own.
  */
-import { parameterError } from '../shared/errors'
+import { parameterError } from '../shared'
 import { checkPixelBudget, MAX_IMAGE_PIXELS } from './qr.image-size'
 
 /** Larger logo SVGs are exports with embedded photos or fonts, not logos. */

@@ -1,7 +1,6 @@
 import { Type as t } from '@sinclair/typebox'
-import { pagingQuery, sortOrderQuery } from '../shared/paging'
+import { pagingQuery, sortOrderQuery, PlainText } from '../shared'
 import { QrOptions } from './qr.schema'
-import { PlainText } from '../shared/validate'
 
 const Name = t.String({ minLength: 1, maxLength: 100, description: 'Template name, 1-100 characters.' })
 const Comment = t.String({ maxLength: 500, description: 'Free text, 0-500 characters.' })

@@ -2,10 +2,8 @@
  * QR templates: shared designs. Everyone reads all of them; members create and change
  * their own, admins change all. A design is rendered and decoded before it is saved.
  */
-import { AppError, notFound, parameterError } from '../shared/errors'
-import { newId } from '../shared/ids'
-import { canAccessOwnedBy, type Caller } from '../auth/auth.service'
-import { pageWindow } from '../shared/paging'
+import { AppError, notFound, parameterError, newId, pageWindow } from '../shared'
+import { canAccessOwnedBy, type Caller } from '../auth'
 import type { TemplateStore, StoredTemplate } from './qr.templates.store'
 
 export interface TemplateRecord extends StoredTemplate {

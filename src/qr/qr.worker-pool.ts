@@ -9,8 +9,7 @@
  * worker with maxOldGenerationSizeMb 64 grew to 2.4 GB), so memory is held down by the
  * pixel budget checked before a job is sent (qr.image-size.ts) and by the recycling here.
  */
-import { AppError, type ErrorCode } from '../shared/errors'
-import { workerSpec } from '../shared/worker-spec'
+import { AppError, type ErrorCode, workerSpec } from '../shared'
 
 export interface WorkerPoolOptions {
   /** Entry file, by path under src/ (listed in WORKER_ENTRYPOINTS). */

@@ -3,15 +3,15 @@
  * of such a link are served under the short link too (`/<key>/file/<fileId>`), so they
  * pass the same expiry and password checks as the page.
  */
-import type { Deps } from '../deps'
-import type { LinkRow } from '../links/links.store'
+import type { LinkRow, LinkService } from '../links'
 import { NOT_FOUND_PAGE, renderLandingPage, type VisitorOs } from '../pages'
+import type { FileService } from '../files'
 
 export function hostedFilePath(key: string, fileId: string): string {
   return `/${encodeURIComponent(key)}/file/${encodeURIComponent(fileId)}`
 }
 
-export function renderHostedPage(deps: Pick<Deps, 'links' | 'files'>, row: LinkRow, os: string): Response {
+export function renderHostedPage(deps: { links: Pick<LinkService, 'toRecord'>; files: Pick<FileService, 'get'> }, row: LinkRow, os: string): Response {
   const record = deps.links.toRecord(row)
   const visitorOs: VisitorOs = os === 'IOS' ? 'ios' : os === 'Android' ? 'android' : 'other'
   const html = renderLandingPage(

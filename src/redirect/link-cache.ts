@@ -5,7 +5,7 @@
  * what they pin must stay small. A key longer than any link key can be is answered
  * "not found" without a lookup and without being remembered.
  */
-import { LruCache } from '../shared/lru'
+import { LruCache } from '../shared'
 
 export interface LinkCache<T> {
   get(domain: string, key: string): T | null

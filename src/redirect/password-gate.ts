@@ -15,8 +15,8 @@
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 import { isIP } from 'node:net'
-import type { Store } from '../store/db'
-import { LruCache } from '../shared/lru'
+import type { Store } from '../store'
+import { LruCache } from '../shared'
 
 const COOKIE_TTL_S = 3600
 export const PASSWORD_LIMITS = {

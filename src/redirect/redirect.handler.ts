@@ -3,19 +3,16 @@
  * pure `resolve` what to do, renders that, and hands counted visits to the click
  * recorder (tracking never fails or delays a redirect).
  */
-import type { Settings } from '../config/settings'
-import type { LinkRow } from '../links/links.store'
-import type { ClickRecorder } from '../stats/click-recorder'
-import { UNKNOWN_LOCATION, type GeoIp } from '../geo/geoip'
-import { MAX_KEY_LENGTH } from '../links/links.schema'
-import { LruCache } from '../shared/lru'
+import type { Settings } from '../config'
+import { type LinkRow, MAX_KEY_LENGTH, storedLinkViewOf } from '../links'
+import type { ClickRecorder } from '../stats'
+import { UNKNOWN_LOCATION, type GeoIp } from '../geo'
+import { LruCache, readCapped } from '../shared'
 import { createLinkCache } from './link-cache'
 import { mergeQuery, resolve, type DomainFallbacks, type ResolvableLink } from './resolve'
 import { parseVisitor } from './visitor'
 import type { PasswordGate } from './password-gate'
 import { EXPIRED_PAGE, NOT_FOUND_PAGE, TOO_MANY_ATTEMPTS_PAGE, passwordPage, previewPage } from '../pages'
-import { isHosted } from '../links/links.content'
-import { readCapped } from '../shared/streams'
 
 /** A percent-encoded path segment, or null when its escapes are malformed (`%E0`). */
 function decodeSegment(raw: string): string | null {
@@ -64,26 +61,10 @@ const NO_QUERY = new URLSearchParams()
 /** `/<key>/file/<fileId>`: an uploaded file shown by a hosted link. */
 const FILE_ROUTE = /^\/([^/]+)\/file\/([^/]+)$/
 
+/** The link as `resolve` takes it: links decodes the stored row; the redirect adds the answer to a visit with no query. */
 export function toResolvable(row: LinkRow): ResolvableLink {
-  const o = JSON.parse(row.options)
-  const data = row.link_type === 'app-stores' ? JSON.parse(row.data) : null
-  return {
-    plainLocation: mergeQuery(row.destination, NO_QUERY, o.utm ?? null),
-    seq: row.seq,
-    id: row.id,
-    domain: row.domain,
-    key: row.key,
-    linkType: row.link_type,
-    destination: row.destination,
-    hosted: isHosted(row.link_type),
-    expiresAt: row.expires_at,
-    expirationUrl: o.expiration?.url ?? null,
-    passwordHash: row.password_hash,
-    utm: o.utm ?? null,
-    previewData: o.previewData ?? null,
-    Targeting: o.Targeting ?? null,
-    appStores: data ? { ios: data.ios, android: data.android } : null,
-  }
+  const view = storedLinkViewOf(row)
+  return { plainLocation: mergeQuery(view.destination, NO_QUERY, view.utm), ...view }
 }
 
 export function createRedirectHandler(deps: RedirectDeps) {

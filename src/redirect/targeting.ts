@@ -1,5 +1,5 @@
 /** Targeting rules: which URL a visitor gets, given the link's Targeting. Pure. */
-import type { Os } from '../stats/click-event'
+import type { Os } from '../stats'
 
 export interface TargetContext {
   os: Os

@@ -5,8 +5,8 @@
  */
 import { UAParser } from 'ua-parser-js'
 import { isbot } from 'isbot'
-import { LruCache } from '../shared/lru'
-import type { Browser, Device, Os } from '../stats/click-event'
+import { LruCache } from '../shared'
+import type { Browser, Device, Os } from '../stats'
 
 export interface Visitor {
   /** Distinct per parsed User-Agent: lets the click recorder merge identical visits cheaply. */

@@ -8,8 +8,7 @@
  * visits of one flush window (1 s by default).
  */
 import type { Database } from 'bun:sqlite'
-import type { Logger } from '../shared/log'
-import { workerSpec } from '../shared/worker-spec'
+import { type Logger, workerSpec } from '../shared'
 import { createEventWriter } from './click-writer'
 import type { ClickEvent } from './click-event'
 

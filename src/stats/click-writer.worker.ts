@@ -4,13 +4,13 @@
  * same WAL store. `onmessage` is registered before anything else (a compiled binary
  * needs that of a worker).
  */
-import { Database } from 'bun:sqlite'
+import { connectStore, type Store } from '../store'
 import { createEventWriter } from './click-writer'
 import type { ClickEvent } from './click-event'
 
 declare const self: Worker
 
-let db: Database | null = null
+let db: Store | null = null
 let write: ((events: ClickEvent[]) => void) | null = null
 
 type Message = { type: 'open'; path: string } | { type: 'write'; id: number; events: ClickEvent[] } | { type: 'close' }
@@ -19,10 +19,7 @@ self.onmessage = (ev: MessageEvent<Message>) => {
   const msg = ev.data
   if (msg.type === 'open') {
     try {
-      db = new Database(msg.path, { strict: true })
-      db.exec('PRAGMA journal_mode = WAL')
-      db.exec('PRAGMA busy_timeout = 5000')
-      db.exec('PRAGMA synchronous = NORMAL')
+      db = connectStore(msg.path)
       write = createEventWriter(db)
       postMessage({ type: 'opened' })
     } catch (e) {

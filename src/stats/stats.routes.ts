@@ -1,13 +1,13 @@
 import { Elysia } from 'elysia'
-import type { Deps } from '../deps'
-import { callerOf } from '../auth/request-context'
-import { parseQuery, queryParameters } from '../shared/validate'
-import { ErrorBody } from '../docs/docs.schema'
+import { callerOf } from '../auth'
+import { parseQuery, queryParameters } from '../shared'
+import { ErrorBody } from '../docs'
 import { StatisticsQuery, StatisticsResult } from './stats.schema'
+import type { StatsService } from './stats.service'
 
 const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 422: ErrorBody, 429: ErrorBody }
 
-export function statsRoutes({ stats }: Deps) {
+export function statsRoutes({ stats }: { stats: StatsService }) {
   return new Elysia({ name: 'stats', normalize: false }).get(
     '/statistics',
     ({ request }) => stats.statistics(callerOf(request), parseQuery(StatisticsQuery, new URL(request.url).searchParams)),

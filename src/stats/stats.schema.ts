@@ -3,9 +3,9 @@
  * OpenAPI document lists them) and the response shapes, one per groupBy.
  */
 import { Type as t, type Static, type TLiteral } from '@sinclair/typebox'
-import { FILTER_TYPES } from '../links/links.schema'
+import { FILTER_TYPES } from '../links'
 import { BROWSER_VALUES, DEVICE_VALUES, OS_VALUES } from './click-event'
-import { CONTINENTS } from '../geo/continents'
+import { CONTINENTS } from '../geo'
 
 const literalUnion = <const V extends readonly string[]>(values: V, opts: object = {}) =>
   t.Union(values.map((v) => t.Literal(v)) as unknown as TLiteral<V[number]>[], opts)

@@ -1,6 +1,7 @@
 /**
- * Opens the embedded store. All pragmas live here: WAL so readers never block the
- * writer, a busy timeout so the CLI and the server can share the file, foreign keys on,
+ * Opens the embedded store. All pragmas live here, for every connection (the server's,
+ * the CLI's and the click writer's in its worker): WAL so readers never block the writer,
+ * a busy timeout so the CLI and the server can share the file, foreign keys on,
  * synchronous=NORMAL (durable at each WAL checkpoint, safe against process crashes).
  */
 import { Database } from 'bun:sqlite'
@@ -13,13 +14,19 @@ export type Store = Database
 /** Opens (and migrates) the store; `onMigration` hears of each migration before it runs. */
 export function openStore(path: string, onMigration?: (name: string) => void): Store {
   if (path !== ':memory:') keepPrivate(path)
+  const db = connectStore(path)
+  migrate(db, onMigration)
+  return db
+}
+
+/** Another connection to a store `openStore` made (and migrated): the click writer's. */
+export function connectStore(path: string): Store {
   const db = new Database(path, { create: true, strict: true })
   db.exec('PRAGMA journal_mode = WAL')
   db.exec('PRAGMA busy_timeout = 5000')
   db.exec('PRAGMA foreign_keys = ON')
   db.exec('PRAGMA synchronous = NORMAL')
   db.exec('PRAGMA temp_store = MEMORY')
-  migrate(db, onMigration)
   return db
 }
 

@@ -1,14 +1,14 @@
 import { Elysia } from 'elysia'
 import { Type as t } from '@sinclair/typebox'
-import type { Deps } from '../deps'
-import { callerOf } from '../auth/request-context'
-import { parseQuery, queryParameters } from '../shared/validate'
+import { callerOf } from '../auth'
+import { parseQuery, queryParameters } from '../shared'
 import { CreateTagBody, ListTagsQuery, TagIdParams, TagRecord, UpdateTagBody } from './tags.schema'
-import { ErrorBody } from '../docs/docs.schema'
+import { ErrorBody } from '../docs'
+import type { TagService } from './tags.service'
 
 const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 422: ErrorBody, 429: ErrorBody }
 
-export function tagRoutes({ tags }: Deps) {
+export function tagRoutes({ tags }: { tags: TagService }) {
   return new Elysia({ name: 'tags', normalize: false })
     .post('/tags', ({ body, request }) => tags.create(callerOf(request), body), {
       body: CreateTagBody,

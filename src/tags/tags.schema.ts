@@ -1,6 +1,5 @@
 import { Type as t } from '@sinclair/typebox'
-import { pagingQuery, sortOrderQuery } from '../shared/paging'
-import { PlainText } from '../shared/validate'
+import { pagingQuery, sortOrderQuery, PlainText } from '../shared'
 
 export const TAG_COLORS = ['red', 'orange', 'yellow', 'green', 'teal', 'blue', 'purple', 'pink', 'brown', 'gray'] as const
 export type TagColor = (typeof TAG_COLORS)[number]

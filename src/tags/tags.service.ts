@@ -1,7 +1,5 @@
-import { AppError, notFound, parameterError } from '../shared/errors'
-import { newId } from '../shared/ids'
-import { canAccessOwnedBy, type Caller } from '../auth/auth.service'
-import { pageWindow } from '../shared/paging'
+import { AppError, notFound, parameterError, newId, pageWindow } from '../shared'
+import { canAccessOwnedBy, type Caller } from '../auth'
 import { TAG_COLORS } from './tags.schema'
 import type { TagStore, Tag } from './tags.store'
 

@@ -7,9 +7,10 @@
 import * as acme from 'acme-client'
 import https from 'node:https'
 import { readFileSync } from 'node:fs'
-import type { Store } from '../store/db'
-import type { Config } from '../config/config.schema'
-import type { Logger } from '../shared/log'
+import type { Store } from '../store'
+import type { Config } from '../config'
+import type { Logger } from '../shared'
+import type { ChallengeStore } from './challenges'
 
 export interface IssuedCertificate {
   name: string
@@ -23,8 +24,8 @@ export interface AcmeIssuer {
   issue(name: string): Promise<IssuedCertificate>
 }
 
-export function createAcmeIssuer(opts: { db: Store; config: Config; log: Logger }): AcmeIssuer {
-  const { db, config, log } = opts
+export function createAcmeIssuer(opts: { db: Store; challenges: ChallengeStore; config: Config; log: Logger }): AcmeIssuer {
+  const { db, challenges, config, log } = opts
   const directory = config.tls.acmeDirectory
   const pollMs = config.tls.acmePollMs
 
@@ -41,12 +42,7 @@ export function createAcmeIssuer(opts: { db: Store; config: Config; log: Logger 
   )
   const insertAccount = db.query('INSERT INTO acme_accounts (directory, account_key, account_url, created_at) VALUES (?, ?, NULL, ?)')
   const setAccountUrl = db.query('UPDATE acme_accounts SET account_url = ? WHERE directory = ?')
-  const putChallenge = db.query(
-    'INSERT INTO acme_challenges (token, key_authorization, created_at) VALUES (?, ?, ?) ON CONFLICT (token) DO UPDATE SET key_authorization = excluded.key_authorization',
-  )
-  const dropChallenge = db.query('DELETE FROM acme_challenges WHERE token = ?')
-  // Left over by orders interrupted by a restart; their orders are long dead.
-  db.query('DELETE FROM acme_challenges WHERE created_at < ?').run(Date.now() - 86_400_000)
+  challenges.dropOlderThan(86_400_000)
 
   let client: Promise<acme.Client> | null = null
 
@@ -100,10 +96,10 @@ export function createAcmeIssuer(opts: { db: Store; config: Config; log: Logger 
           skipChallengeVerification: true,
           challengePriority: ['http-01'],
           challengeCreateFn: async (_authz, challenge, keyAuthorization) => {
-            putChallenge.run(challenge.token, keyAuthorization, Date.now())
+            challenges.put(challenge.token, keyAuthorization)
           },
           challengeRemoveFn: async (_authz, challenge) => {
-            dropChallenge.run(challenge.token)
+            challenges.drop(challenge.token)
           },
         })
         const info = acme.crypto.readCertificateInfo(cert)

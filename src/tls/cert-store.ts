@@ -1,5 +1,5 @@
 /** ACME certificates by host name, kept in the store so a restart serves them at once. */
-import type { Store } from '../store/db'
+import type { Store } from '../store'
 
 export interface StoredCertificate {
   name: string

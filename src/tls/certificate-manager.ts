@@ -6,10 +6,9 @@
  * CNAME, and in tls.mode = "acme" does the same for the API host and default domains.
  * One order at a time; one timer set to the next thing due.
  */
-import type { Deps } from '../deps'
-import { toAsciiDomain } from '../domains/domains.names'
-import type { DomainState } from '../domains/domains.store'
+import { toAsciiDomain, type DomainState } from '../domains'
 import type { AcmeIssuer } from './acme'
+import type { TlsDeps } from './tls'
 import { renewAt, type CertStore, type StoredCertificate } from './cert-store'
 
 const MAX_SLEEP_MS = 3600_000
@@ -22,7 +21,7 @@ export interface CertificateManager {
 }
 
 export function createCertificateManager(opts: {
-  deps: Pick<Deps, 'config' | 'settings' | 'domains' | 'log'>
+  deps: Pick<TlsDeps, 'config' | 'settings' | 'domains' | 'log'>
   certs: CertStore
   /** Made on first use, so a server without ACME work never contacts a CA. */
   issuer: () => AcmeIssuer

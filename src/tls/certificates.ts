@@ -1,7 +1,6 @@
 /** The certificate the HTTPS listener starts with, per `tls.mode`. */
 import { readFileSync } from 'node:fs'
-import type { Config } from '../config/config.schema'
-import type { Settings } from '../config/settings'
+import type { Config, Settings } from '../config'
 import { ensureSelfSigned, selfSignedNames, type CertPair } from './self-signed'
 
 export async function loadServerCertificate(config: Config, settings: Settings): Promise<CertPair & { caFile?: string }> {

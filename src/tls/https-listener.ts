@@ -14,11 +14,9 @@
  */
 import type { ErrorLike, Server, TLSOptions } from 'bun'
 import { readFileSync } from 'node:fs'
-import type { Deps } from '../deps'
-import { createAcmeIssuer, type AcmeIssuer } from './acme'
-import { createCertStore } from './cert-store'
 import { createCertificateManager, type CertificateManager } from './certificate-manager'
 import type { CertPair } from './self-signed'
+import type { Tls } from './tls'
 
 export interface HttpsListenerOptions {
   /** The certificate of tls.mode (self-signed or files; in acme mode the self-signed one until ACME issued). */
@@ -42,9 +40,9 @@ export interface HttpsListener {
   stop(closeActiveConnections?: boolean): Promise<void>
 }
 
-export function startHttpsListener(deps: Deps, opts: HttpsListenerOptions): HttpsListener {
-  const { config, settings, domains, log } = deps
-  const certs = createCertStore(deps.db)
+export function startHttpsListener(parts: Tls, opts: HttpsListenerOptions): HttpsListener {
+  const { config, settings, domains, log } = parts.deps
+  const { certs } = parts
   const acmeMode = config.tls.mode === 'acme'
   const ownNames = new Set([settings.apiHost, ...settings.defaultDomains])
 
@@ -110,11 +108,10 @@ export function startHttpsListener(deps: Deps, opts: HttpsListenerOptions): Http
     }
   }
 
-  let issuer: AcmeIssuer | null = null
   const manager = createCertificateManager({
-    deps,
+    deps: parts.deps,
     certs,
-    issuer: () => (issuer ??= createAcmeIssuer({ db: deps.db, config, log })),
+    issuer: parts.issuer,
     onCertificates() {
       if (!stopped && !swapTimer) swapTimer = setTimeout(swap, opts.swapDebounceMs ?? 200)
     },

@@ -1,0 +1,3 @@
+/** The OpenAPI document and Swagger UI, and the error body schema every route documents. Other modules import this file only. */
+export { PUBLIC_DOC_PATHS, docsRoutes } from './docs.routes'
+export { ErrorBody } from './docs.schema'

@@ -1,0 +1,170 @@
+/**
+ * Input rules for link writes: the checks and normalisations a create, update or bulk
+ * body passes before anything is stored, in the order their errors are reported.
+ * Throws AppError (422 parameter_error); writes nothing.
+ */
+import type { Static } from '@sinclair/typebox'
+import { customAlphabet } from 'nanoid'
+import { AppError, parameterError } from '../shared'
+import type { Settings } from '../config'
+import type { TagStore } from '../tags'
+import { normaliseHost } from '../domains'
+import type { LinkStore } from './links.store'
+import { CREATE_TYPES, type LinkType, type UpdateLinkInput } from './links.schema'
+import { checkData, checkTargeting, normaliseUrl, type LinkDataValue } from './links.content'
+import type { StoredOptions } from './links.record'
+
+const randomKey = customAlphabet('0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ', 7)
+/** Paths the API host serves itself; on that host they cannot be slugs. */
+const RESERVED_KEYS = ['api', 'qr', 'docs', 'openapi', 'files', 'static', 'assets', 'health', 'admin', 'login', 'logout', 'dashboard', 'p', 'well-known']
+
+/** A create, update or bulk `updateData` body as validated by the route (`data` is checked here, per type). */
+export type LinkBody = Static<typeof UpdateLinkInput>
+export type LinkOptionsInput = NonNullable<LinkBody['linkOptions']>
+
+/** Option values ready to store, with undefined meaning "leave as is" and null "clear". */
+export type PreparedOptions = StoredOptions & { passwordHash?: string | null; expiresAt?: number | null }
+
+export interface PreparedCreate {
+  type: LinkType
+  data: LinkDataValue
+  o: LinkOptionsInput
+  domain: string
+  options: PreparedOptions
+  now: number
+}
+
+export interface PreparedUpdate {
+  data?: LinkDataValue
+  options: PreparedOptions
+  o: LinkOptionsInput
+  qrOptions?: Record<string, unknown> | null
+}
+
+export interface LinkRulesDeps {
+  store: Pick<LinkStore, 'keyTaken'>
+  tags: Pick<TagStore, 'get'>
+  settings: Settings
+  /** Default domains, or custom domains that are configured and not archived. */
+  isUsableDomain(slug: string): boolean
+  /** Refuses QR designs that cannot scan and, given the link's owner, files the owner may not use (the QR module plugs in here). */
+  checkQrOptions?(qrOptions: Record<string, unknown>, ownerId?: string): void
+  /** Whether a file exists and may be used by this owner (the files module plugs in here). */
+  fileUsable?(fileId: string, ownerId: string): boolean
+}
+
+export function createLinkRules(deps: LinkRulesDeps) {
+  const { store, settings } = deps
+
+  function assertType(type: string): LinkType {
+    if (!(CREATE_TYPES as readonly string[]).includes(type)) throw parameterError(`'type' must be one of ${CREATE_TYPES.join(', ')}`)
+    return type as LinkType
+  }
+
+  function checkDomain(domain: string): string {
+    // Stored as the Host header will carry it: lower-case punycode.
+    const d = normaliseHost(domain)
+    if (!deps.isUsableDomain(d))
+      throw parameterError(`'linkOptions.domain' ${d} is neither a default short domain (${settings.defaultDomains.join(', ')}) nor a configured custom domain`)
+    return d
+  }
+
+  function checkKey(domain: string, key: string, exceptSeq?: number) {
+    if (domain === settings.apiHost) {
+      const reserved = [...RESERVED_KEYS, settings.apiPrefix.split('/')[1] ?? ''].filter(Boolean)
+      if (reserved.includes(key.toLowerCase())) throw parameterError(`'linkOptions.key' '${key}' is reserved on ${domain}`)
+    }
+    if (store.keyTaken(domain, key, exceptSeq)) throw parameterError(`'linkOptions.key' '${key}' is already used on ${domain}`)
+  }
+
+  function freshKey(domain: string): string {
+    for (let i = 0; i < 20; i++) {
+      const k = randomKey()
+      if (!store.keyTaken(domain, k)) return k
+    }
+    throw new AppError('internal_server_error', 'could not find a free random key')
+  }
+
+  function checkTags(ownerId: string, tagIds: string[]) {
+    for (const [i, id] of tagIds.entries()) {
+      const tag = deps.tags.get(id)
+      if (!tag || tag.userId !== ownerId) throw parameterError(`'linkOptions.tags.${i}' ${id} is not a tag of the link's owner`)
+    }
+  }
+
+  function checkFiles(data: LinkDataValue, ownerId: string) {
+    if (typeof data.fileId !== 'string') return
+    if (deps.fileUsable ? !deps.fileUsable(data.fileId, ownerId) : true)
+      throw parameterError(`'data.fileId' ${data.fileId} is not a file of the link's owner`)
+  }
+
+  async function prepareOptions(o: LinkOptionsInput, now: number): Promise<PreparedOptions> {
+    const out: PreparedOptions = {}
+    if (o.comment !== undefined) out.comments = o.comment
+    if (o.expiration !== undefined) {
+      if (o.expiration === null) (out.expiration = null), (out.expiresAt = null)
+      else {
+        const at = Date.parse(o.expiration.time)
+        if (!(at > now)) throw parameterError(`'linkOptions.expiration.time' must be in the future`)
+        out.expiration = { time: new Date(at).toISOString(), url: normaliseUrl(o.expiration.url, 'linkOptions.expiration.url', 3) }
+        out.expiresAt = at
+      }
+    }
+    if (o.utm !== undefined) out.utm = o.utm && Object.keys(o.utm).length ? o.utm : null
+    if (o.option !== undefined) out.option = o.option
+    if (o.previewData !== undefined) {
+      out.previewData = o.previewData ? { ...o.previewData } : null
+      if (out.previewData?.image) out.previewData.image = normaliseUrl(out.previewData.image, 'linkOptions.previewData.image')
+    }
+    if (o.Targeting !== undefined) {
+      const targeting = o.Targeting ? structuredClone(o.Targeting) : null
+      checkTargeting(targeting)
+      out.Targeting = targeting
+    }
+    if (o.password !== undefined) out.passwordHash = o.password === null ? null : await Bun.password.hash(o.password)
+    return out
+  }
+
+  /** A new link's body, checked for its owner. */
+  async function prepareCreate(ownerId: string, typeParam: string, body: LinkBody): Promise<PreparedCreate> {
+    const type = assertType(typeParam)
+    const data = checkData(type, body.data)
+    checkFiles(data, ownerId)
+    const o = body.linkOptions ?? {}
+    const now = Date.now()
+    const domain = checkDomain(o.domain ?? settings.defaultDomains[0]!)
+    if (o.key !== undefined) checkKey(domain, o.key)
+    if (o.tags) checkTags(ownerId, o.tags)
+    const options = await prepareOptions(o, now)
+    if (body.qrOptions) deps.checkQrOptions?.(body.qrOptions, ownerId)
+    return { type, data, o, domain, options, now }
+  }
+
+  /**
+   * Changes to links of one type (null: `data` is not checked), checked for their owner
+   * when they share one; the rules that depend on each link run again as it is written.
+   */
+  async function prepareUpdate(type: LinkType | null, body: LinkBody, ownerId: string | null): Promise<PreparedUpdate> {
+    const data = body.data !== undefined && type ? checkData(type, body.data) : undefined
+    if (data && ownerId) checkFiles(data, ownerId)
+    const o = body.linkOptions ?? {}
+    if (o.domain !== undefined) o.domain = checkDomain(o.domain)
+    if (o.tags && ownerId) checkTags(ownerId, o.tags)
+    const options = await prepareOptions(o, Date.now())
+    if (body.qrOptions) deps.checkQrOptions?.(body.qrOptions)
+    return { data, options, o, qrOptions: body.qrOptions }
+  }
+
+  return { assertType, checkDomain, checkKey, freshKey, checkTags, checkFiles, prepareCreate, prepareUpdate }
+}
+export type LinkRules = ReturnType<typeof createLinkRules>
+
+/** `shortLinks` filter values: full short links → domain and key. */
+export function parseShortLink(s: string, i: number): { domain: string; key: string } {
+  try {
+    const u = new URL(s)
+    return { domain: u.hostname.toLowerCase(), key: decodeURIComponent(u.pathname.replace(/^\/+/, '')) }
+  } catch {
+    throw parameterError(`'shortLinks.${i}' must be a full short link such as https://example.com/abc`)
+  }
+}

@@ -1,0 +1,4 @@
+/** Tags: per-user labels on links. Other modules import this file only. */
+export { tagRoutes } from './tags.routes'
+export { createTagService, type TagService } from './tags.service'
+export { createTagStore, type TagStore } from './tags.store'

@@ -1,0 +1,38 @@
+/**
+ * The TLS pieces, built once at the wiring point (deps.ts) from the store and config: the
+ * certificate store, the ACME challenge answers and the ACME issuer (made on first use, so
+ * a server without ACME work never contacts a CA).
+ */
+import type { Config, Settings } from '../config'
+import type { DomainService } from '../domains'
+import type { Logger } from '../shared'
+import type { Store } from '../store'
+import { createAcmeIssuer, type AcmeIssuer } from './acme'
+import { createCertStore, type CertStore } from './cert-store'
+import { createChallengeStore, type ChallengeStore } from './challenges'
+
+export interface TlsDeps {
+  db: Store
+  config: Config
+  settings: Settings
+  domains: DomainService
+  log: Logger
+}
+
+export interface Tls {
+  readonly deps: Omit<TlsDeps, 'db'>
+  certs: CertStore
+  challenges: ChallengeStore
+  issuer(): AcmeIssuer
+}
+
+export function createTls({ db, ...deps }: TlsDeps): Tls {
+  const challenges = createChallengeStore(db)
+  let issuer: AcmeIssuer | null = null
+  return {
+    deps,
+    certs: createCertStore(db),
+    challenges,
+    issuer: () => (issuer ??= createAcmeIssuer({ db, challenges, config: deps.config, log: deps.log })),
+  }
+}
