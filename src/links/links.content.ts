@@ -92,7 +92,7 @@ export function matchKeyOf(type: LinkType, d: LinkDataValue, destination: string
 export function canonicalJson(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`
   if (v && typeof v === 'object')
-    return `{${Object.keys(v as object).sort().map((k) => `${JSON.stringify(k)}:${canonicalJson((v as any)[k])}`).join(',')}}`
+    return `{${Object.keys(v as object).sort().map((k) => `${JSON.stringify(k)}:${canonicalJson((v as Record<string, unknown>)[k])}`).join(',')}}`
   return JSON.stringify(v)
 }
 

@@ -11,7 +11,7 @@ import type { LinkService } from './links.service'
 
 const errorsA = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 422: ErrorBody, 429: ErrorBody, 500: ErrorBody }
 const errorsB = { ...errorsA, 404: ErrorBody, 410: ErrorBody }
-const TypeParams = t.Object({ type: t.String({ description: 'One of the 16 create types: ' + LinkTypeParam.anyOf.map((x: any) => x.const).join(', ') }) })
+const TypeParams = t.Object({ type: t.String({ description: 'One of the 16 create types: ' + LinkTypeParam.anyOf.map((x) => x.const).join(', ') }) })
 const IdParams = t.Object({ id: t.String({ minLength: 1, maxLength: 100 }) })
 const doc = (summary: string, description?: string, extra: object = {}) => ({ tags: ['Links'], summary, description, ...extra })
 const query = (request: Request) => new URL(request.url).searchParams
