@@ -73,7 +73,7 @@ export function createApiApp(deps: Deps): ApiApp {
         })
       if (authError) throw authError
       if (ctx.caller) assertMethodAllowed(ctx.caller, request.method)
-      if (BODY_METHODS.has(request.method)) request = await checkBody(request, url, multipartPaths.has(url.pathname), deps)
+      if (BODY_METHODS.has(request.method)) request = await checkBody(request, multipartPaths.has(url.pathname), deps)
     } catch (e) {
       if (e instanceof AppError) return fail(e)
       throw e
@@ -93,7 +93,7 @@ function withHeaders(res: Response, extra: Record<string, string>, requestId: st
 }
 
 /** Content type and size rules for request bodies; returns a request whose body is safe to read. */
-async function checkBody(request: Request, url: URL, multipartAllowed: boolean, deps: Deps): Promise<Request> {
+async function checkBody(request: Request, multipartAllowed: boolean, deps: Deps): Promise<Request> {
   const length = request.headers.get('content-length')
   if (length === '0' || (length === null && request.body === null)) return request
   const type = (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase()
@@ -109,7 +109,7 @@ async function checkBody(request: Request, url: URL, multipartAllowed: boolean, 
     if (!body) throw new AppError('bad_request', `request body too large: over ${max} bytes`)
     if (isJson && jsonDepth(body) > MAX_JSON_DEPTH)
       throw new AppError('bad_request', `request body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels`)
-    return new Request(request, { body: body as BodyInit })
+    return new Request(request, { body: body })
   }
   return request
 }

@@ -15,7 +15,7 @@ const TYPES = Object.entries(ALLOWED_TYPES).map(([ext, mime]) => `${ext} (${mime
 async function readUpload(request: Request): Promise<{ file: unknown; name?: string }> {
   const type = (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase()
   if (type !== 'multipart/form-data') throw badRequest(`unsupported content type '${type || '(none)'}': upload with multipart/form-data and the field 'file'`)
-  let form: FormData
+  let form: Awaited<ReturnType<Request['formData']>>
   try {
     form = await request.formData()
   } catch {

@@ -8,6 +8,9 @@ import { enginesReady, readBarcodes, zbarReadGrey, type ReaderOptions } from './
 import { parameterError } from '../shared'
 import { checkPixelBudget } from './qr.image-size'
 
+/** Pixels as zxing-wasm's reader takes them (its ImageData, a DOM type the server does not load). */
+type BarcodeImage = Exclude<Parameters<typeof readBarcodes>[0], Blob | ArrayBuffer | Uint8Array>
+
 export interface Pixels {
   data: Uint8Array | Uint8ClampedArray
   width: number
@@ -20,7 +23,7 @@ const BASE: ReaderOptions = { formats: ['QRCode'], textMode: 'Plain', maxNumberO
 export async function decodePixels(px: Pixels, opts: { invert: boolean }): Promise<string[]> {
   await enginesReady()
   const results = await readBarcodes(
-    { data: px.data, width: px.width, height: px.height } as unknown as ImageData,
+    { data: px.data, width: px.width, height: px.height } as unknown as BarcodeImage,
     { ...BASE, tryInvert: opts.invert },
   )
   return results.filter((r) => r.isValid).map((r) => r.text)
@@ -147,7 +150,7 @@ export async function decodeImageFile(bytes: Uint8Array, retries: ReaderOptions[
   checkPixelBudget(bytes, kind, 'url')
   await enginesReady()
   const attempt = async (input: Uint8Array | Pixels, extra: ReaderOptions) => {
-    const input2 = input instanceof Uint8Array ? input : ({ data: input.data, width: input.width, height: input.height } as unknown as ImageData)
+    const input2 = input instanceof Uint8Array ? input : ({ data: input.data, width: input.width, height: input.height } as unknown as BarcodeImage)
     const r = await readBarcodes(input2, { ...BASE, tryInvert: true, ...extra })
     return r.find((x) => x.isValid)?.text ?? null
   }

@@ -105,6 +105,8 @@ export function answerJobs<In, Out>(handle: (input: In) => Promise<Out> | Out) {
     const m = process.memoryUsage()
     return m.heapUsed + m.external
   }
+  // Called in a worker: its global scope is the Worker (no DOM types on the server).
+  const self = globalThis as unknown as Worker
   self.onmessage = async (ev: MessageEvent<{ id: number; input: In }>) => {
     const { id, input } = ev.data
     let answer: JobAnswer<Out>

@@ -195,7 +195,7 @@ export function createRedirectHandler(deps: RedirectDeps) {
       if (type.includes('application/x-www-form-urlencoded') || type.includes('multipart/form-data')) {
         // The form is a few bytes: read at most PASSWORD_FORM_MAX, whatever the body claims.
         const body = request.body && (await readCapped(request.body, PASSWORD_FORM_MAX))
-        const v = body ? (await new Response(body as BodyInit, { headers: { 'content-type': type } }).formData()).get('password') : null
+        const v = body ? (await new Response(body, { headers: { 'content-type': type } }).formData()).get('password') : null
         given = typeof v === 'string' ? v : ''
       }
     } catch {
