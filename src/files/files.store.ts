@@ -1,5 +1,5 @@
 import type { Store } from '../store'
-import { toIso, escapeLike } from '../shared'
+import { condition, idIn, listRows, matches, toIso } from '../shared'
 
 interface FileRow {
   id: string
@@ -95,20 +95,14 @@ export function createFileStore(db: Store) {
       return liveWithHash.get(sha256)!.n
     },
     list(f: FileFilter): { files: StoredFile[]; total: number } {
-      const where: string[] = ['deleted_at IS NULL']
-      const args: (string | number)[] = []
-      if (f.userId) (where.push('user_id = ?'), args.push(f.userId))
-      if (!f.includeArchived) where.push('archived = 0')
-      if (f.ids?.length) (where.push(`id IN (${f.ids.map(() => '?').join(',')})`), args.push(...f.ids))
-      if (f.search) (where.push(`name_key LIKE ? ESCAPE '\\'`), args.push(`%${escapeLike(f.search.toLowerCase())}%`))
-      if (f.extension) (where.push('extension = ?'), args.push(f.extension))
-      const clause = `WHERE ${where.join(' AND ')}`
-      const order = f.sortBy === 'name' ? 'name_key' : 'created_at'
-      const dir = f.sortOrder === 'asc' ? 'ASC' : 'DESC'
-      const rows = db
-        .query<FileRow, (string | number)[]>(`SELECT * FROM files ${clause} ORDER BY ${order} ${dir}, rowid ${dir} LIMIT ? OFFSET ?`)
-        .all(...args, f.limit, f.offset)
-      const total = db.query<{ n: number }, (string | number)[]>(`SELECT count(*) AS n FROM files ${clause}`).get(...args)!.n
+      const { rows, total } = listRows<FileRow>(db, 'files', [
+        condition('deleted_at IS NULL'),
+        f.userId && condition('user_id = ?', f.userId),
+        !f.includeArchived && condition('archived = 0'),
+        idIn(f.ids),
+        matches(f.search, ['name_key']),
+        f.extension && condition('extension = ?', f.extension),
+      ], f, 'rowid')
       return { files: rows.map(toFile), total }
     },
   }

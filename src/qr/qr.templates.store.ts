@@ -1,5 +1,5 @@
 import type { Store } from '../store'
-import { toIso, escapeLike } from '../shared'
+import { condition, idIn, listRows, matches, toIso } from '../shared'
 
 interface TemplateRow {
   id: string
@@ -66,22 +66,11 @@ export function createTemplateStore(db: Store) {
     },
     remove: (id: string) => remove.run(id),
     list(f: TemplateFilter): { templates: StoredTemplate[]; total: number } {
-      const where: string[] = []
-      const args: (string | number)[] = []
-      if (!f.includeArchived) where.push('archived = 0')
-      if (f.ids?.length) (where.push(`id IN (${f.ids.map(() => '?').join(',')})`), args.push(...f.ids))
-      if (f.search) {
-        const like = `%${escapeLike(f.search.toLowerCase())}%`
-        where.push(`(name_key LIKE ? ESCAPE '\\' OR lower(comment) LIKE ? ESCAPE '\\')`)
-        args.push(like, like)
-      }
-      const clause = where.length ? `WHERE ${where.join(' AND ')}` : ''
-      const order = f.sortBy === 'name' ? 'name_key' : 'created_at'
-      const dir = f.sortOrder === 'asc' ? 'ASC' : 'DESC'
-      const rows = db
-        .query<TemplateRow, (string | number)[]>(`SELECT * FROM qr_templates ${clause} ORDER BY ${order} ${dir}, id ${dir} LIMIT ? OFFSET ?`)
-        .all(...args, f.limit, f.offset)
-      const total = db.query<{ n: number }, (string | number)[]>(`SELECT count(*) AS n FROM qr_templates ${clause}`).get(...args)!.n
+      const { rows, total } = listRows<TemplateRow>(db, 'qr_templates', [
+        !f.includeArchived && condition('archived = 0'),
+        idIn(f.ids),
+        matches(f.search, ['name_key', 'lower(comment)']),
+      ], f)
       return { templates: rows.map(toTemplate), total }
     },
   }

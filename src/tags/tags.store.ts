@@ -1,5 +1,5 @@
 import type { Store } from '../store'
-import { toIso, escapeLike } from '../shared'
+import { condition, idIn, listRows, matches, toIso } from '../shared'
 
 interface TagRow {
   id: string
@@ -63,18 +63,11 @@ export function createTagStore(db: Store) {
     update: (id: string, name: string, color: string) => update.run(name, name.toLowerCase(), color, Date.now(), id),
     remove: (id: string) => remove.run(id),
     list(f: TagFilter): { tags: Tag[]; total: number } {
-      const where: string[] = []
-      const args: (string | number)[] = []
-      if (f.userId) (where.push('user_id = ?'), args.push(f.userId))
-      if (f.ids?.length) (where.push(`id IN (${f.ids.map(() => '?').join(',')})`), args.push(...f.ids))
-      if (f.search) (where.push(`name_key LIKE ? ESCAPE '\\'`), args.push(`%${escapeLike(f.search.toLowerCase())}%`))
-      const clause = where.length ? `WHERE ${where.join(' AND ')}` : ''
-      const order = f.sortBy === 'name' ? 'name_key' : 'created_at'
-      const dir = f.sortOrder === 'asc' ? 'ASC' : 'DESC'
-      const rows = db
-        .query<TagRow, (string | number)[]>(`SELECT * FROM tags ${clause} ORDER BY ${order} ${dir}, id ${dir} LIMIT ? OFFSET ?`)
-        .all(...args, f.limit, f.offset)
-      const total = db.query<{ n: number }, (string | number)[]>(`SELECT count(*) AS n FROM tags ${clause}`).get(...args)!.n
+      const { rows, total } = listRows<TagRow>(db, 'tags', [
+        f.userId && condition('user_id = ?', f.userId),
+        idIn(f.ids),
+        matches(f.search, ['name_key']),
+      ], f)
       return { tags: rows.map(toTag), total }
     },
   }
