@@ -4,7 +4,7 @@
  * recorder (tracking never fails or delays a redirect).
  */
 import type { Settings } from '../config'
-import { type LinkRow, MAX_KEY_LENGTH, storedLinkViewOf } from '../links'
+import { type LinkRow, MAX_KEY_LENGTH, storedDataOf, storedLinkViewOf } from '../links'
 import type { ClickRecorder } from '../stats'
 import { UNKNOWN_LOCATION, type GeoIp } from '../geo'
 import { LruCache, readCapped } from '../shared'
@@ -181,7 +181,7 @@ export function createRedirectHandler(deps: RedirectDeps) {
     if (link.expiresAt !== null && Date.now() >= link.expiresAt) return html(EXPIRED_PAGE, 410)
     if (link.passwordHash && !deps.passwords.hasValidCookie(request.headers.get('cookie'), link as ResolvableLink & { passwordHash: string }))
       return html(passwordPage({ action: `/${encodeURIComponent(link.key)}` }), 403)
-    const shown = (JSON.parse(row.data) as { fileId?: string }).fileId
+    const shown = storedDataOf(row).fileId
     if (shown !== fileId) return html(NOT_FOUND_PAGE, 404)
     return deps.serveFile(request, fileId) ?? html(NOT_FOUND_PAGE, 404)
   }
