@@ -2,7 +2,7 @@ import { Elysia } from 'elysia'
 import { Type as t } from '@sinclair/typebox'
 import { callerOf } from './request-context'
 import { parseQuery, queryParameters } from '../shared'
-import { ErrorBody } from '../docs'
+import { errorResponses } from '../docs'
 import {
   CreatedKey,
   CreateKeyBody,
@@ -18,7 +18,7 @@ import {
 import type { KeyService } from './keys.service'
 import type { UserService } from './users.service'
 
-const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 410: ErrorBody, 422: ErrorBody, 429: ErrorBody }
+const errors = errorResponses(400, 401, 403, 404, 410, 422, 429)
 const LOCK_OUT =
   '`usr_admin` (the operator\'s user: the config adminKey and the first printed key act as it) and the caller\'s own user cannot be disabled, deleted or demoted from admin here (422 parameter_error); another admin, or the CLI, can.'
 

@@ -1,4 +1,5 @@
 import { Type as t } from '@sinclair/typebox'
+import { STATUS_BY_CODE, type ErrorCode } from '../shared'
 
 export const ErrorBody = t.Object(
   {
@@ -8,3 +9,30 @@ export const ErrorBody = t.Object(
   },
   { description: 'The error body of every failure.' },
 )
+
+export type ErrorStatus = (typeof STATUS_BY_CODE)[ErrorCode]
+
+/** When each error status is answered: the contract's error table. */
+const WHEN: Record<ErrorStatus, string> = {
+  400: 'the body is not JSON, has the wrong content type or is too large.',
+  401: 'no, malformed, unknown or revoked bearer token.',
+  403: "a valid key without the right: a read-only key writing, a member touching another user's record or filtering by other users, a non-admin on an admin-only operation.",
+  404: 'no such record (or not visible to the caller).',
+  410: 'the record existed and was deleted.',
+  422: 'a value breaks a rule (type, length, enum, pattern, limit, a name already taken); the message names the field.',
+  429: "over the caller's budget; `Retry-After` says when to try again.",
+  500: 'a bug; the message holds no internals.',
+  502: 'a fetch the operation needs failed (DNS, refused, timeout, non-2xx).',
+}
+
+const CODE_OF = Object.fromEntries(Object.entries(STATUS_BY_CODE).map(([code, status]) => [status, code])) as Record<ErrorStatus, ErrorCode>
+
+/** The error body per status, described by when it is answered; one schema per status, shared by every route. */
+const BODY_OF = Object.fromEntries(
+  Object.entries(WHEN).map(([status, when]) => [status, t.Object(ErrorBody.properties, { description: `\`${CODE_OF[Number(status) as ErrorStatus]}\`: ${when}` })]),
+) as Record<ErrorStatus, typeof ErrorBody>
+
+/** The `response` entries of a route's error statuses, for its OpenAPI document: `{ ...errorResponses(401, 404) }`. */
+export function errorResponses<S extends ErrorStatus>(...statuses: S[]): Record<S, typeof ErrorBody> {
+  return Object.fromEntries(statuses.map((s) => [s, BODY_OF[s]])) as Record<S, typeof ErrorBody>
+}

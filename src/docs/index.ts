@@ -1,3 +1,3 @@
-/** The OpenAPI document and Swagger UI, and the error body schema every route documents. Other modules import this file only. */
+/** The OpenAPI document and Swagger UI, and the error responses every route documents. Other modules import this file only. */
 export { PUBLIC_DOC_PATHS, docsRoutes } from './docs.routes'
-export { ErrorBody } from './docs.schema'
+export { ErrorBody, errorResponses, type ErrorStatus } from './docs.schema'

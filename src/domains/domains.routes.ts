@@ -2,11 +2,11 @@ import { Elysia } from 'elysia'
 import { Type as t } from '@sinclair/typebox'
 import { callerOf } from '../auth'
 import { parseQuery, queryParameters } from '../shared'
-import { ErrorBody } from '../docs'
+import { errorResponses } from '../docs'
 import { CreateDomainBody, DomainParams, DomainRecord, ListDomainsQuery, UpdateDomainBody } from './domains.schema'
 import type { DomainService } from './domains.service'
 
-const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 422: ErrorBody, 429: ErrorBody }
+const errors = errorResponses(400, 401, 403, 404, 422, 429)
 
 const ADMIN_ONLY = 'Admin keys only: members get 403 `forbidden` (domains are shared; members list them and use them for links).'
 const DEFAULTS_READ_ONLY =

@@ -2,13 +2,13 @@ import { Elysia } from 'elysia'
 import { Type as t } from '@sinclair/typebox'
 import { callerOf } from '../auth'
 import { parseQuery, queryParameters, badRequest } from '../shared'
-import { ErrorBody } from '../docs'
+import { errorResponses } from '../docs'
 import { ContentQuery, FileIdParams, FileRecordSchema, ListFilesQuery, UpdateFileBody, UploadFileBody } from './files.schema'
 import { contentResponse } from './files.content'
 import { ALLOWED_TYPES } from './files.sniff'
 import type { FileService } from './files.service'
 
-const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 410: ErrorBody, 422: ErrorBody, 429: ErrorBody }
+const errors = errorResponses(400, 401, 403, 404, 410, 422, 429)
 const TYPES = Object.entries(ALLOWED_TYPES).map(([ext, mime]) => `${ext} (${mime})`).join(', ')
 
 /** The multipart body of an upload; the envelope has already bounded its size. */

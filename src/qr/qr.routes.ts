@@ -2,12 +2,10 @@ import { Elysia } from 'elysia'
 import { Type as t } from '@sinclair/typebox'
 import { callerOf } from '../auth'
 import { parseQuery, queryParameters } from '../shared'
-import { ErrorBody } from '../docs'
+import { errorResponses } from '../docs'
 import { LinkIdParams, QrImageQuery, ScanBody, ScanResult, Base64Image } from './qr.schema'
 import { qrTextFor, type LinkLookup, type OwnedDesign, type QrService } from './qr.service'
 import { imageResponse, QR_HEADERS_DOC } from './qr.http'
-
-const errorsA = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 422: ErrorBody, 429: ErrorBody, 500: ErrorBody }
 
 export interface QrRouteDeps {
   qr: QrService
@@ -19,7 +17,7 @@ export function qrRoutes({ qr, links, templates }: QrRouteDeps) {
   return new Elysia({ name: 'qr', normalize: false })
     .post('/qr/scan', ({ body }) => qr.scan(body.url), {
       body: ScanBody,
-      response: { 200: ScanResult, ...errorsA, 502: ErrorBody },
+      response: { 200: ScanResult, ...errorResponses(400, 401, 403, 422, 429, 500, 502) },
       detail: {
         tags: ['QR'],
         summary: 'Decode a QR code from an image URL',
@@ -50,7 +48,7 @@ export function qrRoutes({ qr, links, templates }: QrRouteDeps) {
       },
       {
         params: LinkIdParams,
-        response: { 200: t.Union([Base64Image, t.Any()]), ...errorsA, 404: ErrorBody, 410: ErrorBody },
+        response: { 200: t.Union([Base64Image, t.Any()]), ...errorResponses(400, 401, 403, 404, 410, 422, 429, 500) },
         detail: {
           tags: ['QR'],
           summary: 'Retrieve a QR code image',

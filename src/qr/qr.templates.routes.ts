@@ -2,14 +2,14 @@ import { Elysia } from 'elysia'
 import { Type as t } from '@sinclair/typebox'
 import { callerOf } from '../auth'
 import { parseQuery, queryParameters } from '../shared'
-import { ErrorBody } from '../docs'
+import { errorResponses } from '../docs'
 import { imageResponse, QR_HEADERS_DOC } from './qr.http'
 import { SAMPLE_TEXT } from './qr.render'
 import type { QrService } from './qr.service'
 import { CreateTemplateBody, ListTemplatesQuery, PreviewQuery, TemplateIdParams, TemplateRecord, UpdateTemplateBody } from './qr.templates.schema'
 import type { TemplateService } from './qr.templates.service'
 
-const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 422: ErrorBody, 429: ErrorBody, 500: ErrorBody }
+const errors = errorResponses(400, 401, 403, 404, 422, 429, 500)
 const doc = (summary: string, description?: string, extra: object = {}) => ({ tags: ['QR templates'], summary, description, ...extra })
 
 export function templateRoutes({ templates, qr }: { templates: TemplateService; qr: QrService }) {

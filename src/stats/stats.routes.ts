@@ -1,11 +1,11 @@
 import { Elysia } from 'elysia'
 import { callerOf } from '../auth'
 import { parseQuery, queryParameters } from '../shared'
-import { ErrorBody } from '../docs'
+import { errorResponses } from '../docs'
 import { StatisticsQuery, StatisticsResult } from './stats.schema'
 import type { StatsService } from './stats.service'
 
-const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 422: ErrorBody, 429: ErrorBody }
+const errors = errorResponses(400, 401, 403, 422, 429)
 
 export function statsRoutes({ stats }: { stats: StatsService }) {
   return new Elysia({ name: 'stats', normalize: false }).get(

@@ -3,10 +3,10 @@ import { Type as t } from '@sinclair/typebox'
 import { callerOf } from '../auth'
 import { parseQuery, queryParameters } from '../shared'
 import { CreateTagBody, ListTagsQuery, TagIdParams, TagRecord, UpdateTagBody } from './tags.schema'
-import { ErrorBody } from '../docs'
+import { errorResponses } from '../docs'
 import type { TagService } from './tags.service'
 
-const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 422: ErrorBody, 429: ErrorBody }
+const errors = errorResponses(400, 401, 403, 404, 422, 429)
 
 export function tagRoutes({ tags }: { tags: TagService }) {
   return new Elysia({ name: 'tags', normalize: false })
