@@ -35,7 +35,8 @@ export interface Deps {
   stats: StatsService
 }
 
-export function createDeps(config: Config, dbPath: string, log: Logger = createLogger()): Deps {
+/** `now` is the clock of every timestamp the services write; tests pass one that steps instead of sleeping. */
+export function createDeps(config: Config, dbPath: string, log: Logger = createLogger(), { now = Date.now }: { now?: () => number } = {}): Deps {
   // Rebuilding statistics rollups over millions of stored clicks takes minutes: say what runs.
   const db = openStore(dbPath, (migration) => log.info('applying store migration', { migration }))
   const settings = deriveSettings(config)
@@ -50,6 +51,7 @@ export function createDeps(config: Config, dbPath: string, log: Logger = createL
     cname: createCnameChecker({ target: config.domains.cnameTarget || settings.apiHost, dnsServers: config.domains.dnsServers }),
     retryMs: config.tls.acmeRetryMs,
     log,
+    now,
   })
   // A file shown by a live link cannot be deleted.
   const files = createFileService({
@@ -85,6 +87,7 @@ export function createDeps(config: Config, dbPath: string, log: Logger = createL
       isUsableDomain: (slug) => domains.isUsableForLinks(slug),
       checkQrOptions: qr.validateQrOptions,
       fileUsable: (fileId, ownerId) => files.get(fileId)?.userId === ownerId,
+      now,
     }),
     recorder: createClickRecorder(db, dbPath, log),
     geo: createGeoIp(config.geoip.database),

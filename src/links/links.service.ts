@@ -25,6 +25,7 @@ export type LinkChange = { domain: string; key: string; id: string }
 
 export function createLinkService(deps: LinkServiceDeps) {
   const { store, settings } = deps
+  const clock = deps.now ?? Date.now
   const rules = createLinkRules(deps)
   const listeners: ((c: LinkChange) => void)[] = []
   const emit = (row: { domain: string; key: string; id: string }) => {
@@ -117,7 +118,7 @@ export function createLinkService(deps: LinkServiceDeps) {
     const prepared = await rules.prepareUpdate(row.link_type as LinkType, body, row.user_id)
     return store.transaction(() => {
       const current = getRowOrThrow(caller, id)
-      applyUpdate(current, prepared, Date.now())
+      applyUpdate(current, prepared, clock())
       return recordOf(store.getById(id)!)
     })
   }
@@ -144,7 +145,7 @@ export function createLinkService(deps: LinkServiceDeps) {
     const owners = new Set(rows.map((r) => r.user_id))
     const prepared = await rules.prepareUpdate(rows[0]!.link_type as LinkType, updateData, owners.size === 1 ? rows[0]!.user_id : null)
     return store.transaction(() => {
-      const now = Date.now()
+      const now = clock()
       for (const id of linkIds) applyUpdate(getRowOrThrow(caller, id), prepared, now)
       const links = recordsOf(linkIds.map((id) => store.getById(id)!))
       return { updatedCount: links.length, links }
@@ -193,7 +194,7 @@ export function createLinkService(deps: LinkServiceDeps) {
     remove(caller: Caller, id: string): { id: string } {
       const row = getRowOrThrow(caller, id)
       store.transaction(() => {
-        store.softDelete(row.seq, Date.now())
+        store.softDelete(row.seq, clock())
         store.unindexSearch(row.seq)
       })
       emit(row)
@@ -204,7 +205,7 @@ export function createLinkService(deps: LinkServiceDeps) {
       if (ids.length < 1 || ids.length > 100) throw parameterError(`'linkIds' must hold 1-100 comma-separated ids (got ${ids.length})`)
       const rows = ids.map((id) => store.getById(id)).filter((r): r is LinkRow => r !== null && r.deleted_at === null)
       for (const r of rows) if (!canAccessOwnedBy(caller, r.user_id)) throw new AppError('forbidden', `link ${r.id} belongs to another user`)
-      const now = Date.now()
+      const now = clock()
       const deleted = store.transaction(() => rows.filter((r) => store.softDelete(r.seq, now) && (store.unindexSearch(r.seq), true)).length)
       for (const r of rows) emit(r)
       return { deletedCount: deleted }

@@ -263,7 +263,6 @@ describe('upsert, update, bulk update', () => {
     const h = createHarness()
     const tag = (await h.call('POST', '/tags', { json: { name: 'x' } })).body
     const made = (await link(h, { comment: 'c', password: 'pw-secret', utm: { source: 'a' }, tags: [tag.id] })).body
-    await Bun.sleep(2)
     const r = await h.call('PATCH', `/links/${made.id}`, { json: { data: { url: 'https://new.example/' }, linkOptions: { key: 'renamed', password: null, utm: null } } })
     expect(r.status).toBe(200)
     expect(r.body).toMatchObject({ destination: 'https://new.example/', key: 'renamed', hasPassword: false, utm: null, comments: 'c', tags: [tag.id] })
@@ -317,11 +316,8 @@ describe('list and count', () => {
     const tagB = (await h.call('POST', '/tags', { key: h.keys.member, json: { name: 'b' } })).body.id
     const made = []
     made.push((await link(h, { tags: [tagA], key: 'alpha' }, 'https://one.example/shoes', h.keys.member)).body)
-    await Bun.sleep(3)
     made.push((await link(h, { tags: [tagB] }, 'https://two.example/hats', h.keys.member)).body)
-    await Bun.sleep(3)
     made.push((await create(h, 'text', { text: 'Opening hours: nine to five' }, undefined, h.keys.member)).body)
-    await Bun.sleep(3)
     made.push((await link(h, undefined, 'https://other.example/', h.keys.other)).body)
     return { tagA, tagB, made }
   }

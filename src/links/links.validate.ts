@@ -51,9 +51,12 @@ export interface LinkRulesDeps {
   checkQrOptions?(qrOptions: Record<string, unknown>, ownerId?: string): void
   /** Whether a file exists and may be used by this owner (the files module plugs in here). */
   fileUsable?(fileId: string, ownerId: string): boolean
+  /** The clock (tests step it instead of sleeping for distinct timestamps). */
+  now?: () => number
 }
 
 export function createLinkRules(deps: LinkRulesDeps) {
+  const clock = deps.now ?? Date.now
   const { store, settings } = deps
 
   function assertType(type: string): LinkType {
@@ -131,7 +134,7 @@ export function createLinkRules(deps: LinkRulesDeps) {
     const data = checkData(type, body.data)
     checkFiles(data, ownerId)
     const o = body.linkOptions ?? {}
-    const now = Date.now()
+    const now = clock()
     const domain = checkDomain(o.domain ?? settings.defaultDomains[0]!)
     if (o.key !== undefined) checkKey(domain, o.key)
     if (o.tags) checkTags(ownerId, o.tags)
@@ -150,7 +153,7 @@ export function createLinkRules(deps: LinkRulesDeps) {
     const o = body.linkOptions ?? {}
     if (o.domain !== undefined) o.domain = checkDomain(o.domain)
     if (o.tags && ownerId) checkTags(ownerId, o.tags)
-    const options = await prepareOptions(o, Date.now())
+    const options = await prepareOptions(o, clock())
     if (body.qrOptions) deps.checkQrOptions?.(body.qrOptions)
     return { data, options, o, qrOptions: body.qrOptions }
   }

@@ -15,7 +15,7 @@ export interface ApiHarness {
 
 export function createHarness(toml: Record<string, unknown> = {}): ApiHarness {
   const config = buildConfig(toml, {})
-  const deps = createDeps(config, ':memory:', createLogger(true))
+  const deps = createDeps(config, ':memory:', createLogger(true), { now: steppingClock() })
   const app = createApiApp(deps)
   for (const u of ['alice', 'bob', 'carol']) deps.auth.addUser(u)
   const keys = {
@@ -45,4 +45,13 @@ export function createHarness(toml: Record<string, unknown> = {}): ApiHarness {
       return { status: res.status, body: parsed, headers: res.headers }
     },
   }
+}
+
+/**
+ * A clock near real time that moves forward on every reading: records made one after the
+ * other get distinct timestamps (list orders are then exact) without sleeping.
+ */
+export function steppingClock(): () => number {
+  let last = 0
+  return () => (last = Math.max(Date.now(), last + 1))
 }
