@@ -1,7 +1,9 @@
 /** Image responses with ETag, Cache-Control and 304, shared by the QR and template routes. */
 import type { RenderedQr } from './qr.render'
 
-export type ImageFormat = 'image' | 'svg' | 'base64'
+/** The `format` of a QR image: PNG bytes, a JSON data URL, or SVG. */
+export const QR_FORMATS = ['image', 'base64', 'svg'] as const
+export type ImageFormat = (typeof QR_FORMATS)[number]
 
 export const QR_HEADERS_DOC =
   '`ETag` and `Cache-Control: private, max-age=300` are set; `If-None-Match` with the current ETag answers 304. ' +

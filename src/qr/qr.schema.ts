@@ -5,6 +5,7 @@
  */
 import { Type as t, type Static } from '@sinclair/typebox'
 import { PlainText } from '../shared'
+import { QR_FORMATS } from './qr.http'
 
 export const BODY_STYLES = [
   'square',
@@ -207,13 +208,11 @@ export const QrOptions = t.Object(
 )
 export type QrOptions = Static<typeof QrOptions>
 
-export const QR_FORMATS = ['image', 'base64', 'svg'] as const
-
 export const QrImageQuery = t.Object({
   texts: t.Optional(t.Array(PlainText({ maxLength: 100 }), { maxItems: 5, description: 'Frame texts, in order (repeated).' })),
   templateId: t.Optional(t.String({ minLength: 1, maxLength: 100, description: 'A QR template (tpl_…) whose qrOptions replace the link\'s.' })),
   format: t.Optional(
-    t.Union([t.Literal('image'), t.Literal('base64'), t.Literal('svg')], {
+    t.Union(QR_FORMATS.map((f) => t.Literal(f)), {
       default: 'image',
       description: '`image`: image/png bytes; `svg`: image/svg+xml (text as paths); `base64`: JSON `{ "image": "data:image/png;base64,…" }`.',
     }),
