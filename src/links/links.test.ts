@@ -88,7 +88,7 @@ describe('linkOptions', () => {
     expect422(await link(h, { key: 'k'.repeat(191) }), 'linkOptions.key')
     expect422(await link(h, { key: '' }), 'linkOptions.key')
     for (const bad of ['a b', 'a/b', 'ünï', 'a.b', 'a?b']) expect422(await link(h, { key: bad }), 'linkOptions.key')
-    for (const reserved of ['api', 'docs', 'QR']) expect422(await link(h, { key: reserved }), 'reserved')
+    for (const reserved of ['api', 'docs', 'QR', 'app', 'App']) expect422(await link(h, { key: reserved }), 'reserved')
   })
 
   test('domain: a default domain (3-253) or a configured custom one', async () => {

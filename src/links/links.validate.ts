@@ -16,7 +16,7 @@ import type { StoredOptions } from './links.record'
 
 const randomKey = customAlphabet('0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ', 7)
 /** Paths the API host serves itself; on that host they cannot be slugs. */
-const RESERVED_KEYS = ['api', 'qr', 'docs', 'openapi', 'files', 'static', 'assets', 'health', 'admin', 'login', 'logout', 'dashboard', 'p', 'well-known']
+const RESERVED_KEYS = ['api', 'app', 'qr', 'docs', 'openapi', 'files', 'static', 'assets', 'health', 'admin', 'login', 'logout', 'dashboard', 'p', 'well-known']
 
 /** A create, update or bulk `updateData` body as validated by the route (`data` is checked here, per type). */
 export type LinkBody = Static<typeof UpdateLinkInput>
