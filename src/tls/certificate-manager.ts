@@ -16,8 +16,6 @@ const MAX_SLEEP_MS = 3600_000
 export interface CertificateManager {
   start(): void
   stop(): void
-  /** Names with an order queued or running (for logs and tests). */
-  busy(): string[]
 }
 
 export function createCertificateManager(opts: {
@@ -188,6 +186,5 @@ export function createCertificateManager(opts: {
       if (kickTimer) clearTimeout(kickTimer)
       wakeTimer = kickTimer = null
     },
-    busy: () => [...(running ? [running] : []), ...queue],
   }
 }
