@@ -9,7 +9,7 @@
  * second node, SQL by hand) within EPOCH_CHECK_MS.
  */
 import { randomBytes, createHash } from 'node:crypto'
-import { AppError, parameterError, newId, type Logger } from '../shared'
+import { AppError, forbidden, parameterError, newId, type Logger } from '../shared'
 import { type AuthStore, type Role, ROLES } from './auth.store'
 
 export interface Caller {
@@ -178,7 +178,7 @@ export type AuthService = ReturnType<typeof createAuthService>
 /** Readonly keys may only read; the check is global so no write route can forget it. */
 export function assertMethodAllowed(caller: Caller, method: string) {
   if (caller.role === 'readonly' && method !== 'GET' && method !== 'HEAD')
-    throw new AppError('forbidden', 'this API key is read-only')
+    throw forbidden('this API key is read-only')
 }
 
 /** Members act on their own records; admins on everyone's. */

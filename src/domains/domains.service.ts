@@ -6,7 +6,7 @@
  * and their retries are the state machine of domains.cname-state.ts.
  */
 import { domainToASCII } from 'node:url'
-import { AppError, notFound, parameterError, type Logger, pageWindow, toIso, normaliseUrl } from '../shared'
+import { forbidden, notFound, parameterError, type Logger, pageWindow, toIso, normaliseUrl } from '../shared'
 import type { Caller } from '../auth'
 import type { Settings } from '../config'
 import type { CnameChecker } from './cname'
@@ -64,7 +64,7 @@ function checkJson(value: string, field: string): string {
 }
 
 const requireAdmin = (caller: Caller) => {
-  if (caller.role !== 'admin') throw new AppError('forbidden', 'managing domains needs an admin key; members may list domains and use them for links')
+  if (caller.role !== 'admin') throw forbidden('managing domains needs an admin key; members may list domains and use them for links')
 }
 
 /** A lookup's fields that API records show (HSTS is the listener's business). */
@@ -171,7 +171,7 @@ export function createDomainService(opts: {
   function customOrThrow(input: string, forWrite: boolean): DomainState {
     const slug = normaliseHost(input)
     if (defaults.has(slug)) {
-      if (forWrite) throw new AppError('forbidden', `${slug} is a default short domain from the server configuration ([domains] defaults); it cannot be changed or deleted through the API`)
+      if (forWrite) throw forbidden(`${slug} is a default short domain from the server configuration ([domains] defaults); it cannot be changed or deleted through the API`)
     }
     const s = states.get(slug)
     if (!s) throw notFound(`domain ${slug}`)

@@ -1,4 +1,4 @@
-import { AppError, notFound, parameterError, badRequest, newId, pageWindow, imageSize, type SizedKind } from '../shared'
+import { AppError, forbidden, notFound, parameterError, badRequest, newId, pageWindow, imageSize, type SizedKind } from '../shared'
 import { canAccessOwnedBy, type Caller } from '../auth'
 import { ALLOWED_TYPES, sniffType } from './files.sniff'
 import { toRecord, type FileRecord, type FileStore, type StoredFile } from './files.store'
@@ -57,7 +57,7 @@ export function createFileService({ store, blobs, maxBytes, isInUse }: FileServi
   function getOwned(caller: Caller, id: string): StoredFile {
     const f = store.get(id)
     if (!f) throw notFound(`file ${id}`)
-    if (!canAccessOwnedBy(caller, f.userId)) throw new AppError('forbidden', `file ${id} belongs to another user`)
+    if (!canAccessOwnedBy(caller, f.userId)) throw forbidden(`file ${id} belongs to another user`)
     if (f.deleted) throw new AppError('record_gone', `file ${id} was deleted`)
     return f
   }

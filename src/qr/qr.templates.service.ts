@@ -2,7 +2,7 @@
  * QR templates: shared designs. Everyone reads all of them; members create and change
  * their own, admins change all. A design is rendered and decoded before it is saved.
  */
-import { AppError, notFound, parameterError, newId, pageWindow } from '../shared'
+import { forbidden, notFound, parameterError, newId, pageWindow } from '../shared'
 import { canAccessOwnedBy, type Caller } from '../auth'
 import type { TemplateStore, StoredTemplate } from './qr.templates.store'
 
@@ -30,7 +30,7 @@ export function createTemplateService({ store, baseUrl, assertScannable }: Templ
   }
   function getChangeable(caller: Caller, id: string): StoredTemplate {
     const t = get(id)
-    if (!canAccessOwnedBy(caller, t.userId)) throw new AppError('forbidden', `template ${id} belongs to another user; members change only their own templates`)
+    if (!canAccessOwnedBy(caller, t.userId)) throw forbidden(`template ${id} belongs to another user; members change only their own templates`)
     return t
   }
   const cleanName = (name: string) => {

@@ -13,7 +13,7 @@
  * - Clicks of links deleted later still count (statistics are history); groupBy=link
  *   lists them too, so rows always add up to the count.
  */
-import { AppError, parameterError } from '../shared'
+import { forbidden, parameterError } from '../shared'
 import type { Caller } from '../auth'
 import type { Settings } from '../config'
 import { planQuery, planReads, type LinkSet, type ReadPlan } from './stats.plan'
@@ -54,7 +54,7 @@ export function createStatsService(deps: { store: StatsStore; settings: Settings
 
   function visibleLink(caller: Caller, link: LinkInfo | null | undefined, name: string, given: string): LinkInfo {
     if (!link) throw parameterError(`'${name}' no link ${given}`)
-    if (caller.role !== 'admin' && link.user_id !== caller.userId) throw new AppError('forbidden', `link ${link.id} belongs to another user`)
+    if (caller.role !== 'admin' && link.user_id !== caller.userId) throw forbidden(`link ${link.id} belongs to another user`)
     return link
   }
 
@@ -79,7 +79,7 @@ export function createStatsService(deps: { store: StatsStore; settings: Settings
     if (q.destination) links.destination = q.destination
     if (q.tagIds) {
       if (caller.role !== 'admin')
-        for (const t of store.tagOwners(q.tagIds)) if (t.user_id !== caller.userId) throw new AppError('forbidden', `tag ${t.id} belongs to another user`)
+        for (const t of store.tagOwners(q.tagIds)) if (t.user_id !== caller.userId) throw forbidden(`tag ${t.id} belongs to another user`)
       links.tagIds = q.tagIds
     } else if (q.tagNames) links.tagNames = { names: q.tagNames.map((n) => n.trim().toLowerCase()), ownerId: caller.role === 'admin' ? null : caller.userId }
     if (caller.role !== 'admin') links.ownerId = caller.userId

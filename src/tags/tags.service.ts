@@ -1,4 +1,4 @@
-import { AppError, notFound, parameterError, newId, pageWindow } from '../shared'
+import { forbidden, notFound, parameterError, newId, pageWindow } from '../shared'
 import { canAccessOwnedBy, type Caller } from '../auth'
 import { TAG_COLORS } from './tags.schema'
 import type { TagStore, Tag } from './tags.store'
@@ -14,7 +14,7 @@ export function createTagService(store: TagStore) {
   function getOwned(caller: Caller, id: string): Tag {
     const tag = store.get(id)
     if (!tag) throw notFound(`tag ${id}`)
-    if (!canAccessOwnedBy(caller, tag.userId)) throw new AppError('forbidden', `tag ${id} belongs to another user`)
+    if (!canAccessOwnedBy(caller, tag.userId)) throw forbidden(`tag ${id} belongs to another user`)
     return tag
   }
 
