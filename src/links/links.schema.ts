@@ -4,7 +4,7 @@
  * validate requests and write the OpenAPI document.
  */
 import { Type as t, type Static, type TSchema, type TLiteral, type TUnion } from '@sinclair/typebox'
-import { pagingQuery, sortOrderQuery, PlainText } from '../shared'
+import { FILE_ID_PATTERN, pagingQuery, sortOrderQuery, PlainText } from '../shared'
 
 export const CREATE_TYPES = [
   'link', 'document', 'file', 'google-form', 'menu', 'app-stores', 'image', 'audio',
@@ -32,7 +32,7 @@ export const LinkTypeFilter = literalUnion(FILTER_TYPES, { description: 'One of 
 
 const Url = (description: string, min = 1) => t.String({ minLength: min, maxLength: 2000, format: 'uri', description: `${description} http or https, ${min}-2000 characters.` })
 const strict = { additionalProperties: false } as const
-const FileId = t.String({ minLength: 1, maxLength: 100, pattern: '^fil_[A-Za-z0-9_-]+$', description: 'An uploaded file (POST /files).' })
+const FileId = t.String({ minLength: 1, maxLength: 100, pattern: FILE_ID_PATTERN, description: 'An uploaded file (POST /files).' })
 const Title = t.String({ minLength: 1, maxLength: 200, description: 'Page title, 1-200.' })
 
 /** `data` per create type; the `{type}` path segment picks the variant. */

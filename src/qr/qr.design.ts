@@ -4,7 +4,7 @@
  * darker, or all lighter = an inverted code), and a logo forces error correction H
  * and version ≥ 5 (the measured budget for a centred logo).
  */
-import { parameterError, assertValid } from '../shared'
+import { FILE_ID_PATTERN, parameterError, assertValid } from '../shared'
 import {
   QrOptions,
   LOGO_MIN_VERSION,
@@ -191,8 +191,10 @@ export function colorsOf(f: Fill): string[] {
   return f.kind === 'color' ? [f.color] : f.colors
 }
 
+const FILE_ID = new RegExp(FILE_ID_PATTERN)
+
 function assertSource(value: string, name: string, allowFileIds: boolean, svgAllowed: boolean) {
-  if (/^fil_[A-Za-z0-9]+$/.test(value)) {
+  if (FILE_ID.test(value)) {
     if (!allowFileIds) throw parameterError(`'${name}' file ids are not available on this server yet; give an http(s) URL`)
     return
   }

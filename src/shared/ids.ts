@@ -5,6 +5,9 @@ const randomId = customAlphabet('0123456789abcdefghijkmnopqrstuvwxyzABCDEFGHJKLM
 
 export type IdPrefix = 'lnk' | 'tag' | 'fil' | 'tpl' | 'usr' | 'key' | 'req'
 
+/** An uploaded file's id as requests may name it (`newId('fil')` makes a subset of these). */
+export const FILE_ID_PATTERN = '^fil_[A-Za-z0-9_-]+$'
+
 /** Opaque identifiers with a type prefix, e.g. `lnk_3fQk9…`. Never reused. */
 export function newId(prefix: IdPrefix): string {
   return `${prefix}_${randomId()}`

@@ -2,7 +2,7 @@
 export { createClientIpResolver } from './client-ip'
 export { AppError, STATUS_BY_CODE, badRequest, errorResponse, forbidden, notFound, parameterError, type ErrorCode } from './errors'
 export { isDateTime } from './formats'
-export { newId } from './ids'
+export { FILE_ID_PATTERN, newId } from './ids'
 export { imageSize, svgSize, type ImageSize, type SizedKind } from './image-size'
 export { createLogger, type Logger } from './log'
 export { condition, idIn, listRows, matches, type Condition, type ListPage } from './list-query'
