@@ -2,15 +2,15 @@ import { Elysia } from 'elysia'
 import { Type as t, type Static, type TSchema } from '@sinclair/typebox'
 import { callerOf } from '../auth'
 import { assertValid, parseQuery, queryParameters } from '../shared'
-import { ErrorBody } from '../docs'
+import { errorResponses } from '../docs'
 import {
   BulkDeleteQuery, BulkUpdateBody, BulkUpdateInput, CountLinksQuery, CreateLinkBody, CreateLinkInput, LinkRecord, LinkTypeParam,
   ListLinksQuery, UpdateLinkBody, UpdateLinkInput,
 } from './links.schema'
 import type { LinkService } from './links.service'
 
-const errorsA = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 422: ErrorBody, 429: ErrorBody, 500: ErrorBody }
-const errorsB = { ...errorsA, 404: ErrorBody, 410: ErrorBody }
+const errorsA = errorResponses(400, 401, 403, 422, 429, 500)
+const errorsB = errorResponses(400, 401, 403, 404, 410, 422, 429, 500)
 const TypeParams = t.Object({ type: t.String({ description: 'One of the 16 create types: ' + LinkTypeParam.anyOf.map((x) => x.const).join(', ') }) })
 const IdParams = t.Object({ id: t.String({ minLength: 1, maxLength: 100 }) })
 const doc = (summary: string, description?: string, extra: object = {}) => ({ tags: ['Links'], summary, description, ...extra })
