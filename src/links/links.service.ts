@@ -4,7 +4,7 @@
  * row's reading in links.record.ts; this file composes them with the store. Throws
  * AppError; never sees HTTP.
  */
-import { AppError, newId, notFound, pageWindow, parameterError } from '../shared'
+import { AppError, forbidden, newId, notFound, pageWindow, parameterError } from '../shared'
 import { canAccessOwnedBy, type Caller } from '../auth'
 import type { TagStore } from '../tags'
 import type { LinkFilter, LinkRow, LinkStore } from './links.store'
@@ -44,7 +44,7 @@ export function createLinkService(deps: LinkServiceDeps) {
     const row = store.getById(id)
     if (!row) throw notFound(`link ${id}`)
     if (row.deleted_at !== null) throw new AppError('record_gone', `link ${id} was deleted`)
-    if (!canAccessOwnedBy(caller, row.user_id)) throw new AppError('forbidden', `link ${id} belongs to another user`)
+    if (!canAccessOwnedBy(caller, row.user_id)) throw forbidden(`link ${id} belongs to another user`)
     return row
   }
 
@@ -156,7 +156,7 @@ export function createLinkService(deps: LinkServiceDeps) {
     let userIds = q.userIds
     if (caller.role !== 'admin') {
       const others = (userIds ?? []).filter((u) => u !== caller.userId)
-      if (others.length) throw new AppError('forbidden', `members may only filter by their own user id (${caller.userId})`)
+      if (others.length) throw forbidden(`members may only filter by their own user id (${caller.userId})`)
       userIds = [caller.userId]
     }
     return {
@@ -204,7 +204,7 @@ export function createLinkService(deps: LinkServiceDeps) {
       const ids = [...new Set(linkIdsCsv.split(',').map((s) => s.trim()).filter(Boolean))]
       if (ids.length < 1 || ids.length > 100) throw parameterError(`'linkIds' must hold 1-100 comma-separated ids (got ${ids.length})`)
       const rows = ids.map((id) => store.getById(id)).filter((r): r is LinkRow => r !== null && r.deleted_at === null)
-      for (const r of rows) if (!canAccessOwnedBy(caller, r.user_id)) throw new AppError('forbidden', `link ${r.id} belongs to another user`)
+      for (const r of rows) if (!canAccessOwnedBy(caller, r.user_id)) throw forbidden(`link ${r.id} belongs to another user`)
       const now = clock()
       const deleted = store.transaction(() => rows.filter((r) => store.softDelete(r.seq, now) && (store.unindexSearch(r.seq), true)).length)
       for (const r of rows) emit(r)
