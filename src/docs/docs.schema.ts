@@ -1,7 +1,7 @@
 import { Type as t } from '@sinclair/typebox'
 import { STATUS_BY_CODE, type ErrorCode } from '../shared'
 
-export const ErrorBody = t.Object(
+const ErrorBody = t.Object(
   {
     code: t.String({ description: 'Short error code: bad_request, unauthorized, forbidden, not_found, record_gone, parameter_error, rate_limit_exceeded, internal_server_error, bad_gateway.' }),
     message: t.String({ description: 'What went wrong, naming the field and rule at fault.' }),

@@ -1,3 +1,3 @@
 /** The OpenAPI document and Swagger UI, and the error responses every route documents. Other modules import this file only. */
 export { PUBLIC_DOC_PATHS, docsRoutes } from './docs.routes'
-export { ErrorBody, errorResponses, type ErrorStatus } from './docs.schema'
+export { errorResponses } from './docs.schema'
