@@ -1,5 +1,5 @@
 import type { Store } from '../store'
-import { condition, idIn, listRows, matches, toIso } from '../shared'
+import { condition, idIn, listRows, matches, toIso, type ListPage } from '../shared'
 
 interface FileRow {
   id: string
@@ -52,16 +52,12 @@ export function toRecord(f: StoredFile): FileRecord {
   return record
 }
 
-export interface FileFilter {
+export interface FileFilter extends ListPage {
   userId?: string
   ids?: string[]
   search?: string
   extension?: string
   includeArchived: boolean
-  sortBy: 'name' | 'created_at'
-  sortOrder: 'asc' | 'desc'
-  limit: number
-  offset: number
 }
 
 export function createFileStore(db: Store) {

@@ -1,5 +1,5 @@
 import type { Store } from '../store'
-import { condition, idIn, listRows, matches, toIso } from '../shared'
+import { condition, idIn, listRows, matches, toIso, type ListPage } from '../shared'
 
 interface TemplateRow {
   id: string
@@ -34,14 +34,10 @@ const toTemplate = (r: TemplateRow): StoredTemplate => ({
   updatedAt: toIso(r.updated_at)!,
 })
 
-export interface TemplateFilter {
+export interface TemplateFilter extends ListPage {
   ids?: string[]
   search?: string
   includeArchived: boolean
-  sortBy: 'name' | 'created_at'
-  sortOrder: 'asc' | 'desc'
-  limit: number
-  offset: number
 }
 
 export function createTemplateStore(db: Store) {

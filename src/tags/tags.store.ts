@@ -1,5 +1,5 @@
 import type { Store } from '../store'
-import { condition, idIn, listRows, matches, toIso } from '../shared'
+import { condition, idIn, listRows, matches, toIso, type ListPage } from '../shared'
 
 interface TagRow {
   id: string
@@ -28,14 +28,10 @@ const toTag = (r: TagRow): Tag => ({
   updatedAt: toIso(r.updated_at)!,
 })
 
-export interface TagFilter {
+export interface TagFilter extends ListPage {
   userId?: string
   ids?: string[]
   search?: string
-  sortBy: 'name' | 'created_at'
-  sortOrder: 'asc' | 'desc'
-  limit: number
-  offset: number
 }
 
 export function createTagStore(db: Store) {
