@@ -43,7 +43,7 @@ export function createDeps(config: Config, dbPath: string, log: Logger = createL
   const authStore = createAuthStore(db)
   const auth = createAuthService(authStore, { adminKey: config.auth.adminKey, log })
   auth.ensureAdminUser()
-  const tagStore = createTagStore(db)
+  const tagStore = createTagStore(db, now)
   const linkStore = createLinkStore(db)
   const domains = createDomainService({
     store: createDomainStore(db),
@@ -55,7 +55,7 @@ export function createDeps(config: Config, dbPath: string, log: Logger = createL
   })
   // A file shown by a live link cannot be deleted.
   const files = createFileService({
-    store: createFileStore(db),
+    store: createFileStore(db, now),
     blobs: createBlobStore(config.server.dataDir),
     maxBytes: config.files.maxBytes,
     isInUse: (fileId) => linkStore.fileInUse(fileId),
@@ -95,7 +95,7 @@ export function createDeps(config: Config, dbPath: string, log: Logger = createL
     qr,
     domains,
     tls: createTls({ db, config, settings, domains, log }),
-    templates: createTemplateService({ store: createTemplateStore(db), baseUrl: settings.baseUrl, assertScannable: qr.assertScannable }),
+    templates: createTemplateService({ store: createTemplateStore(db, now), baseUrl: settings.baseUrl, assertScannable: qr.assertScannable }),
     stats: createStatsService({ store: createStatsStore(db), settings }),
   }
   return deps

@@ -205,7 +205,6 @@ describe('list, update, ownership', () => {
       ['avatar.gif', S.sampleGif()],
     ] as [string, Uint8Array][]) {
       ids[name] = (await uploaded(bytes, name, carolKey)).id
-      await Bun.sleep(3) // distinct creation times for the default order
     }
   }, 60_000)
   const carol = () => carolKey

@@ -60,7 +60,8 @@ export interface FileFilter extends ListPage {
   includeArchived: boolean
 }
 
-export function createFileStore(db: Store) {
+/** `now` is the clock of the timestamps written (tests step it). */
+export function createFileStore(db: Store, now: () => number = Date.now) {
   const byId = db.query<FileRow, [string]>('SELECT * FROM files WHERE id = ?')
   const insert = db.query(
     `INSERT INTO files (id, user_id, name, name_key, sha256, size, mime_type, extension, created_at, updated_at)
@@ -76,15 +77,15 @@ export function createFileStore(db: Store) {
       return r ? toFile(r) : null
     },
     insert(f: { id: string; userId: string; name: string; sha256: string; size: number; mimeType: string; extension: string }) {
-      const now = Date.now()
-      insert.run(f.id, f.userId, f.name, f.name.toLowerCase(), f.sha256, f.size, f.mimeType, f.extension, now, now)
+      const at = now()
+      insert.run(f.id, f.userId, f.name, f.name.toLowerCase(), f.sha256, f.size, f.mimeType, f.extension, at, at)
     },
     update(id: string, name: string, archived: boolean) {
-      update.run(name, name.toLowerCase(), archived ? 1 : 0, Date.now(), id)
+      update.run(name, name.toLowerCase(), archived ? 1 : 0, now(), id)
     },
     markDeleted(id: string) {
-      const now = Date.now()
-      markDeleted.run(now, now, id)
+      const at = now()
+      markDeleted.run(at, at, id)
     },
     /** Live rows sharing these bytes; the blob may go when this reaches 0. */
     liveUsersOf(sha256: string): number {

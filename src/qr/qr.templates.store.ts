@@ -40,7 +40,8 @@ export interface TemplateFilter extends ListPage {
   includeArchived: boolean
 }
 
-export function createTemplateStore(db: Store) {
+/** `now` is the clock of the timestamps written (tests step it). */
+export function createTemplateStore(db: Store, now: () => number = Date.now) {
   const byId = db.query<TemplateRow, [string]>('SELECT * FROM qr_templates WHERE id = ?')
   const insert = db.query(
     'INSERT INTO qr_templates (id, user_id, name, name_key, comment, qr_options, archived, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?)',
@@ -54,11 +55,11 @@ export function createTemplateStore(db: Store) {
       return r ? toTemplate(r) : null
     },
     insert(t: { id: string; userId: string; name: string; comment: string; qrOptions: unknown }) {
-      const now = Date.now()
-      insert.run(t.id, t.userId, t.name, t.name.toLowerCase(), t.comment, JSON.stringify(t.qrOptions), now, now)
+      const at = now()
+      insert.run(t.id, t.userId, t.name, t.name.toLowerCase(), t.comment, JSON.stringify(t.qrOptions), at, at)
     },
     update(t: StoredTemplate) {
-      update.run(t.name, t.name.toLowerCase(), t.comment, JSON.stringify(t.qrOptions), t.archived ? 1 : 0, Date.now(), t.id)
+      update.run(t.name, t.name.toLowerCase(), t.comment, JSON.stringify(t.qrOptions), t.archived ? 1 : 0, now(), t.id)
     },
     remove: (id: string) => remove.run(id),
     list(f: TemplateFilter): { templates: StoredTemplate[]; total: number } {

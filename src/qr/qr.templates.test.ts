@@ -93,7 +93,6 @@ describe('QR templates API', () => {
     const ids: string[] = []
     for (let i = 0; i < 12; i++) {
       ids.push((await h.call('POST', '/qr/templates', { json: { name: `t${String(i).padStart(2, '0')}`, comment: i === 3 ? 'Summer promo' : '', qrOptions: {} } })).body.id)
-      await Bun.sleep(2)
     }
     const first = await h.call('GET', '/qr/templates')
     expect(first.body).toHaveLength(10)

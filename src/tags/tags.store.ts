@@ -34,7 +34,8 @@ export interface TagFilter extends ListPage {
   search?: string
 }
 
-export function createTagStore(db: Store) {
+/** `now` is the clock of the timestamps written (tests step it). */
+export function createTagStore(db: Store, now: () => number = Date.now) {
   const byId = db.query<TagRow, [string]>('SELECT * FROM tags WHERE id = ?')
   const byName = db.query<TagRow, [string, string]>('SELECT * FROM tags WHERE user_id = ? AND name_key = ?')
   const insert = db.query(
@@ -53,10 +54,10 @@ export function createTagStore(db: Store) {
       return r ? toTag(r) : null
     },
     insert: (tag: { id: string; userId: string; name: string; color: string }) => {
-      const now = Date.now()
-      insert.run(tag.id, tag.userId, tag.name, tag.name.toLowerCase(), tag.color, now, now)
+      const at = now()
+      insert.run(tag.id, tag.userId, tag.name, tag.name.toLowerCase(), tag.color, at, at)
     },
-    update: (id: string, name: string, color: string) => update.run(name, name.toLowerCase(), color, Date.now(), id),
+    update: (id: string, name: string, color: string) => update.run(name, name.toLowerCase(), color, now(), id),
     remove: (id: string) => remove.run(id),
     list(f: TagFilter): { tags: Tag[]; total: number } {
       const { rows, total } = listRows<TagRow>(db, 'tags', [

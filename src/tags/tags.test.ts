@@ -59,7 +59,6 @@ describe('tags API', () => {
     const ids: string[] = []
     for (const name of ['alpha', 'beta', 'gamma', 'delta', 'alphabet']) {
       ids.push((await h.call('POST', '/tags', { json: { name } })).body.id)
-      await Bun.sleep(2)
     }
     const search = await h.call('GET', '/tags?search=ALPHA&sortBy=name&sortOrder=asc')
     expect(search.body.map((t: any) => t.name)).toEqual(['alpha', 'alphabet'])
