@@ -2,8 +2,9 @@
  * Builds the single executable `dist/shortlink`: API, redirect server, store, TLS and
  * the embedded web assets (imported `with { type: 'file' }`) in one file.
  */
-import { $ } from 'bun'
+
 import { mkdirSync } from 'node:fs'
+import { $ } from 'bun'
 import { WORKER_ENTRYPOINTS } from '../src/shared/worker-spec'
 
 mkdirSync('dist', { recursive: true })
@@ -20,4 +21,8 @@ console.log(`built dist/shortlink: ${(size / 1024 / 1024).toFixed(1)} MiB in ${(
 const binary = Buffer.from(await Bun.file('dist/shortlink').arrayBuffer())
 const at = binary.indexOf('/$bunfs/root/resvgjs.')
 const embedded = at < 0 ? null : /^[^"'\s]+?\.node/.exec(binary.toString('latin1', at, at + 200))?.[0]
-console.log(embedded ? `native QR rasteriser embedded: ${embedded.slice('/$bunfs/root/'.length)}` : 'warning: no native resvg module for this platform: QR codes will be drawn by resvg-wasm (slower)')
+console.log(
+  embedded
+    ? `native QR rasteriser embedded: ${embedded.slice('/$bunfs/root/'.length)}`
+    : 'warning: no native resvg module for this platform: QR codes will be drawn by resvg-wasm (slower)',
+)

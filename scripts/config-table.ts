@@ -2,8 +2,9 @@
  * Prints the README's configuration table from the config schema, or with --write
  * replaces it between the markers in README.md.
  */
-import { Config } from '../src/config/config.schema'
+
 import { readFileSync, writeFileSync } from 'node:fs'
+import { Config } from '../src/config/config.schema'
 
 export function configTable(): string {
   const rows = ['| key | env | default | description |', '|---|---|---|---|']

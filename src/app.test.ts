@@ -4,7 +4,11 @@ import { createHarness } from '../test/helpers/in-process'
 describe('API envelope and error handling', () => {
   test('every response carries rate-limit headers and a request id', async () => {
     const h = createHarness()
-    for (const [path, key] of [['/tags', h.keys.admin], ['/tags', null], ['/nope', h.keys.admin]] as const) {
+    for (const [path, key] of [
+      ['/tags', h.keys.admin],
+      ['/tags', null],
+      ['/nope', h.keys.admin],
+    ] as const) {
       const r = await h.call('GET', path, { key })
       expect(r.headers.get('ratelimit-limit')).toBe('600')
       expect(Number(r.headers.get('ratelimit-remaining'))).toBeGreaterThanOrEqual(0)

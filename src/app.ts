@@ -4,16 +4,16 @@
  * one error handler. Builds from deps; never listens.
  */
 import { Elysia, ValidationError } from 'elysia'
-import { AppError, errorResponse, newId, describeRule, readCapped } from './shared'
-import { setRequestContext, requestContextOf, type RequestContext, rateLimitHeaders, assertMethodAllowed, authRoutes } from './auth'
+import { assertMethodAllowed, authRoutes, type RequestContext, rateLimitHeaders, requestContextOf, setRequestContext } from './auth'
 import type { Deps } from './deps'
-import { tagRoutes } from './tags'
-import { linkRoutes } from './links'
-import { fileRoutes } from './files'
-import { qrRoutes, templateRoutes } from './qr'
-import { statsRoutes } from './stats'
-import { domainRoutes } from './domains'
 import { docsRoutes, PUBLIC_DOC_PATHS } from './docs'
+import { domainRoutes } from './domains'
+import { fileRoutes } from './files'
+import { linkRoutes } from './links'
+import { qrRoutes, templateRoutes } from './qr'
+import { AppError, describeRule, errorResponse, newId, readCapped } from './shared'
+import { statsRoutes } from './stats'
+import { tagRoutes } from './tags'
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
 
@@ -51,8 +51,7 @@ export function createApiApp(deps: Deps): ApiApp {
     const ctx: RequestContext = { requestId, clientIp, caller: null }
     const url = new URL(request.url)
     let rateHeaders: Record<string, string> = {}
-    const fail = (e: AppError) =>
-      withHeaders(errorResponse(e.code, e.message, requestId, e.headers), rateHeaders, requestId)
+    const fail = (e: AppError) => withHeaders(errorResponse(e.code, e.message, requestId, e.headers), rateHeaders, requestId)
     try {
       const isPublic = publicPaths.has(url.pathname) || url.pathname.startsWith(`${prefix}/docs/`)
       let bucket = `ip:${clientIp}`
@@ -100,7 +99,10 @@ async function checkBody(request: Request, multipartAllowed: boolean, deps: Deps
   const isJson = type === 'application/json' || type.endsWith('+json')
   const isMultipart = type === 'multipart/form-data'
   if (!isJson && !(isMultipart && multipartAllowed))
-    throw new AppError('bad_request', `unsupported content type '${type || '(none)'}': send application/json${multipartAllowed ? ' or multipart/form-data' : ''}`)
+    throw new AppError(
+      'bad_request',
+      `unsupported content type '${type || '(none)'}': send application/json${multipartAllowed ? ' or multipart/form-data' : ''}`,
+    )
   const max = isMultipart ? deps.config.files.maxBytes + 64 * 1024 : deps.config.server.maxBodyBytes
   if (length !== null && !(Number(length) <= max)) throw new AppError('bad_request', `request body too large: ${length} bytes, the limit is ${max}`)
   if (isJson || length === null) {
@@ -125,7 +127,8 @@ export function jsonDepth(bytes: Uint8Array): number {
   for (let i = 0; i < bytes.length; i++) {
     const c = bytes[i]!
     if (inString) {
-      if (c === 0x5c) i++ // backslash: skip the escaped character
+      if (c === 0x5c)
+        i++ // backslash: skip the escaped character
       else if (c === 0x22) inString = false
     } else if (c === 0x22) inString = true
     else if (c === 0x7b || c === 0x5b) deepest = Math.max(deepest, ++depth)

@@ -17,7 +17,9 @@ const SRC = import.meta.dir
 /** Relative import specifiers of a TypeScript source: static and dynamic imports, re-exports. */
 export function importsOf(source: string): string[] {
   const specs: string[] = []
-  for (const m of source.matchAll(/(?:^|[\s;])(?:import|export)\s[^'"`;]*?from\s*['"](\.[^'"]+)['"]|import\s*\(\s*['"](\.[^'"]+)['"]\s*\)|^import\s+['"](\.[^'"]+)['"]/gm))
+  for (const m of source.matchAll(
+    /(?:^|[\s;])(?:import|export)\s[^'"`;]*?from\s*['"](\.[^'"]+)['"]|import\s*\(\s*['"](\.[^'"]+)['"]\s*\)|^import\s+['"](\.[^'"]+)['"]/gm,
+  ))
     specs.push((m[1] ?? m[2] ?? m[3])!)
   return specs
 }
@@ -85,7 +87,9 @@ describe('module boundaries', () => {
   })
 
   test('every module has a door', () => {
-    const modules = readdirSync(SRC, { withFileTypes: true }).filter((e) => e.isDirectory() && e.name !== 'types').map((e) => e.name)
+    const modules = readdirSync(SRC, { withFileTypes: true })
+      .filter((e) => e.isDirectory() && e.name !== 'types')
+      .map((e) => e.name)
     expect(modules.filter((m) => !sourceTree(join(SRC, m)).has('index.ts'))).toEqual([])
   })
 

@@ -1,16 +1,27 @@
 /** The one wiring point: config, store, services. Tests build it with an in-memory store. */
+
+import {
+  type AuthService,
+  createAuthService,
+  createAuthStore,
+  createKeyService,
+  createRateLimiter,
+  createUserService,
+  type KeyService,
+  type RateLimiter,
+  type UserService,
+} from './auth'
 import { type Config, deriveSettings, type Settings } from './config'
-import { openStore, type Store } from './store'
-import { createAuthStore, createAuthService, type AuthService, createKeyService, type KeyService, createUserService, type UserService, createRateLimiter, type RateLimiter } from './auth'
-import { createLogger, type Logger } from './shared'
-import { createTagService, type TagService, createTagStore } from './tags'
-import { createLinkStore, createLinkService, type LinkService } from './links'
-import { createClickRecorder, type ClickRecorder, createStatsService, type StatsService, createStatsStore } from './stats'
+import { createCnameChecker, createDomainService, createDomainStore, type DomainService } from './domains'
+import { createBlobStore, createFileService, createFileStore, type FileService } from './files'
 import { createGeoIp, type GeoIp } from './geo'
+import { createLinkService, createLinkStore, type LinkService } from './links'
+import { createDesignFiles, createQrService, createTemplateService, createTemplateStore, type QrService, type TemplateService } from './qr'
 import { createPasswordGate, loadOrCreateSecret, type PasswordGate } from './redirect'
-import { createFileService, type FileService, createFileStore, createBlobStore } from './files'
-import { createQrService, type QrService, createDesignFiles, createTemplateService, type TemplateService, createTemplateStore } from './qr'
-import { createDomainService, type DomainService, createDomainStore, createCnameChecker } from './domains'
+import { createLogger, type Logger } from './shared'
+import { type ClickRecorder, createClickRecorder, createStatsService, createStatsStore, type StatsService } from './stats'
+import { openStore, type Store } from './store'
+import { createTagService, createTagStore, type TagService } from './tags'
 import { createTls, type Tls } from './tls'
 
 export interface Deps {

@@ -4,14 +4,14 @@
  * `bun src/main.ts` and the compiled `shortlink` binary behave the same.
  */
 import { existsSync } from 'node:fs'
-import { ConfigError, loadConfig, type Config } from './config'
-import { storePath, lockDataDir, DataDirLockedError } from './store'
-import { createDeps } from './deps'
-import { createLogger, AppError, readCapped } from './shared'
-import { ADMIN_USER_ID, type Caller, type KeyRecord } from './auth'
-import { loadServerCertificate } from './tls'
-import { startServer } from './server'
 import pkg from '../package.json'
+import { ADMIN_USER_ID, type Caller, type KeyRecord } from './auth'
+import { type Config, ConfigError, loadConfig } from './config'
+import { createDeps } from './deps'
+import { startServer } from './server'
+import { AppError, createLogger, readCapped } from './shared'
+import { DataDirLockedError, lockDataDir, storePath } from './store'
+import { loadServerCertificate } from './tls'
 
 const REQUIRED_BUN = pkg.packageManager.replace(/^bun@/, '')
 
@@ -144,7 +144,16 @@ function allKeys(deps: ReturnType<typeof createDeps>, user: string | undefined):
 function keysTable(keys: KeyRecord[]): string {
   const rows = [
     ['ID', 'USER', 'ROLE', 'NAME', 'PREFIX', 'CREATED', 'LAST USED', 'STATUS'],
-    ...keys.map((k) => [k.id, k.userId, k.role, k.name ?? '-', k.prefix, k.createdAt, k.lastUsedAt ?? 'never', k.revokedAt ? `revoked ${k.revokedAt}` : 'active']),
+    ...keys.map((k) => [
+      k.id,
+      k.userId,
+      k.role,
+      k.name ?? '-',
+      k.prefix,
+      k.createdAt,
+      k.lastUsedAt ?? 'never',
+      k.revokedAt ? `revoked ${k.revokedAt}` : 'active',
+    ]),
   ]
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)))
   return rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ')).join('\n') + '\n'

@@ -4,12 +4,12 @@
  * drains on SIGTERM.
  */
 import type { Server } from 'bun'
-import type { Deps } from './deps'
 import { createApiApp } from './app'
-import { createRedirectHandler, renderHostedPage } from './redirect'
+import type { Deps } from './deps'
 import { contentResponse } from './files'
+import { createRedirectHandler, renderHostedPage } from './redirect'
 import { createClientIpResolver, errorResponse } from './shared'
-import { type CertPair, startHttpsListener, type HttpsListener } from './tls'
+import { type CertPair, type HttpsListener, startHttpsListener } from './tls'
 
 export interface RunningServer {
   https: HttpsListener
@@ -42,8 +42,7 @@ export function startServer(deps: Deps, cert: CertPair): RunningServer {
   deps.recorder.start()
   const prefix = settings.apiPrefix
 
-  const isApiRequest = (host: string, path: string) =>
-    host === settings.apiHost && (prefix === '' || path === prefix || path.startsWith(`${prefix}/`))
+  const isApiRequest = (host: string, path: string) => host === settings.apiHost && (prefix === '' || path === prefix || path.startsWith(`${prefix}/`))
 
   // SNI certificates per domain, swapped in as ACME issues them (src/tls/https-listener.ts).
   const https = startHttpsListener(deps.tls, {

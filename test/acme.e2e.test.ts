@@ -6,8 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import tls from 'node:tls'
-import { freePort, startServer, type TestServer, json } from './helpers/server'
-import { pebbleInstalled, startPebble, type Pebble } from './helpers/pebble'
+import { type Pebble, pebbleInstalled, startPebble } from './helpers/pebble'
+import { freePort, json, startServer, type TestServer } from './helpers/server'
 
 const TARGET = 'edge.shortlink.test'
 
@@ -38,17 +38,35 @@ function peerCertificate(port: number, name: string, ca: string): Promise<Peer> 
 }
 
 async function curl(port: number, name: string, caFile: string): Promise<{ code: number; out: string }> {
-  const p = Bun.spawn(['curl', '-sS', '-o', '/dev/null', '-w', '%{http_code}', '--resolve', `${name}:${port}:127.0.0.1`, '--cacert', caFile, `https://${name}:${port}/robots.txt`], {
-    stdout: 'pipe',
-    stderr: 'pipe',
-  })
+  const p = Bun.spawn(
+    [
+      'curl',
+      '-sS',
+      '-o',
+      '/dev/null',
+      '-w',
+      '%{http_code}',
+      '--resolve',
+      `${name}:${port}:127.0.0.1`,
+      '--cacert',
+      caFile,
+      `https://${name}:${port}/robots.txt`,
+    ],
+    {
+      stdout: 'pipe',
+      stderr: 'pipe',
+    },
+  )
   const [out, err] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text()])
   return { code: await p.exited, out: out + err }
 }
 
 /** The Strict-Transport-Security header of an HTTPS answer for `name` ('' when absent); -k: no certificate check. */
 async function hstsOf(port: number, name: string): Promise<string> {
-  const p = Bun.spawn(['curl', '-sS', '-k', '-o', '/dev/null', '-D', '-', '--resolve', `${name}:${port}:127.0.0.1`, `https://${name}:${port}/robots.txt`], { stdout: 'pipe', stderr: 'pipe' })
+  const p = Bun.spawn(['curl', '-sS', '-k', '-o', '/dev/null', '-D', '-', '--resolve', `${name}:${port}:127.0.0.1`, `https://${name}:${port}/robots.txt`], {
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
   const head = await new Response(p.stdout).text()
   await p.exited
   return /^strict-transport-security: *(.*?)\r?$/im.exec(head)?.[1] ?? ''
@@ -90,7 +108,6 @@ ${opts.domainsToml ?? ''}
   return { pebble, server, root, rootFile, toml, env }
 }
 
-
 describe.skipIf(!pebbleInstalled())('ACME certificates for custom domains (pebble)', () => {
   let pebble: Pebble
   let s: TestServer
@@ -118,10 +135,15 @@ describe.skipIf(!pebbleInstalled())('ACME certificates for custom domains (pebbl
     const created = await json(await s.api('/domains', { method: 'POST', json: { domain: 'shop.example.com' } }))
     expect(created.status).toBe(200)
     expect(created.body).toMatchObject({ cnameStatus: 'pending', sslStatus: 'pending' })
-    const served = await waitFor('certificate served', async () => {
-      const p = await peerCertificate(s.httpsPort, 'shop.example.com', root)
-      return p.ok ? p : null
-    }, 20_000, 10)
+    const served = await waitFor(
+      'certificate served',
+      async () => {
+        const p = await peerCertificate(s.httpsPort, 'shop.example.com', root)
+        return p.ok ? p : null
+      },
+      20_000,
+      10,
+    )
     const ms = performance.now() - t0
     const order = /"msg":"certificate issued","name":"shop.example.com".*?"ms":(\d+)/.exec(s.output())?.[1]
     console.log(`POST /domains → certificate served: ${ms.toFixed(0)} ms (the ACME order itself: ${order} ms; listener swap debounce: 200 ms)`)
@@ -141,15 +163,39 @@ describe.skipIf(!pebbleInstalled())('ACME certificates for custom domains (pebbl
     // Runs after the certificate test above: shop.example.com is valid and served.
     const patched = await s.api('/domains/shop.example.com', {
       method: 'PATCH',
-      json: { notFoundUrl: 'https://shop.example.net/missing', destination: 'https://shop.example.net/', assetLinks: '[{"relation":["delegate_permission/common.handle_all_urls"]}]' },
+      json: {
+        notFoundUrl: 'https://shop.example.net/missing',
+        destination: 'https://shop.example.net/',
+        assetLinks: '[{"relation":["delegate_permission/common.handle_all_urls"]}]',
+      },
     })
     expect(patched.status).toBe(200)
-    const link = await s.api('/links/link', { method: 'POST', json: { data: { url: 'https://shop.example.net/sale' }, linkOptions: { domain: 'SHOP.example.com', key: 'sale' } } })
+    const link = await s.api('/links/link', {
+      method: 'POST',
+      json: { data: { url: 'https://shop.example.net/sale' }, linkOptions: { domain: 'SHOP.example.com', key: 'sale' } },
+    })
     expect(link.status).toBe(200)
     expect(((await link.json()) as any).shortLink).toBe(`https://shop.example.com:${s.httpsPort}/sale`)
     const get = async (path: string) => {
       const bodyFile = `${pebble.dir}/body.out`
-      const p = Bun.spawn(['curl', '-sS', '-A', 'Mozilla/5.0 (X11; Linux x86_64) Firefox/125.0', '-o', bodyFile, '-w', '%{http_code} %{redirect_url}', '--resolve', `shop.example.com:${s.httpsPort}:127.0.0.1`, '--cacert', rootFile, `https://shop.example.com:${s.httpsPort}${path}`], { stdout: 'pipe', stderr: 'pipe' })
+      const p = Bun.spawn(
+        [
+          'curl',
+          '-sS',
+          '-A',
+          'Mozilla/5.0 (X11; Linux x86_64) Firefox/125.0',
+          '-o',
+          bodyFile,
+          '-w',
+          '%{http_code} %{redirect_url}',
+          '--resolve',
+          `shop.example.com:${s.httpsPort}:127.0.0.1`,
+          '--cacert',
+          rootFile,
+          `https://shop.example.com:${s.httpsPort}${path}`,
+        ],
+        { stdout: 'pipe', stderr: 'pipe' },
+      )
       const [out, err] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text()])
       expect([await p.exited, err]).toEqual([0, '']) // the TLS handshake verified against the CA's root
       return { out, body: await Bun.file(bodyFile).text() }
@@ -221,10 +267,15 @@ describe.skipIf(!pebbleInstalled())('ACME certificates for custom domains (pebbl
       await pebble.addA(TARGET, ['127.0.0.1'])
     }
     // No API call: the background retry (acmeRetryMs = 1 s, doubling) picks it up.
-    const ok = await waitFor('retry succeeded', async () => {
-      const d = await domain('refused.example.com')
-      return d.sslStatus === 'active' ? d : null
-    }, 15_000, 100)
+    const ok = await waitFor(
+      'retry succeeded',
+      async () => {
+        const d = await domain('refused.example.com')
+        return d.sslStatus === 'active' ? d : null
+      },
+      15_000,
+      100,
+    )
     expect(ok.sslError).toBeNull()
     // Served after the debounced listener swap.
     await waitFor('certificate for refused', async () => (await peerCertificate(s.httpsPort, 'refused.example.com', root)).ok, 5000)
@@ -306,15 +357,22 @@ describe.skipIf(!pebbleInstalled())('renewal (pebble issuing 12-second certifica
       const p = await peerCertificate(s.httpsPort, 'renew.example.com', root)
       return p.ok ? p : null
     })
-    const second = await waitFor('renewed certificate', async () => {
-      const p = await peerCertificate(s.httpsPort, 'renew.example.com', root)
-      return p.ok && p.serial !== first.serial ? p : null
-    }, 20_000, 100)
+    const second = await waitFor(
+      'renewed certificate',
+      async () => {
+        const p = await peerCertificate(s.httpsPort, 'renew.example.com', root)
+        return p.ok && p.serial !== first.serial ? p : null
+      },
+      20_000,
+      100,
+    )
     const seenAt = Date.now()
     const from = Date.parse(first.validFrom!)
     const to = Date.parse(first.validTo!)
     const renewAt = from + ((to - from) * 2) / 3
-    console.log(`renewed ${((seenAt - from) / 1000).toFixed(1)} s into a ${((to - from) / 1000).toFixed(0)} s lifetime (renewal due at ${((renewAt - from) / 1000).toFixed(1)} s)`)
+    console.log(
+      `renewed ${((seenAt - from) / 1000).toFixed(1)} s into a ${((to - from) / 1000).toFixed(0)} s lifetime (renewal due at ${((renewAt - from) / 1000).toFixed(1)} s)`,
+    )
     expect(seenAt).toBeGreaterThanOrEqual(renewAt)
     expect(seenAt).toBeLessThan(to) // the old one never expired while served
     expect(Date.parse(second.validTo!)).toBeGreaterThan(Date.parse(first.validTo!))
@@ -328,7 +386,12 @@ describe.skipIf(!pebbleInstalled())('tls.mode = "acme": the API host and default
   let root = ''
   let rootFile = ''
   beforeAll(async () => {
-    ;({ pebble, server: s, root, rootFile } = await serverWithPebble({
+    ;({
+      pebble,
+      server: s,
+      root,
+      rootFile,
+    } = await serverWithPebble({
       tlsToml: 'mode = "acme"',
       domainsToml: 'defaults = ["s.shortlink.test", "localhost"]',
       env: { SHORTLINK_SERVER_BASEURL: 'https://api.shortlink.test/api' },
@@ -354,10 +417,27 @@ describe.skipIf(!pebbleInstalled())('tls.mode = "acme": the API host and default
     })
     expect(noSni).toBe('api.shortlink.test')
     // The API answers on its host with the CA's certificate.
-    const p = Bun.spawn(['curl', '-sS', '--resolve', `api.shortlink.test:${s.httpsPort}:127.0.0.1`, '--cacert', rootFile, '-H', `authorization: Bearer ${s.adminKey}`, `https://api.shortlink.test:${s.httpsPort}/api/domains`], { stdout: 'pipe', stderr: 'pipe' })
+    const p = Bun.spawn(
+      [
+        'curl',
+        '-sS',
+        '--resolve',
+        `api.shortlink.test:${s.httpsPort}:127.0.0.1`,
+        '--cacert',
+        rootFile,
+        '-H',
+        `authorization: Bearer ${s.adminKey}`,
+        `https://api.shortlink.test:${s.httpsPort}/api/domains`,
+      ],
+      { stdout: 'pipe', stderr: 'pipe' },
+    )
     const body = await new Response(p.stdout).text()
     expect(await p.exited).toBe(0)
-    expect(JSON.parse(body).map((d: any) => d.slug).sort()).toEqual(['localhost', 's.shortlink.test'])
+    expect(
+      JSON.parse(body)
+        .map((d: any) => d.slug)
+        .sort(),
+    ).toEqual(['localhost', 's.shortlink.test'])
     expect(s.output()).not.toContain('"name":"localhost"')
   })
 })

@@ -73,7 +73,9 @@ describe('bodies over the cap', () => {
   })
 
   test('a password form with a 40 MB body (over the old listener cap) is read only as far as a form needs', async () => {
-    const link = await (await s.api('/links/link', { method: 'POST', json: { data: { url: 'https://example.com/secret' }, linkOptions: { password: 'open sesame' } } })).json()
+    const link = await (
+      await s.api('/links/link', { method: 'POST', json: { data: { url: 'https://example.com/secret' }, linkOptions: { password: 'open sesame' } } })
+    ).json()
     const r = await s.fetch(link.shortLink, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
@@ -82,7 +84,11 @@ describe('bodies over the cap', () => {
     expect(r.status).not.toBe(413)
     expect(r.status).toBeLessThan(500)
     expect(r.headers.get('location')).toBeNull()
-    const right = await s.fetch(link.shortLink, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'password=open+sesame' })
+    const right = await s.fetch(link.shortLink, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'password=open+sesame',
+    })
     expect(right.status).toBe(303)
   })
 })

@@ -3,7 +3,7 @@
  * error, and the auth matrix (no key, read-only, member, admin); the OpenAPI document.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { startServer, type TestServer, json } from './helpers/server'
+import { json, startServer, type TestServer } from './helpers/server'
 
 let s: TestServer
 let member = ''
@@ -17,10 +17,11 @@ afterAll(async () => {
   await s?.stop()
 }, 60_000)
 
-
 describe('domains over HTTPS', () => {
   test('create, get, list, patch, verify, delete', async () => {
-    const created = await json(await s.api('/domains', { method: 'POST', json: { domain: 'Links.Bücher.example', notFoundUrl: 'https://example.com/missing' } }))
+    const created = await json(
+      await s.api('/domains', { method: 'POST', json: { domain: 'Links.Bücher.example', notFoundUrl: 'https://example.com/missing' } }),
+    )
     expect(created.status).toBe(200)
     expect(created.body).toMatchObject({ slug: 'links.xn--bcher-kva.example', cnameStatus: 'pending', sslStatus: 'pending', clicks: 0, archived: false })
 
@@ -32,7 +33,9 @@ describe('domains over HTTPS', () => {
       ['localhost', true],
       ['s.example.net', true],
     ])
-    const patched = await json(await s.api('/domains/links.xn--bcher-kva.example', { method: 'PATCH', json: { archived: true, appleAppSiteAssociation: '{"applinks":{}}' } }))
+    const patched = await json(
+      await s.api('/domains/links.xn--bcher-kva.example', { method: 'PATCH', json: { archived: true, appleAppSiteAssociation: '{"applinks":{}}' } }),
+    )
     expect(patched.body).toMatchObject({ archived: true, appleAppSiteAssociation: '{"applinks":{}}' })
     // No DNS for this name here: the check ends invalid (no records) or pending (no answer).
     const verified = await json(await s.api('/domains/links.xn--bcher-kva.example/verify', { method: 'POST' }))

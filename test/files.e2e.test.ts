@@ -4,10 +4,10 @@
  * filters, ownership, and content-addressed storage in the data dir.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { existsSync, readdirSync } from 'node:fs'
 import { createHash } from 'node:crypto'
-import { startServer, type TestServer } from './helpers/server'
+import { existsSync, readdirSync } from 'node:fs'
 import * as S from '../src/files/files.samples'
+import { startServer, type TestServer } from './helpers/server'
 
 let s: TestServer
 let alice = ''
@@ -33,7 +33,17 @@ function upload(bytes: Uint8Array, name: string, key: string = alice, fields: Re
 async function uploaded(bytes: Uint8Array, name: string, key: string = alice) {
   const r = await upload(bytes, name, key)
   expect(r.status).toBe(201)
-  return (await r.json()) as { id: string; name: string; size: number; mimeType: string; extension: string; archived: boolean; userId: string; createdAt: string; updatedAt: string }
+  return (await r.json()) as {
+    id: string
+    name: string
+    size: number
+    mimeType: string
+    extension: string
+    archived: boolean
+    userId: string
+    createdAt: string
+    updatedAt: string
+  }
 }
 const bytesOf = async (r: Response) => new Uint8Array(await r.arrayBuffer())
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex')
@@ -137,7 +147,7 @@ describe('upload', () => {
     const names = readdirSync(dir)
     expect(names.filter((n) => n === sha(gif))).toHaveLength(1)
     expect(names.filter((n) => n.startsWith('.tmp-'))).toEqual([])
-    expect((await s.api(`/files/${a.id}`, { method: 'DELETE', key: alice }).then((r) => r.json()))).toEqual({ id: a.id })
+    expect(await s.api(`/files/${a.id}`, { method: 'DELETE', key: alice }).then((r) => r.json())).toEqual({ id: a.id })
     expect(existsSync(`${dir}/${sha(gif)}`)).toBe(true)
     expect((await s.api(`/files/${b.id}`, { method: 'DELETE', key: bob })).status).toBe(200)
     expect(existsSync(`${dir}/${sha(gif)}`)).toBe(false)

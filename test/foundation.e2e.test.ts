@@ -2,11 +2,12 @@
  * The foundation as a user meets it: the real server (the compiled binary in CI) on
  * real sockets with real TLS.
  */
+
+import { Database } from 'bun:sqlite'
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { mkdtempSync, writeFileSync, existsSync } from 'node:fs'
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { Database } from 'bun:sqlite'
 import { runCli, startServer, type TestServer } from './helpers/server'
 
 let s: TestServer
@@ -45,7 +46,9 @@ describe('foundation over HTTPS', () => {
   })
 
   test('a plain-HTTP request to the TLS port gets no API answer', async () => {
-    const r = await fetch(`http://127.0.0.1:${s.httpsPort}/api/tags`).then((x) => x.status).catch(() => 'refused')
+    const r = await fetch(`http://127.0.0.1:${s.httpsPort}/api/tags`)
+      .then((x) => x.status)
+      .catch(() => 'refused')
     expect(r).not.toBe(200)
   })
 
@@ -111,7 +114,10 @@ describe('foundation over HTTPS', () => {
     const r = await s.run(['backup', target])
     expect(r.code).toBe(0)
     const copy = new Database(target, { readonly: true })
-    const names = copy.query<{ name: string }, []>('SELECT name FROM tags').all().map((x) => x.name)
+    const names = copy
+      .query<{ name: string }, []>('SELECT name FROM tags')
+      .all()
+      .map((x) => x.name)
     copy.close()
     expect(names).toContain('before-backup')
     expect((await s.run(['backup', target])).code).not.toBe(0)
@@ -160,7 +166,9 @@ describe('lifecycle', () => {
 
   test('with no config file, serve starts on the embedded default (8443/8080, localhost)', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'shortlink-default-'))
-    const busy = await fetch('https://localhost:8443/', { tls: { rejectUnauthorized: false } } as RequestInit).then(() => true).catch(() => false)
+    const busy = await fetch('https://localhost:8443/', { tls: { rejectUnauthorized: false } } as RequestInit)
+      .then(() => true)
+      .catch(() => false)
     expect(busy).toBe(false) // the embedded default needs 8443 free on this machine
     const { shortlinkCommand } = await import('./helpers/server')
     const proc = Bun.spawn([...shortlinkCommand(), 'serve'], { cwd: dir, stdout: 'pipe', stderr: 'pipe' })

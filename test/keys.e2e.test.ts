@@ -69,7 +69,7 @@ describe('keys', () => {
     expect(await cli(['keys', 'revoke', 'key_nope'])).toMatchObject({ code: 1, stderr: expect.stringContaining('not found') })
   })
 
-  test("a user disabled through the API: its key answers 401 at once, and again 200 when enabled", async () => {
+  test('a user disabled through the API: its key answers 401 at once, and again 200 when enabled', async () => {
     const made = await createKey('carol', 'readonly')
     expect((await s.api('/tags', { key: made.key })).status).toBe(200)
     expect((await s.api('/users/carol', { method: 'PATCH', json: { disabled: true } })).status).toBe(200)

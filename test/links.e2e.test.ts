@@ -3,7 +3,7 @@
  * error and the auth matrix (no key, readonly, a member on another user's link).
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { startServer, type TestServer, json } from './helpers/server'
+import { json, startServer, type TestServer } from './helpers/server'
 
 let s: TestServer
 let member = ''
@@ -19,11 +19,16 @@ afterAll(async () => {
   await s?.stop()
 }, 60_000)
 
-
 describe('links over HTTPS', () => {
   test('create, get, patch, list, count, upsert, bulk update, delete, bulk delete', async () => {
     const tag = (await json(await s.api('/tags', { key: member, method: 'POST', json: { name: 'poster' } }))).body
-    const created = await json(await s.api('/links/link', { key: member, method: 'POST', json: { data: { url: 'https://example.com/menu' }, linkOptions: { key: 'menu', tags: [tag.id] } } }))
+    const created = await json(
+      await s.api('/links/link', {
+        key: member,
+        method: 'POST',
+        json: { data: { url: 'https://example.com/menu' }, linkOptions: { key: 'menu', tags: [tag.id] } },
+      }),
+    )
     expect(created.status).toBe(200)
     expect(created.body).toMatchObject({ key: 'menu', shortLink: `https://localhost:${s.httpsPort}/menu`, tags: [tag.id], userId: 'usr_alice' })
     const id = created.body.id
@@ -37,7 +42,9 @@ describe('links over HTTPS', () => {
     const up2 = await s.api('/links/upsert/link', { key: member, method: 'PUT', json: { data: { url: 'https://example.com/other' } } })
     expect([up1.status, up2.status]).toEqual([201, 200])
     const second = (await up1.json()) as any
-    const bulk = await json(await s.api('/links/bulk', { key: member, method: 'PATCH', json: { linkIds: [id, second.id], updateData: { linkOptions: { archived: true } } } }))
+    const bulk = await json(
+      await s.api('/links/bulk', { key: member, method: 'PATCH', json: { linkIds: [id, second.id], updateData: { linkOptions: { archived: true } } } }),
+    )
     expect(bulk.body.updatedCount).toBe(2)
     expect((await json(await s.api('/links/count', { key: member }))).body).toEqual({ count: 0 })
     expect((await json(await s.api(`/links/${id}`, { key: member, method: 'DELETE' }))).body).toEqual({ id })

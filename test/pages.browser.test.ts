@@ -6,18 +6,18 @@
  * leaving the local origin. Screenshots: test-artifacts/pages/<name>.png.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { createHash } from 'node:crypto'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { createHash } from 'node:crypto'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { prepareZXingModule, readBarcodes } from 'zxing-wasm/reader'
-import { renderLandingPage, type FileInfo, type LandingLink, type PageContext, type VisitorOs } from '../src/pages'
-import { wifiPayload } from '../src/pages/qr-svg'
 import { contentResponse, type StoredContent } from '../src/files/files.content'
-import { sniffType } from '../src/files/files.sniff'
 import * as S from '../src/files/files.samples'
-import { hasChromium, launchBrowser, phoneContext, watchedPage, type WatchedPage } from './helpers/browser'
+import { sniffType } from '../src/files/files.sniff'
+import { type FileInfo, type LandingLink, type PageContext, renderLandingPage, type VisitorOs } from '../src/pages'
+import { wifiPayload } from '../src/pages/qr-svg'
+import { hasChromium, launchBrowser, phoneContext, type WatchedPage, watchedPage } from './helpers/browser'
 
 const ARTIFACTS = resolve(import.meta.dir, '../test-artifacts/pages')
 const dir = mkdtempSync(join(tmpdir(), 'shortlink-pages-'))
@@ -56,17 +56,39 @@ const link = (linkType: string, data: Record<string, any>, extra: Partial<Landin
 
 const WIFI = { ssid: 'Café Guest', password: 'p@ss;word,42', encryption: 'WPA' }
 const pages: Record<string, { link: LandingLink; os?: VisitorOs }> = {
-  text: { link: link('text', { title: 'Opening hours', text: 'Mon-Fri 9:00-18:00\nSat 10:00-14:00\n\nBook at https://book.example/table <b>not bold</b>' }, { option: { isWaterMark: true } }) },
+  text: {
+    link: link(
+      'text',
+      { title: 'Opening hours', text: 'Mon-Fri 9:00-18:00\nSat 10:00-14:00\n\nBook at https://book.example/table <b>not bold</b>' },
+      { option: { isWaterMark: true } },
+    ),
+  },
   'wi-fi': { link: link('wi-fi', WIFI, { previewData: { title: 'Our Wi-Fi' }, option: { isWaterMark: true, watermarkText: 'Café only' } }) },
   menu: {
-    link: link('menu', {
-      title: 'Trattoria Roma',
-      sections: [
-        { name: 'Starters', items: [{ name: 'Bruschetta', price: '€6.50', description: 'Tomato, basil, garlic & olive oil' }, { name: 'Olives', price: '€3.00' }] },
-        { name: 'Pizza', items: [{ name: 'Margherita', price: '€9.00', description: 'San Marzano tomato, fior di latte' }, { name: 'Diavola', price: '€11.50' }] },
-        { name: 'Drinks', items: [{ name: 'Espresso', price: '€2.00' }] },
-      ],
-    }, { option: { isWaterMark: true, watermarkText: 'Trattoria Roma' } }),
+    link: link(
+      'menu',
+      {
+        title: 'Trattoria Roma',
+        sections: [
+          {
+            name: 'Starters',
+            items: [
+              { name: 'Bruschetta', price: '€6.50', description: 'Tomato, basil, garlic & olive oil' },
+              { name: 'Olives', price: '€3.00' },
+            ],
+          },
+          {
+            name: 'Pizza',
+            items: [
+              { name: 'Margherita', price: '€9.00', description: 'San Marzano tomato, fior di latte' },
+              { name: 'Diavola', price: '€11.50' },
+            ],
+          },
+          { name: 'Drinks', items: [{ name: 'Espresso', price: '€2.00' }] },
+        ],
+      },
+      { option: { isWaterMark: true, watermarkText: 'Trattoria Roma' } },
+    ),
   },
   'menu-pdf': { link: link('menu', { fileId: 'fil_menupdf', title: 'Lunch menu' }) },
   document: { link: link('document', { fileId: 'fil_pdf', title: 'Terms of service' }, { option: { isWaterMark: true } }) },
@@ -76,7 +98,11 @@ const pages: Record<string, { link: LandingLink; os?: VisitorOs }> = {
   video: { link: link('video', { fileId: 'fil_webm', title: 'Product tour' }, { option: { isWaterMark: true } }) },
   file: { link: link('file', { fileId: 'fil_pdf' }) },
   'app-stores': {
-    link: link('app-stores', { ios: 'https://apps.apple.com/app/id123', android: 'https://play.google.com/store/apps/details?id=x.y', fallbackUrl: 'https://app.example' }),
+    link: link('app-stores', {
+      ios: 'https://apps.apple.com/app/id123',
+      android: 'https://play.google.com/store/apps/details?id=x.y',
+      fallbackUrl: 'https://app.example',
+    }),
     os: 'android',
   },
   protected: { link: link('image', { fileId: 'fil_png', title: 'Protected image' }, { option: { isWaterMark: true, isScreenshotProtected: true } }) },

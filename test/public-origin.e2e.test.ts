@@ -41,7 +41,13 @@ describe('public origin: baseUrl https://api.example.test/api, listening on a ra
   let link: { id: string; key: string; shortLink: string; qrCode: string }
 
   test('shortLink and qrCode carry no port', async () => {
-    const r = await curl('https://api.example.test/api/links/link', [...auth(), '-H', 'content-type: application/json', '-d', JSON.stringify({ data: { url: 'https://example.com/menu' } })])
+    const r = await curl('https://api.example.test/api/links/link', [
+      ...auth(),
+      '-H',
+      'content-type: application/json',
+      '-d',
+      JSON.stringify({ data: { url: 'https://example.com/menu' } }),
+    ])
     expect(r.status).toBe(200)
     link = JSON.parse(r.body)
     expect(link.shortLink).toBe(`https://s.test/${link.key}`)

@@ -10,9 +10,9 @@ import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { PNG } from 'pngjs'
-import { startServer, type TestServer } from './helpers/server'
 import { BODY_STYLES, EYE_BALLS_FOR } from '../src/qr/qr.schema'
 import { FRAME_SVG, LOGO_SVG, plainQrSvg, pngOf, serveFixtures } from '../src/qr/qr.test-fixtures'
+import { startServer, type TestServer } from './helpers/server'
 
 let s: TestServer
 let fixtures: ReturnType<typeof serveFixtures>
@@ -95,14 +95,25 @@ describe('every style decodes with zbarimg and ZXingReader at 100/300/1000 px', 
     const failures: string[] = []
     for (const [style_id, balls] of Object.entries(EYE_BALLS_FOR))
       for (const ball_style_id of balls)
-        failures.push(...(await check(`eye-${style_id}-${ball_style_id}`, { patterns: { body: { style_id: 'rounded' }, eye: { style_id, ball_style_id, value: '#0f172a,#9f1239' } } })))
+        failures.push(
+          ...(await check(`eye-${style_id}-${ball_style_id}`, {
+            patterns: { body: { style_id: 'rounded' }, eye: { style_id, ball_style_id, value: '#0f172a,#9f1239' } },
+          })),
+        )
     expect(failures).toEqual([])
   })
 
   test('gradients and colours', async () => {
     const failures = [
-      ...(await check('linear', { patterns: { body: { style_id: 'dots', type: 'linear-gradient', value: '#1e3a8a,#7c3aed', direction: 'to-bottom-right' }, eye: { style_id: 'circle', type: 'linear-gradient', value: '#000000,#1e3a8a' } } })),
-      ...(await check('radial', { patterns: { body: { style_id: 'classy', type: 'radial-gradient', value: '#000000,#2563eb' }, background: { value: '#fef9c3' } } })),
+      ...(await check('linear', {
+        patterns: {
+          body: { style_id: 'dots', type: 'linear-gradient', value: '#1e3a8a,#7c3aed', direction: 'to-bottom-right' },
+          eye: { style_id: 'circle', type: 'linear-gradient', value: '#000000,#1e3a8a' },
+        },
+      })),
+      ...(await check('radial', {
+        patterns: { body: { style_id: 'classy', type: 'radial-gradient', value: '#000000,#2563eb' }, background: { value: '#fef9c3' } },
+      })),
       ...(await check('low-contrast-ok', { patterns: { body: { value: '#6b7280' } } })),
     ]
     expect(failures).toEqual([])
@@ -113,24 +124,33 @@ describe('every style decodes with zbarimg and ZXingReader at 100/300/1000 px', 
     for (const size of [1, 5, 10, 15])
       for (const shape of ['square', 'circle'])
         failures.push(...(await check(`logo-${size}-${shape}`, { logo: { value: fixtures.url('/logo.png'), size, shape, shadow: size === 10 } })))
-    failures.push(...(await check('logo-dots', { patterns: { body: { style_id: 'dots' } }, logo: { value: fixtures.url('/logo.png'), size: 12, shape: 'rounded' } })))
+    failures.push(
+      ...(await check('logo-dots', { patterns: { body: { style_id: 'dots' } }, logo: { value: fixtures.url('/logo.png'), size: 12, shape: 'rounded' } })),
+    )
     // Repairs (a shrunk logo) are allowed here: the contract is that what is served scans.
     expect(failures.filter((f) => !f.includes('repaired: logo-shrunk'))).toEqual([])
   })
 
   test('frames with texts: an image frame, the built-in frame, and texts from the query', async () => {
     const failures = [
-      ...(await check('frame-image', {
-        frame: {
-          value: fixtures.url('/frame.png'),
-          options: { code_rect: [50, 50, 500, 500] },
-          add_texts: [
-            { pos: [300, 640], color: '#ffffff', size: 60, content: 'SCAN ME', bold: true },
-            { pos: [300, 730], color: '#93c5fd', size: 36, prefix: 'at ', content: 'example.org' },
-          ],
+      ...(await check(
+        'frame-image',
+        {
+          frame: {
+            value: fixtures.url('/frame.png'),
+            options: { code_rect: [50, 50, 500, 500] },
+            add_texts: [
+              { pos: [300, 640], color: '#ffffff', size: 60, content: 'SCAN ME', bold: true },
+              { pos: [300, 730], color: '#93c5fd', size: 36, prefix: 'at ', content: 'example.org' },
+            ],
+          },
         },
-      }, { widths: [300, 1000] })),
-      ...(await check('frame-builtin', { patterns: { body: { style_id: 'rounded', value: '#14532d' } }, frame: { add_texts: [{ content: 'Menu', bold: true }] } })),
+        { widths: [300, 1000] },
+      )),
+      ...(await check('frame-builtin', {
+        patterns: { body: { style_id: 'rounded', value: '#14532d' } },
+        frame: { add_texts: [{ content: 'Menu', bold: true }] },
+      })),
       ...(await check('frame-query-texts', {}, { query: '&texts=Scan%20me&texts=example.org' })),
     ]
     expect(failures).toEqual([])
@@ -148,9 +168,19 @@ describe('every style decodes with zbarimg and ZXingReader at 100/300/1000 px', 
       await Bun.write(file, png)
       const img = PNG.sync.read(Buffer.from(png))
       const corner = [0, 1, 2].map((c) => img.data[c]!.toString(16).padStart(2, '0')).join('')
-      seen.push({ width, status: r.status, repaired: r.headers.get('x-qr-repaired'), contrast: r.headers.get('x-qr-contrast'), corner, zbar: await zbar(file), zxing: await zxing(file) })
+      seen.push({
+        width,
+        status: r.status,
+        repaired: r.headers.get('x-qr-repaired'),
+        contrast: r.headers.get('x-qr-contrast'),
+        corner,
+        zbar: await zbar(file),
+        zxing: await zxing(file),
+      })
     }
-    expect(seen).toEqual([100, 300, 1000].map((width) => ({ width, status: 200, repaired: 'dark-on-light', contrast: null, corner: 'f8fafc', zbar: expected, zxing: expected })))
+    expect(seen).toEqual(
+      [100, 300, 1000].map((width) => ({ width, status: 200, repaired: 'dark-on-light', contrast: null, corner: 'f8fafc', zbar: expected, zxing: expected })),
+    )
     // A template must scan as given: a light-on-dark one is refused, saying why.
     const tpl = await s.api('/qr/templates', { method: 'POST', json: { name: 'night', qrOptions } })
     expect(tpl.status).toBe(422)
@@ -172,7 +202,10 @@ describe('the binary serves the other QR endpoints', () => {
     expect(b64.image).toStartWith('data:image/png;base64,')
     const first = await s.api(`/qr/${link.id}`)
     expect((await s.api(`/qr/${link.id}`, { headers: { 'if-none-match': first.headers.get('etag')! } })).status).toBe(304)
-    const bad = await s.api('/links/link', { method: 'POST', json: { data: { url: 'https://example.org/bad' }, qrOptions: { patterns: { body: { value: '#f5f5f5' } } } } })
+    const bad = await s.api('/links/link', {
+      method: 'POST',
+      json: { data: { url: 'https://example.org/bad' }, qrOptions: { patterns: { body: { value: '#f5f5f5' } } } },
+    })
     expect(bad.status).toBe(422)
   })
 

@@ -3,12 +3,12 @@
  * page, targeting by device, location (client IPs via trustProxy), language, time and
  * visit number, and counting without loss across SIGTERM.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { Database } from 'bun:sqlite'
-import { startServer, type TestServer } from './helpers/server'
-import { CITY_DB, UA } from './helpers/agents'
-import { samplePdf } from '../src/files/files.samples'
 
+import { Database } from 'bun:sqlite'
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { samplePdf } from '../src/files/files.samples'
+import { CITY_DB, UA } from './helpers/agents'
+import { startServer, type TestServer } from './helpers/server'
 
 let s: TestServer
 const origin = () => `https://localhost:${s.httpsPort}`
@@ -23,7 +23,8 @@ const make = async (type: string, data: unknown, linkOptions: Record<string, unk
   if (r.status !== 200) throw new Error(`create failed: ${r.status} ${await r.text()}`)
   return (await r.json()) as any
 }
-const linkByKey = async (key: string) => ((await (await s.api(`/links?search=${key}&includeArchived=true`)).json()) as any).links.find((l: any) => l.key === key)
+const linkByKey = async (key: string) =>
+  ((await (await s.api(`/links?search=${key}&includeArchived=true`)).json()) as any).links.find((l: any) => l.key === key)
 
 beforeAll(async () => {
   s = await startServer({ toml: `trustProxy = ["127.0.0.1", "::1"]\n[geoip]\ndatabase = "${CITY_DB}"\n` })
@@ -107,7 +108,11 @@ describe('decision branches over HTTPS', () => {
   })
 
   test('social-preview bots get og: tags and are not counted; other bots are redirected uncounted', async () => {
-    await make('link', { url: 'https://shop.example/' }, { key: 'social', previewData: { title: 'Big <Sale>', desc: 'Today only', image: 'https://img.example/s.png' } })
+    await make(
+      'link',
+      { url: 'https://shop.example/' },
+      { key: 'social', previewData: { title: 'Big <Sale>', desc: 'Today only', image: 'https://img.example/s.png' } },
+    )
     const page = await visit('/social', { ua: UA.facebook })
     expect(page.status).toBe(200)
     const html = await page.text()
@@ -155,7 +160,7 @@ describe('hosted files behind the link checks', () => {
     expect((await s.api(`/files/${up.id}`, { method: 'DELETE' })).status).toBe(200)
   })
 
-  test('a link may only show its owner\'s files', async () => {
+  test("a link may only show its owner's files", async () => {
     const key = await s.keyFor('mallory', 'member')
     const form = new FormData()
     form.append('file', new Blob([samplePdf('private') as BlobPart]), 'private.pdf')
@@ -168,21 +173,35 @@ describe('hosted files behind the link checks', () => {
 
 describe('targeting over HTTPS', () => {
   test('device', async () => {
-    await make('link', { url: 'https://web.example/' }, { key: 'app', Targeting: { targetType: 'device', targetDatas: { ios: 'https://apps.apple.com/app/1', android: 'https://play.google.com/store/apps/details?id=x' } } })
+    await make(
+      'link',
+      { url: 'https://web.example/' },
+      {
+        key: 'app',
+        Targeting: { targetType: 'device', targetDatas: { ios: 'https://apps.apple.com/app/1', android: 'https://play.google.com/store/apps/details?id=x' } },
+      },
+    )
     expect((await visit('/app', { ua: UA.iphone })).headers.get('location')).toBe('https://apps.apple.com/app/1')
     expect((await visit('/app', { ua: UA.pixel })).headers.get('location')).toBe('https://play.google.com/store/apps/details?id=x')
     expect((await visit('/app', { ua: UA.windows })).headers.get('location')).toBe('https://web.example/')
   })
 
   test('location from the client IP (X-Forwarded-For from a trusted proxy): country, region, city', async () => {
-    await make('link', { url: 'https://world.example/' }, {
-      key: 'geo',
-      Targeting: { targetType: 'location', targetDatas: [
-        { country: 'US', region: 'California', city: 'Mountain View', url: 'https://mv.example/' },
-        { country: 'US', url: 'https://us.example/' },
-        { country: 'DE', region: 'Bavaria', url: 'https://bavaria.example/' },
-      ] },
-    })
+    await make(
+      'link',
+      { url: 'https://world.example/' },
+      {
+        key: 'geo',
+        Targeting: {
+          targetType: 'location',
+          targetDatas: [
+            { country: 'US', region: 'California', city: 'Mountain View', url: 'https://mv.example/' },
+            { country: 'US', url: 'https://us.example/' },
+            { country: 'DE', region: 'Bavaria', url: 'https://bavaria.example/' },
+          ],
+        },
+      },
+    )
     expect((await visit('/geo', { ip: '8.8.8.8' })).headers.get('location')).toBe('https://mv.example/')
     expect((await visit('/geo', { ip: '2.2.2.2' })).headers.get('location')).toBe('https://us.example/')
     expect((await visit('/geo', { ip: '5.9.0.1' })).headers.get('location')).toBe('https://bavaria.example/')
@@ -190,7 +209,20 @@ describe('targeting over HTTPS', () => {
   })
 
   test('language from Accept-Language q-values', async () => {
-    await make('link', { url: 'https://en.example/' }, { key: 'lang', Targeting: { targetType: 'language', targetDatas: [{ language: 'fr', url: 'https://fr.example/' }, { language: 'de', url: 'https://de.example/' }] } })
+    await make(
+      'link',
+      { url: 'https://en.example/' },
+      {
+        key: 'lang',
+        Targeting: {
+          targetType: 'language',
+          targetDatas: [
+            { language: 'fr', url: 'https://fr.example/' },
+            { language: 'de', url: 'https://de.example/' },
+          ],
+        },
+      },
+    )
     expect((await visit('/lang', { headers: { 'accept-language': 'de;q=0.5, fr-CA;q=0.9, en;q=0.8' } })).headers.get('location')).toBe('https://fr.example/')
     expect((await visit('/lang', { headers: { 'accept-language': 'es' } })).headers.get('location')).toBe('https://en.example/')
   })
@@ -202,7 +234,11 @@ describe('targeting over HTTPS', () => {
   })
 
   test('number: the first 3 counted visits win, counted atomically under concurrency', async () => {
-    await make('link', { url: 'https://late.example/' }, { key: 'first3', Targeting: { targetType: 'number', targetDatas: [{ from: 1, to: 3, url: 'https://early.example/' }] } })
+    await make(
+      'link',
+      { url: 'https://late.example/' },
+      { key: 'first3', Targeting: { targetType: 'number', targetDatas: [{ from: 1, to: 3, url: 'https://early.example/' }] } },
+    )
     const results = await Promise.all(Array.from({ length: 10 }, () => visit('/first3').then((r) => r.headers.get('location'))))
     expect(results.filter((l) => l === 'https://early.example/')).toHaveLength(3)
     expect(results.filter((l) => l === 'https://late.example/')).toHaveLength(7)
@@ -213,7 +249,10 @@ describe('targeting over HTTPS', () => {
 describe('counting', () => {
   test('500 visits with mixed agents, SIGTERM, restart: clicks is exactly 500 with the right dimensions', async () => {
     const t = await startServer({ toml: `trustProxy = ["127.0.0.1"]\n[geoip]\ndatabase = "${CITY_DB}"\n` })
-    const mk = await t.api('/links/link', { method: 'POST', json: { data: { url: 'https://count.example/' }, linkOptions: { key: 'count', utm: { source: 'flyer', medium: 'print' } } } })
+    const mk = await t.api('/links/link', {
+      method: 'POST',
+      json: { data: { url: 'https://count.example/' }, linkOptions: { key: 'count', utm: { source: 'flyer', medium: 'print' } } },
+    })
     const link = (await mk.json()) as any
     const agents = [UA.iphone, UA.pixel, UA.windows, UA.mac, UA.firefox]
     const ips = ['8.8.8.8', '5.9.0.1', '81.2.69.142', '1.1.1.1', '2.2.2.2']
@@ -240,7 +279,10 @@ describe('counting', () => {
     expect(clicks).toBe(500)
     const total = dims.reduce((a: number, r: any) => a + r.n, 0)
     expect(total).toBe(500)
-    const by = (k: string) => Object.fromEntries(Object.entries(Object.groupBy(dims, (r: any) => String(r[k]))).map(([v, rows]) => [v, rows!.reduce((a: number, r: any) => a + r.n, 0)]))
+    const by = (k: string) =>
+      Object.fromEntries(
+        Object.entries(Object.groupBy(dims, (r: any) => String(r[k]))).map(([v, rows]) => [v, rows!.reduce((a: number, r: any) => a + r.n, 0)]),
+      )
     expect(by('os')).toEqual({ IOS: 100, Android: 100, Windows: 100, MacOS: 100, Linux: 100 })
     expect(by('browser')).toEqual({ Safari: 200, Chrome: 200, Firefox: 100 })
     expect(by('device')).toEqual({ Mobile: 200, Desktop: 300 })

@@ -4,12 +4,12 @@
  * a bot), then every groupBy and filter of GET /statistics checked against the exact
  * numbers; back-dated events written through the store for the time-zone and DST edges.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { Database } from 'bun:sqlite'
-import { startServer, type TestServer } from './helpers/server'
-import { CITY_DB, UA } from './helpers/agents'
-import { createEventWriter, type ClickEvent } from '../src/stats/click-writer'
 
+import { Database } from 'bun:sqlite'
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { type ClickEvent, createEventWriter } from '../src/stats/click-writer'
+import { CITY_DB, UA } from './helpers/agents'
+import { startServer, type TestServer } from './helpers/server'
 
 let s: TestServer
 let a: any, b: any, c: any, dst: any
@@ -33,9 +33,15 @@ const NOW = 'interval=24h'
 beforeAll(async () => {
   s = await startServer({ toml: `trustProxy = ["127.0.0.1", "::1"]\n[geoip]\ndatabase = "${CITY_DB}"\n` })
   tagId = ((await (await s.api('/tags', { method: 'POST', json: { name: 'Promo' } })).json()) as any).id
-  a = await make('link', { url: 'https://shop.example/a' }, {
-    key: 'st-a', tags: [tagId], utm: { source: 'newsletter', medium: 'email', campaign: 'launch', term: 'shoes', content: 'v1' },
-  })
+  a = await make(
+    'link',
+    { url: 'https://shop.example/a' },
+    {
+      key: 'st-a',
+      tags: [tagId],
+      utm: { source: 'newsletter', medium: 'email', campaign: 'launch', term: 'shoes', content: 'v1' },
+    },
+  )
   b = await make('text', { text: 'Opening hours: 9-5' }, { key: 'st-b' })
   c = await make('link', { url: 'https://blog.example/c' }, { key: 'st-c' })
   dst = await make('link', { url: 'https://dst.example/' }, { key: 'st-dst' })
@@ -59,9 +65,26 @@ beforeAll(async () => {
   db.exec('PRAGMA busy_timeout = 5000')
   const seq = (db.query('SELECT seq FROM links WHERE id = ?').get(dst.id) as { seq: number }).seq
   const ev = (at: string, over: Partial<ClickEvent> = {}): ClickEvent => ({
-    linkSeq: seq, domain: 'localhost', at: Date.parse(at), scan: false, continent: 'Europe', country: 'FR', region: 'Île-de-France', city: 'Paris',
-    os: 'IOS', browser: 'Safari', device: 'Mobile', referer: null, refererUrl: null, utmSource: null, utmMedium: null, utmCampaign: null,
-    utmTerm: null, utmContent: null, n: 1, ...over,
+    linkSeq: seq,
+    domain: 'localhost',
+    at: Date.parse(at),
+    scan: false,
+    continent: 'Europe',
+    country: 'FR',
+    region: 'Île-de-France',
+    city: 'Paris',
+    os: 'IOS',
+    browser: 'Safari',
+    device: 'Mobile',
+    referer: null,
+    refererUrl: null,
+    utmSource: null,
+    utmMedium: null,
+    utmCampaign: null,
+    utmTerm: null,
+    utmContent: null,
+    n: 1,
+    ...over,
   })
   createEventWriter(db)([
     ev('2025-10-25T21:59:59.999Z'), // 23:59:59.999 CEST, 25 October
@@ -97,66 +120,153 @@ describe('GET /statistics over real visits', () => {
       { linkId: b.id, shortLink: b.shortLink, destination: b.destination, clicks: 2, scans: 1 },
       { linkId: c.id, shortLink: c.shortLink, destination: 'https://blog.example/c', clicks: 1, scans: 0 },
     ])
-    expect(await stats(`${NOW}&groupBy=link_type`)).toEqual([{ linkType: 'link', clicks: 7, scans: 3 }, { linkType: 'text', clicks: 2, scans: 1 }])
+    expect(await stats(`${NOW}&groupBy=link_type`)).toEqual([
+      { linkType: 'link', clicks: 7, scans: 3 },
+      { linkType: 'text', clicks: 2, scans: 1 },
+    ])
     expect(await stats(`${NOW}&groupBy=destination`)).toEqual([
-      { destination: 'https://shop.example/a', clicks: 6, scans: 3 }, { destination: b.destination, clicks: 2, scans: 1 }, { destination: 'https://blog.example/c', clicks: 1, scans: 0 },
+      { destination: 'https://shop.example/a', clicks: 6, scans: 3 },
+      { destination: b.destination, clicks: 2, scans: 1 },
+      { destination: 'https://blog.example/c', clicks: 1, scans: 0 },
     ])
   })
 
   test('groupBy location, device, browser, os', async () => {
     expect(await stats(`${NOW}&groupBy=country`)).toEqual([
-      { country: 'DE', clicks: 4, scans: 3 }, { country: 'US', clicks: 3, scans: 1 }, { country: 'AU', clicks: 1, scans: 0 }, { country: 'GB', clicks: 1, scans: 0 },
+      { country: 'DE', clicks: 4, scans: 3 },
+      { country: 'US', clicks: 3, scans: 1 },
+      { country: 'AU', clicks: 1, scans: 0 },
+      { country: 'GB', clicks: 1, scans: 0 },
     ])
     expect(await stats(`${NOW}&groupBy=region`)).toEqual([
-      { region: 'Bavaria', clicks: 4, scans: 3 }, { region: 'California', clicks: 2, scans: 0 }, { region: 'District of Columbia', clicks: 1, scans: 1 },
-      { region: 'England', clicks: 1, scans: 0 }, { region: 'New South Wales', clicks: 1, scans: 0 },
+      { region: 'Bavaria', clicks: 4, scans: 3 },
+      { region: 'California', clicks: 2, scans: 0 },
+      { region: 'District of Columbia', clicks: 1, scans: 1 },
+      { region: 'England', clicks: 1, scans: 0 },
+      { region: 'New South Wales', clicks: 1, scans: 0 },
     ])
     expect(await stats(`${NOW}&groupBy=city`)).toEqual([
-      { city: 'Falkenstein', clicks: 4, scans: 3 }, { city: 'Mountain View', clicks: 2, scans: 0 }, { city: 'London', clicks: 1, scans: 0 },
-      { city: 'Sydney', clicks: 1, scans: 0 }, { city: 'Washington D.C.', clicks: 1, scans: 1 },
+      { city: 'Falkenstein', clicks: 4, scans: 3 },
+      { city: 'Mountain View', clicks: 2, scans: 0 },
+      { city: 'London', clicks: 1, scans: 0 },
+      { city: 'Sydney', clicks: 1, scans: 0 },
+      { city: 'Washington D.C.', clicks: 1, scans: 1 },
     ])
     expect(await stats(`${NOW}&groupBy=os`)).toEqual([
-      { os: 'Windows', clicks: 4, scans: 3 }, { os: 'IOS', clicks: 2, scans: 0 }, { os: 'Android', clicks: 1, scans: 0 }, { os: 'Linux', clicks: 1, scans: 1 },
+      { os: 'Windows', clicks: 4, scans: 3 },
+      { os: 'IOS', clicks: 2, scans: 0 },
+      { os: 'Android', clicks: 1, scans: 0 },
+      { os: 'Linux', clicks: 1, scans: 1 },
       { os: 'MacOS', clicks: 1, scans: 0 },
     ])
-    expect(await stats(`${NOW}&groupBy=browser`)).toEqual([{ browser: 'Chrome', clicks: 5, scans: 3 }, { browser: 'Safari', clicks: 3, scans: 0 }, { browser: 'Firefox', clicks: 1, scans: 1 }])
-    expect(await stats(`${NOW}&groupBy=device`)).toEqual([{ device: 'Desktop', clicks: 6, scans: 4 }, { device: 'Mobile', clicks: 3, scans: 0 }])
+    expect(await stats(`${NOW}&groupBy=browser`)).toEqual([
+      { browser: 'Chrome', clicks: 5, scans: 3 },
+      { browser: 'Safari', clicks: 3, scans: 0 },
+      { browser: 'Firefox', clicks: 1, scans: 1 },
+    ])
+    expect(await stats(`${NOW}&groupBy=device`)).toEqual([
+      { device: 'Desktop', clicks: 6, scans: 4 },
+      { device: 'Mobile', clicks: 3, scans: 0 },
+    ])
   })
 
   test('groupBy referer, refererUrl and every UTM field (null: direct, or not in the landing URL)', async () => {
     expect(await stats(`${NOW}&groupBy=referer`)).toEqual([
-      { referer: null, clicks: 5, scans: 4 }, { referer: 'www.google.com', clicks: 2, scans: 0 }, { referer: 'l.facebook.com', clicks: 1, scans: 0 }, { referer: 't.co', clicks: 1, scans: 0 },
+      { referer: null, clicks: 5, scans: 4 },
+      { referer: 'www.google.com', clicks: 2, scans: 0 },
+      { referer: 'l.facebook.com', clicks: 1, scans: 0 },
+      { referer: 't.co', clicks: 1, scans: 0 },
     ])
     expect(await stats(`${NOW}&groupBy=referer_url`)).toEqual([
-      { refererUrl: null, clicks: 5, scans: 4 }, { refererUrl: 'https://www.google.com/search?q=x', clicks: 2, scans: 0 },
-      { refererUrl: 'https://l.facebook.com/', clicks: 1, scans: 0 }, { refererUrl: 'https://t.co/abc', clicks: 1, scans: 0 },
+      { refererUrl: null, clicks: 5, scans: 4 },
+      { refererUrl: 'https://www.google.com/search?q=x', clicks: 2, scans: 0 },
+      { refererUrl: 'https://l.facebook.com/', clicks: 1, scans: 0 },
+      { refererUrl: 'https://t.co/abc', clicks: 1, scans: 0 },
     ])
-    expect(await stats(`${NOW}&groupBy=utm_source`)).toEqual([{ utmSource: 'newsletter', clicks: 6, scans: 3 }, { utmSource: null, clicks: 2, scans: 1 }, { utmSource: 'fb', clicks: 1, scans: 0 }])
-    expect(await stats(`${NOW}&groupBy=utm_medium`)).toEqual([{ utmMedium: 'email', clicks: 6, scans: 3 }, { utmMedium: null, clicks: 3, scans: 1 }])
-    expect(await stats(`${NOW}&groupBy=utm_campaign`)).toEqual([{ utmCampaign: 'launch', clicks: 6, scans: 3 }, { utmCampaign: null, clicks: 2, scans: 1 }, { utmCampaign: 'winter', clicks: 1, scans: 0 }])
-    expect(await stats(`${NOW}&groupBy=utm_term`)).toEqual([{ utmTerm: 'shoes', clicks: 6, scans: 3 }, { utmTerm: null, clicks: 3, scans: 1 }])
-    expect(await stats(`${NOW}&groupBy=utm_content`)).toEqual([{ utmContent: 'v1', clicks: 6, scans: 3 }, { utmContent: null, clicks: 3, scans: 1 }])
+    expect(await stats(`${NOW}&groupBy=utm_source`)).toEqual([
+      { utmSource: 'newsletter', clicks: 6, scans: 3 },
+      { utmSource: null, clicks: 2, scans: 1 },
+      { utmSource: 'fb', clicks: 1, scans: 0 },
+    ])
+    expect(await stats(`${NOW}&groupBy=utm_medium`)).toEqual([
+      { utmMedium: 'email', clicks: 6, scans: 3 },
+      { utmMedium: null, clicks: 3, scans: 1 },
+    ])
+    expect(await stats(`${NOW}&groupBy=utm_campaign`)).toEqual([
+      { utmCampaign: 'launch', clicks: 6, scans: 3 },
+      { utmCampaign: null, clicks: 2, scans: 1 },
+      { utmCampaign: 'winter', clicks: 1, scans: 0 },
+    ])
+    expect(await stats(`${NOW}&groupBy=utm_term`)).toEqual([
+      { utmTerm: 'shoes', clicks: 6, scans: 3 },
+      { utmTerm: null, clicks: 3, scans: 1 },
+    ])
+    expect(await stats(`${NOW}&groupBy=utm_content`)).toEqual([
+      { utmContent: 'v1', clicks: 6, scans: 3 },
+      { utmContent: null, clicks: 3, scans: 1 },
+    ])
   })
 
   test('every filter', async () => {
     const enc = encodeURIComponent
     const cases: [string, number, number][] = [
-      [`linkId=${a.id}`, 6, 3], [`linkIds=${b.id}&linkIds=${c.id}`, 3, 1], [`url=${enc(b.shortLink)}`, 2, 1], [`url=${enc(b.shortLink)}&domain=elsewhere.example`, 2, 1],
-      ['domain=localhost', 9, 4], ['domain=elsewhere.example', 0, 0], ['linkType=text', 2, 1], ['linkType=link', 7, 3], ['linkType=vcard', 0, 0],
-      [`tagIds=${tagId}`, 6, 3], ['tagNames=promo', 6, 3], [`tagNames=nothing&tagIds=${tagId}`, 6, 3], ['qr=true', 4, 4], ['qr=false', 5, 0],
-      ['continent=Europe', 5, 3], ['continent=Oceania', 1, 0], ['continent=North%20America', 3, 1], ['country=US', 3, 1], ['country=de', 4, 3],
-      ['region=Bavaria', 4, 3], ['city=London', 1, 0], ['device=Mobile', 3, 0], ['browser=Firefox', 1, 1], ['os=IOS', 2, 0],
-      ['referer=t.co', 1, 0], [`refererUrl=${enc('https://www.google.com/search?q=x')}`, 2, 0], [`destination=${enc('https://shop.example/a')}`, 6, 3],
-      ['utmSource=fb', 1, 0], ['utmMedium=email', 6, 3], ['utmCampaign=launch', 6, 3], ['utmTerm=shoes', 6, 3], ['utmContent=v1', 6, 3],
-      ['country=DE&os=Windows&qr=true', 3, 3], ['continent=Europe&referer=t.co', 1, 0], [`linkType=link&country=US&tagIds=${tagId}`, 2, 0],
+      [`linkId=${a.id}`, 6, 3],
+      [`linkIds=${b.id}&linkIds=${c.id}`, 3, 1],
+      [`url=${enc(b.shortLink)}`, 2, 1],
+      [`url=${enc(b.shortLink)}&domain=elsewhere.example`, 2, 1],
+      ['domain=localhost', 9, 4],
+      ['domain=elsewhere.example', 0, 0],
+      ['linkType=text', 2, 1],
+      ['linkType=link', 7, 3],
+      ['linkType=vcard', 0, 0],
+      [`tagIds=${tagId}`, 6, 3],
+      ['tagNames=promo', 6, 3],
+      [`tagNames=nothing&tagIds=${tagId}`, 6, 3],
+      ['qr=true', 4, 4],
+      ['qr=false', 5, 0],
+      ['continent=Europe', 5, 3],
+      ['continent=Oceania', 1, 0],
+      ['continent=North%20America', 3, 1],
+      ['country=US', 3, 1],
+      ['country=de', 4, 3],
+      ['region=Bavaria', 4, 3],
+      ['city=London', 1, 0],
+      ['device=Mobile', 3, 0],
+      ['browser=Firefox', 1, 1],
+      ['os=IOS', 2, 0],
+      ['referer=t.co', 1, 0],
+      [`refererUrl=${enc('https://www.google.com/search?q=x')}`, 2, 0],
+      [`destination=${enc('https://shop.example/a')}`, 6, 3],
+      ['utmSource=fb', 1, 0],
+      ['utmMedium=email', 6, 3],
+      ['utmCampaign=launch', 6, 3],
+      ['utmTerm=shoes', 6, 3],
+      ['utmContent=v1', 6, 3],
+      ['country=DE&os=Windows&qr=true', 3, 3],
+      ['continent=Europe&referer=t.co', 1, 0],
+      [`linkType=link&country=US&tagIds=${tagId}`, 2, 0],
     ]
     for (const [q, clicks, scans] of cases) expect([q, await stats(`${NOW}&${q}`)]).toEqual([q, { clicks, scans }])
-    expect(await stats(`${NOW}&linkType=link&groupBy=country`)).toEqual([{ country: 'DE', clicks: 4, scans: 3 }, { country: 'US', clicks: 2, scans: 0 }, { country: 'GB', clicks: 1, scans: 0 }])
+    expect(await stats(`${NOW}&linkType=link&groupBy=country`)).toEqual([
+      { country: 'DE', clicks: 4, scans: 3 },
+      { country: 'US', clicks: 2, scans: 0 },
+      { country: 'GB', clicks: 1, scans: 0 },
+    ])
     // Geo filters with a geo groupBy (answered from the region/city rollups, which know their country).
-    expect(await stats(`${NOW}&continent=Europe&groupBy=region`)).toEqual([{ region: 'Bavaria', clicks: 4, scans: 3 }, { region: 'England', clicks: 1, scans: 0 }])
-    expect(await stats(`${NOW}&country=US&groupBy=city`)).toEqual([{ city: 'Mountain View', clicks: 2, scans: 0 }, { city: 'Washington D.C.', clicks: 1, scans: 1 }])
+    expect(await stats(`${NOW}&continent=Europe&groupBy=region`)).toEqual([
+      { region: 'Bavaria', clicks: 4, scans: 3 },
+      { region: 'England', clicks: 1, scans: 0 },
+    ])
+    expect(await stats(`${NOW}&country=US&groupBy=city`)).toEqual([
+      { city: 'Mountain View', clicks: 2, scans: 0 },
+      { city: 'Washington D.C.', clicks: 1, scans: 1 },
+    ])
     expect(await stats(`${NOW}&city=London&groupBy=country`)).toEqual([{ country: 'GB', clicks: 1, scans: 0 }])
-    expect(await stats(`${NOW}&tagNames=Promo&groupBy=os`)).toEqual([{ os: 'Windows', clicks: 3, scans: 3 }, { os: 'IOS', clicks: 2, scans: 0 }, { os: 'MacOS', clicks: 1, scans: 0 }])
+    expect(await stats(`${NOW}&tagNames=Promo&groupBy=os`)).toEqual([
+      { os: 'Windows', clicks: 3, scans: 3 },
+      { os: 'IOS', clicks: 2, scans: 0 },
+      { os: 'MacOS', clicks: 1, scans: 0 },
+    ])
   })
 
   test('time series of the last 24 hours: hourly buckets, empty ones included, adding up to the count', async () => {
@@ -202,12 +312,18 @@ describe('GET /statistics over real visits', () => {
     expect(await stats(`linkId=${dst.id}&start=2025-10-26T00:00:00Z&end=2025-10-26T01:30:00Z`)).toEqual({ clicks: 2, scans: 0 })
     expect(await stats(`linkId=${dst.id}&start=2025-10-26T00:00:00Z&end=2025-10-26T01:30:00.001Z`)).toEqual({ clicks: 3, scans: 1 })
     expect(await stats(`linkId=${dst.id}&groupBy=city&start=2025-10-01T00:00:00Z&end=2025-11-01T00:00:00Z`)).toEqual([
-      { city: 'Paris', clicks: 7, scans: 1 }, { city: 'Mumbai', clicks: 1, scans: 0 },
+      { city: 'Paris', clicks: 7, scans: 1 },
+      { city: 'Mumbai', clicks: 1, scans: 0 },
     ])
   })
 
-  test('bad parameters are 422 naming them; another member\'s link is 403', async () => {
-    for (const [q, name] of [['groupBy=time', 'granularity'], ['timezone=Europe/Atlantis', 'timezone'], ['os=ios', 'os'], ['interval=3d', 'interval']]) {
+  test("bad parameters are 422 naming them; another member's link is 403", async () => {
+    for (const [q, name] of [
+      ['groupBy=time', 'granularity'],
+      ['timezone=Europe/Atlantis', 'timezone'],
+      ['os=ios', 'os'],
+      ['interval=3d', 'interval'],
+    ]) {
       const r = await s.api(`/statistics?${q}`)
       const body = (await r.json()) as any
       expect([q, r.status, body.code, body.message.includes(name)]).toEqual([q, 422, 'parameter_error', true])

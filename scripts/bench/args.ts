@@ -1,8 +1,8 @@
 /** Shared pieces of the benchmark scripts. */
 import { existsSync, rmSync } from 'node:fs'
+import { createApiApp } from '../../src/app'
 import { buildConfig } from '../../src/config/config.load'
 import { createDeps } from '../../src/deps'
-import { createApiApp } from '../../src/app'
 import { createLogger } from '../../src/shared/log'
 
 /** `--name value` command-line options. */

@@ -17,7 +17,9 @@ if (arg('bin', '')) process.env.SHORTLINK_BIN = join(import.meta.dir, '../..', a
 const runs = Number(arg('runs', '3'))
 
 const bombs = { 'jpeg 30000²': jpegBomb(30000, 30000), 'png 30000² (header)': pngBomb(30000, 30000, 1), 'png 5000² zero rows': pngBomb(5000, 5000, 5000) }
-const fixtures = serveFixtures(Object.fromEntries(Object.entries(bombs).map(([name, body], i) => [`/${i}`, { body, type: name.startsWith('jpeg') ? 'image/jpeg' : 'image/png' }])))
+const fixtures = serveFixtures(
+  Object.fromEntries(Object.entries(bombs).map(([name, body], i) => [`/${i}`, { body, type: name.startsWith('jpeg') ? 'image/jpeg' : 'image/png' }])),
+)
 const s = await startServer({ toml: '[scan]\nallowPrivateNetworks = true\n[limits]\napiPerMinute = 1000000\n' })
 await s.api('/links/link', { method: 'POST', json: { data: { url: 'https://example.com/' }, linkOptions: { key: 'r' } } })
 const redirect = `https://localhost:${s.httpsPort}/r`
@@ -61,23 +63,36 @@ console.log(`case | answers | time ms min/med/max | peak RSS growth MB min/med/m
 let n = 0
 for (const [i, [name, bytes]] of Object.entries(bombs).entries()) {
   const cases: [string, () => Promise<number[]>][] = [
-    [`${name}: upload + link save + render (logo fil_)`, async () => {
-      // Refused at upload since the upload limit; otherwise at link save.
-      const up = await upload(bytes)
-      if (!up.id) return [up.status]
-      const link = await s.api('/links/link', { method: 'POST', json: { data: { url: `https://example.com/${n++}` }, qrOptions: { logo: { value: up.id } } } })
-      const body = (await link.json()) as { id?: string }
-      const render = body.id ? await s.api(`/qr/${body.id}`) : null
-      await render?.arrayBuffer()
-      return [up.status, link.status, render?.status ?? 0]
-    }],
-    [`${name}: template save (logo URL)`, async () => [(await s.api('/qr/templates', { method: 'POST', json: { name: `b${n++}`, qrOptions: { logo: { value: `${fixtures.url(`/${i}`)}?${n}` } } } })).status]],
+    [
+      `${name}: upload + link save + render (logo fil_)`,
+      async () => {
+        // Refused at upload since the upload limit; otherwise at link save.
+        const up = await upload(bytes)
+        if (!up.id) return [up.status]
+        const link = await s.api('/links/link', {
+          method: 'POST',
+          json: { data: { url: `https://example.com/${n++}` }, qrOptions: { logo: { value: up.id } } },
+        })
+        const body = (await link.json()) as { id?: string }
+        const render = body.id ? await s.api(`/qr/${body.id}`) : null
+        await render?.arrayBuffer()
+        return [up.status, link.status, render?.status ?? 0]
+      },
+    ],
+    [
+      `${name}: template save (logo URL)`,
+      async () => [
+        (await s.api('/qr/templates', { method: 'POST', json: { name: `b${n++}`, qrOptions: { logo: { value: `${fixtures.url(`/${i}`)}?${n}` } } } })).status,
+      ],
+    ],
     [`${name}: POST /qr/scan`, async () => [(await s.api('/qr/scan', { method: 'POST', json: { url: `${fixtures.url(`/${i}`)}?${n++}` } })).status]],
   ]
   for (const [label, work] of cases) {
     const results = []
     for (let r = 0; r < runs; r++) results.push(await measure(work))
-    console.log(`${label} | ${[...new Set(results.map((r) => r.statuses.join('+')))].join(',')} | ${stats(results.map((r) => r.ms))} | ${stats(results.map((r) => r.peakMb))} | ${stats(results.map((r) => r.slowest))}`)
+    console.log(
+      `${label} | ${[...new Set(results.map((r) => r.statuses.join('+')))].join(',')} | ${stats(results.map((r) => r.ms))} | ${stats(results.map((r) => r.peakMb))} | ${stats(results.map((r) => r.slowest))}`,
+    )
   }
 }
 

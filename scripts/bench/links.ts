@@ -35,7 +35,8 @@ if (!reuse) {
     }
   })()
   db.exec('PRAGMA synchronous = OFF')
-  const ins = db.query(`INSERT INTO links (seq, id, user_id, domain, key, link_type, destination, match_key, data, options, archived, clicks, last_clicked, created_at, updated_at)
+  const ins =
+    db.query(`INSERT INTO links (seq, id, user_id, domain, key, link_type, destination, match_key, data, options, archived, clicks, last_clicked, created_at, updated_at)
     VALUES (?, ?, ?, 'localhost', ?, ?, ?, ?, ?, '{}', ?, ?, ?, ?, ?)`)
   const insTagLink = db.query('INSERT INTO link_tags (tag_id, link_seq, pos) VALUES (?, ?, 0)')
   const insSearch = db.query('INSERT INTO links_search (rowid, body) VALUES (?, ?)')
@@ -80,7 +81,9 @@ async function time(label: string, path: string, key: string, runs = 15) {
   samples.sort((a, b) => a - b)
   const parsed = JSON.parse(body)
   const n = parsed.total ?? parsed.count
-  console.log(`${label.padEnd(58)} median ${samples[runs >> 1]!.toFixed(1).padStart(6)} ms  max ${samples[runs - 1]!.toFixed(1).padStart(6)} ms  (${n} matches)`)
+  console.log(
+    `${label.padEnd(58)} median ${samples[runs >> 1]!.toFixed(1).padStart(6)} ms  max ${samples[runs - 1]!.toFixed(1).padStart(6)} ms  (${n} matches)`,
+  )
 }
 
 console.log(`\n${N.toLocaleString()} links; times through the API app, 15 runs each`)

@@ -23,11 +23,11 @@ import jsQR from 'jsqr'
 import { PNG } from 'pngjs'
 import QRCode from 'qrcode'
 import { decodeImageFile, isPng } from '../../src/qr/qr.decode'
-import { enginesReady, readBarcodes, zbarReadGrey, type ReaderOptions } from '../../src/qr/qr.engines'
+import { enginesReady, type ReaderOptions, readBarcodes, zbarReadGrey } from '../../src/qr/qr.engines'
 import { createQrRenderer } from '../../src/qr/qr.render'
 import { createScanWorker } from '../../src/qr/qr.scan-pool'
+import { DIRECTIONS, EYE_BALLS_FOR, EYE_FRAME_STYLES, LOGO_MAX_SIZE, LOGO_SHAPES } from '../../src/qr/qr.schema'
 import { arg, seededRandom } from './args'
-import { EYE_BALLS_FOR, EYE_FRAME_STYLES, LOGO_MAX_SIZE, LOGO_SHAPES, DIRECTIONS } from '../../src/qr/qr.schema'
 
 const QUICK = process.argv.includes('--quick')
 const SEED = Number(arg('seed', '20260601'))
@@ -98,7 +98,9 @@ function pngOf(img: Img): Uint8Array {
 }
 
 function jpegOf(img: Img, quality: number): Uint8Array {
-  return new Uint8Array(jpeg.encode({ data: Buffer.from(img.data.buffer, img.data.byteOffset, img.data.byteLength), width: img.width, height: img.height }, quality).data)
+  return new Uint8Array(
+    jpeg.encode({ data: Buffer.from(img.data.buffer, img.data.byteOffset, img.data.byteLength), width: img.width, height: img.height }, quality).data,
+  )
 }
 
 /** 3×3 homography (8 unknowns) taking each `from` point to its `to` point. */
@@ -183,7 +185,7 @@ function shoot(src: Img, s: Shot): Img {
           out[o + k] = top + (bottom - top) * ay
         }
       } else {
-        const t = x / s.width * 0.6 + y / s.height * 0.4 + 0.08 * Math.sin(x * fx) * Math.cos(y * fy)
+        const t = (x / s.width) * 0.6 + (y / s.height) * 0.4 + 0.08 * Math.sin(x * fx) * Math.cos(y * fy)
         for (let k = 0; k < 3; k++) out[o + k] = c1[k]! + (c2[k]! - c1[k]!) * t
       }
       out[o + 3] = 255
@@ -241,8 +243,14 @@ function noise(img: Img, sigma: number): Img {
 const renderer = createQrRenderer({ allowPrivateNetworks: true })
 const LOGO = new Resvg(
   `<svg xmlns="http://www.w3.org/2000/svg" width="200" height="200"><rect width="200" height="200" rx="30" fill="#e11d48"/><circle cx="100" cy="100" r="60" fill="#fff"/><circle cx="100" cy="100" r="30" fill="#111"/></svg>`,
-).render().asPng()
-const logoServer = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response(new Blob([new Uint8Array(LOGO)]), { headers: { 'content-type': 'image/png' } }) })
+)
+  .render()
+  .asPng()
+const logoServer = Bun.serve({
+  port: 0,
+  hostname: '127.0.0.1',
+  fetch: () => new Response(new Blob([new Uint8Array(LOGO)]), { headers: { 'content-type': 'image/png' } }),
+})
 const LOGO_URL = `http://127.0.0.1:${logoServer.port}/logo.png`
 
 const DARK = ['#000000', '#111827', '#1e3a8a', '#7c3aed', '#0f766e', '#9f1239', '#14532d', '#7c2d12', '#312e81', '#b91c1c', '#334155']
@@ -307,7 +315,11 @@ async function baseCode(text: string, px: number, styledShare = 0.5): Promise<{ 
     return { img: decodeFile(png), modules: modulesOf(text, 'M') + 8, base: kind }
   }
   const ec = pick(['L', 'M', 'M', 'Q', 'H'] as const)
-  return { img: raster(codeSvg(text, { ec, dark: '#000000', light: '#ffffff', px: Math.round(px) }), '#ffffff', true), modules: modulesOf(text, ec) + 8, base: 'plain' }
+  return {
+    img: raster(codeSvg(text, { ec, dark: '#000000', light: '#ffffff', px: Math.round(px) }), '#ffffff', true),
+    modules: modulesOf(text, ec) + 8,
+    base: 'plain',
+  }
 }
 
 /** sRGB grey level with the given WCAG relative luminance. */
@@ -369,7 +381,12 @@ for (let i = 0; i < n(20); i++) {
   const light = between(0.35, 1)
   const dark = (light + 0.05) / ratio - 0.05
   const px = int(250, 700)
-  add('low contrast', text, pngOf(raster(codeSvg(text, { ec: 'M', dark: greyOf(dark), light: greyOf(light), px }), '#ffffff', true)), `contrast ${ratio.toFixed(2)}:1`)
+  add(
+    'low contrast',
+    text,
+    pngOf(raster(codeSvg(text, { ec: 'M', dark: greyOf(dark), light: greyOf(light), px }), '#ffffff', true)),
+    `contrast ${ratio.toFixed(2)}:1`,
+  )
 }
 for (let i = 0; i < n(20); i++) {
   const text = contentText()
@@ -392,7 +409,12 @@ for (let i = 0; i < n(20); i++) {
 for (const q of [30, 50, 70, 90]) {
   for (let i = 0; i < n(15); i++) {
     const text = contentText()
-    const { img, base } = await photo(text, { canvas: int(200, 700), fill: [0.6, 0.9], angle: chance(0.5) ? between(-15, 15) : 0, perspective: chance(0.3) ? 0.05 : 0 })
+    const { img, base } = await photo(text, {
+      canvas: int(200, 700),
+      fill: [0.6, 0.9],
+      angle: chance(0.5) ? between(-15, 15) : 0,
+      perspective: chance(0.3) ? 0.05 : 0,
+    })
     add(`JPEG q${q}`, text, jpegOf(img, q), base)
   }
 }
@@ -423,7 +445,13 @@ for (let i = 0; i < n(12); i++) {
 }
 for (let i = 0; i < n(25); i++) {
   const text = contentText()
-  const { img, modulePx, base } = await photo(text, { canvas: int(500, 1100), fill: [0.45, 0.75], angle: between(-40, 40), perspective: between(0, 0.12), styledShare: 0.8 })
+  const { img, modulePx, base } = await photo(text, {
+    canvas: int(500, 1100),
+    fill: [0.45, 0.75],
+    angle: between(-40, 40),
+    perspective: between(0, 0.12),
+    styledShare: 0.8,
+  })
   const q = int(40, 80)
   add('combination', text, jpegOf(noise(blur(img, modulePx * between(0.05, 0.3)), between(5, 25)), q), `q${q}, ${base}`)
 }
@@ -447,7 +475,11 @@ function greyOfPixels(img: Img): Uint8Array {
  * (threshold 500, factor 3) repeated zxing-wasm's defaults, so it never read anything the
  * plain read missed; production now halves down to 150 px (+1 % of the corpus).
  */
-const EARLIER_RETRIES: ReaderOptions[] = [{ tryDenoise: true }, { tryDownscale: true, downscaleThreshold: 500, downscaleFactor: 3 }, { binarizer: 'FixedThreshold' }]
+const EARLIER_RETRIES: ReaderOptions[] = [
+  { tryDenoise: true },
+  { tryDownscale: true, downscaleThreshold: 500, downscaleFactor: 3 },
+  { binarizer: 'FixedThreshold' },
+]
 /** ZBar on the file's luminance, then on the luminance turned over (ZBar reads dark-on-light only). */
 async function zbarWithInverted(s: Sample): Promise<string | null> {
   const img = decodeFile(s.bytes)
@@ -557,13 +589,25 @@ const isCli = (name: string) => name.includes('(CLI)')
 
 const sizes = corpus.map((s) => s.bytes.length)
 const huge = corpus.filter((s) => s.category.startsWith('huge')).map((s) => s.bytes.length)
-console.log(`QR decoding corpus: ${total} images, seed ${SEED}${QUICK ? ' (--quick)' : ''}, ${cats.length} categories; generated in ${genSeconds.toFixed(0)} s, decoded in ${decodeSeconds.toFixed(0)} s`)
-console.log(`  ${corpus.filter((s) => s.kind === 'png').length} PNG / ${corpus.filter((s) => s.kind === 'jpeg').length} JPEG; median ${(quantile(sizes, 0.5) / 1024).toFixed(0)} KiB; 3000 px JPEGs ${(Math.min(...huge) / 1048576).toFixed(2)}-${(Math.max(...huge) / 1048576).toFixed(2)} MiB`)
-console.log(`  renderer repairs while building styled codes: ${Object.entries(repairs).map(([k, v]) => `${k} ×${v}`).join(', ') || 'none'}; random designs refused and redrawn: ${rejected}`)
+console.log(
+  `QR decoding corpus: ${total} images, seed ${SEED}${QUICK ? ' (--quick)' : ''}, ${cats.length} categories; generated in ${genSeconds.toFixed(0)} s, decoded in ${decodeSeconds.toFixed(0)} s`,
+)
+console.log(
+  `  ${corpus.filter((s) => s.kind === 'png').length} PNG / ${corpus.filter((s) => s.kind === 'jpeg').length} JPEG; median ${(quantile(sizes, 0.5) / 1024).toFixed(0)} KiB; 3000 px JPEGs ${(Math.min(...huge) / 1048576).toFixed(2)}-${(Math.max(...huge) / 1048576).toFixed(2)} MiB`,
+)
+console.log(
+  `  renderer repairs while building styled codes: ${
+    Object.entries(repairs)
+      .map(([k, v]) => `${k} ×${v}`)
+      .join(', ') || 'none'
+  }; random designs refused and redrawn: ${rejected}`,
+)
 console.log(`  ms per image include decoding the file (jsQR, ZBar: pngjs / jpeg-js in JS); CLI times include process start\n`)
 
 const W = Math.max(...decoders.map((d) => d.name.length)) + 2
-console.log(`${'decoder'.padEnd(W)}${'read'.padStart(9)}${'%'.padStart(6)}${'wrong'.padStart(7)}${'median ms'.padStart(11)}${'p95 ms'.padStart(9)}${'+ vs primary'.padStart(14)}`)
+console.log(
+  `${'decoder'.padEnd(W)}${'read'.padStart(9)}${'%'.padStart(6)}${'wrong'.padStart(7)}${'median ms'.padStart(11)}${'p95 ms'.padStart(9)}${'+ vs primary'.padStart(14)}`,
+)
 for (const [k, d] of decoders.entries()) {
   const ok = outcome[k]!.filter((x) => x === 'ok').length
   const wrong = outcome[k]!.filter((x) => x === 'wrong').length
@@ -602,7 +646,18 @@ console.log(`\nper category, median ms per image:`)
 console.log(`${'category'.padEnd(CW)}${heads.map((h) => h.padStart(12)).join('')}`)
 for (const c of cats) {
   const idx = corpus.flatMap((s, i) => (s.category === c ? [i] : []))
-  console.log(`${c.padEnd(CW)}${decoders.map((_, k) => ms(quantile(idx.map((i) => times[k]![i]!), 0.5)).padStart(12)).join('')}`)
+  console.log(
+    `${c.padEnd(CW)}${decoders
+      .map((_, k) =>
+        ms(
+          quantile(
+            idx.map((i) => times[k]![i]!),
+            0.5,
+          ),
+        ).padStart(12),
+      )
+      .join('')}`,
+  )
 }
 const misses = corpus.flatMap((s, i) => (okOf(p, i) ? [] : [`${s.category} (${s.note})`]))
 console.log(`\nprimary misses (${misses.length}): ${misses.join('; ')}`)

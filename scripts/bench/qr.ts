@@ -11,14 +11,18 @@
  * after 20 warm-up renders (the steady state of a busy server); S=0 leaves them out.
  * Usage: bun scripts/bench/qr.ts [N=20] [W=3] [S=2]
  */
-import { createQrRenderer, type RenderInput } from '../../src/qr/qr.render'
+
 import { decodeImageFile } from '../../src/qr/qr.decode'
+import { createQrRenderer, type RenderInput } from '../../src/qr/qr.render'
 import { FRAME_SVG, jpegOf, LOGO_SVG, plainQrSvg, pngOf, serveFixtures } from '../../src/qr/qr.test-fixtures'
 
 const N = Number(process.argv[2] ?? 20)
 const W = Number(process.argv[3] ?? 3)
 const S = Number(process.argv[4] ?? 2)
-const fixtures = serveFixtures({ '/frame.png': { body: await pngOf(FRAME_SVG), type: 'image/png' }, '/logo.png': { body: await pngOf(LOGO_SVG), type: 'image/png' } })
+const fixtures = serveFixtures({
+  '/frame.png': { body: await pngOf(FRAME_SVG), type: 'image/png' },
+  '/logo.png': { body: await pngOf(LOGO_SVG), type: 'image/png' },
+})
 const renderer = createQrRenderer({ allowPrivateNetworks: true })
 // As a server does at start-up: the wasm decoders reach full speed only after ~40 decodes.
 const warming = performance.now()
@@ -40,7 +44,9 @@ async function bench(name: string, target: number, run: (i: number) => Promise<u
   times.sort((a, b) => a - b)
   const median = times[Math.floor(times.length / 2)]!
   const p95 = times[Math.min(times.length - 1, Math.floor(times.length * 0.95))]!
-  console.log(`${name.padEnd(34)} median ${median.toFixed(1).padStart(6)} ms   p95 ${p95.toFixed(1).padStart(6)} ms   (target about ${target} ms)${bytes ? `   ${(bytes / 1024).toFixed(1)} KiB` : ''}`)
+  console.log(
+    `${name.padEnd(34)} median ${median.toFixed(1).padStart(6)} ms   p95 ${p95.toFixed(1).padStart(6)} ms   (target about ${target} ms)${bytes ? `   ${(bytes / 1024).toFixed(1)} KiB` : ''}`,
+  )
 }
 
 const text = (i: number) => `https://localhost:8443/bench${i}?qr=1`
@@ -51,7 +57,10 @@ const framed = {
   frame: {
     value: fixtures.url('/frame.png'),
     options: { code_rect: [50, 50, 500, 500] },
-    add_texts: [{ pos: [300, 640], color: '#ffffff', size: 60, content: 'SCAN ME', bold: true }, { pos: [300, 730], color: '#93c5fd', size: 36, content: 'example.org' }],
+    add_texts: [
+      { pos: [300, 640], color: '#ffffff', size: 60, content: 'SCAN ME', bold: true },
+      { pos: [300, 730], color: '#93c5fd', size: 36, content: 'example.org' },
+    ],
   },
 }
 await bench('framed 1000 px PNG (2 texts)', 110, (i) => renderer.renderQr({ text: text(i), qrOptions: framed, format: 'png', width: 1000 }))
@@ -71,7 +80,9 @@ async function throughput(name: string, input: Omit<RenderInput, 'text'>) {
     n++
   }
   const seconds = (performance.now() - started) / 1000
-  console.log(`${name.padEnd(34)} ${(n / seconds).toFixed(0).padStart(5)} renders/s   (${((seconds * 1000) / n).toFixed(1)} ms each${repairs.length ? `; repaired: ${repairs.join(', ')}` : ''})`)
+  console.log(
+    `${name.padEnd(34)} ${(n / seconds).toFixed(0).padStart(5)} renders/s   (${((seconds * 1000) / n).toFixed(1)} ms each${repairs.length ? `; repaired: ${repairs.join(', ')}` : ''})`,
+  )
 }
 let seq = 0
 const heavy = { ...styled, logo: { value: fixtures.url('/logo.png'), size: 10, shape: 'circle' } }
@@ -79,6 +90,10 @@ if (S > 0) {
   console.log(`\nrenders per second, one thread, one at a time (${S} s each):`)
   for (const format of ['png', 'svg'] as const)
     for (const width of [300, 1000])
-      for (const [style, qrOptions] of [['plain', {}], ['heavy', heavy]] as const) await throughput(`${format.toUpperCase()} ${width} px ${style}`, { qrOptions, format, width })
+      for (const [style, qrOptions] of [
+        ['plain', {}],
+        ['heavy', heavy],
+      ] as const)
+        await throughput(`${format.toUpperCase()} ${width} px ${style}`, { qrOptions, format, width })
 }
 fixtures.stop()

@@ -54,7 +54,13 @@ end
 `,
 )
 
-interface Run { idle: number; peak: number; after: number; rps: number; statuses: string }
+interface Run {
+  idle: number
+  peak: number
+  after: number
+  rps: number
+  statuses: string
+}
 
 async function measure(root: string, kind: 'visits' | 'attack'): Promise<Run> {
   const server = await startBenchServer({ root })
@@ -73,7 +79,7 @@ async function measure(root: string, kind: 'visits' | 'attack'): Promise<Run> {
     await Bun.sleep(10_000)
     const after = rssMb(server.pid)
     const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? 0)
-    const statuses = /statuses (.*)/.exec(out)?.[1] ?? (/Non-2xx or 3xx responses: \d+/.exec(out)?.[0] ?? 'all 2xx/3xx')
+    const statuses = /statuses (.*)/.exec(out)?.[1] ?? /Non-2xx or 3xx responses: \d+/.exec(out)?.[0] ?? 'all 2xx/3xx'
     return { idle, peak, after, rps, statuses }
   } finally {
     await server.stop()
@@ -85,7 +91,12 @@ const stat = (xs: number[]) => {
   return `${s[0]!.toFixed(0)}/${s[Math.floor(s.length / 2)]!.toFixed(0)}/${s[s.length - 1]!.toFixed(0)}`
 }
 
-const variants = compare ? [['A', resolve(compare)], ['B', HERE]] : [['B', HERE]]
+const variants = compare
+  ? [
+      ['A', resolve(compare)],
+      ['B', HERE],
+    ]
+  : [['B', HERE]]
 const kinds = mode === 'both' ? (['visits', 'attack'] as const) : ([mode] as ('visits' | 'attack')[])
 console.log(`wrk -t2 -c${connections} -d${seconds}s over HTTPS on loopback; ${rounds} rounds; attack: ${keyBytes} B keys, ${uaBytes} B User-Agents`)
 for (const v of variants) console.log(`${v[0]}: ${v[1]}`)
@@ -95,8 +106,12 @@ for (const kind of kinds) {
     for (const [name, root] of variants) {
       const run = await measure(root!, kind)
       runs.get(name!)!.push(run)
-      console.log(`  ${kind} ${name} round ${r + 1}: idle ${run.idle.toFixed(0)} MB, peak ${run.peak.toFixed(0)} MB, 10 s after ${run.after.toFixed(0)} MB, ${run.rps.toFixed(0)} req/s, ${run.statuses}`)
+      console.log(
+        `  ${kind} ${name} round ${r + 1}: idle ${run.idle.toFixed(0)} MB, peak ${run.peak.toFixed(0)} MB, 10 s after ${run.after.toFixed(0)} MB, ${run.rps.toFixed(0)} req/s, ${run.statuses}`,
+      )
     }
   for (const [name, rs] of runs)
-    console.log(`${kind} ${name} RSS MB min/median/max: idle ${stat(rs.map((r) => r.idle))}  peak ${stat(rs.map((r) => r.peak))}  10 s after ${stat(rs.map((r) => r.after))}  req/s ${stat(rs.map((r) => r.rps))}`)
+    console.log(
+      `${kind} ${name} RSS MB min/median/max: idle ${stat(rs.map((r) => r.idle))}  peak ${stat(rs.map((r) => r.peak))}  10 s after ${stat(rs.map((r) => r.after))}  req/s ${stat(rs.map((r) => r.rps))}`,
+    )
 }

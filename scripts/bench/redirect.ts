@@ -19,7 +19,12 @@ const ROOT = resolve(import.meta.dir, '../..')
 
 if (!Bun.which('wrk')) throw new Error('wrk is needed: apt-get install wrk')
 
-interface WrkResult { rps: number; p50: string; p99: string; errors: string }
+interface WrkResult {
+  rps: number
+  p50: string
+  p99: string
+  errors: string
+}
 const UA_BOT = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)'
 const BROWSER = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1'
 async function wrk(url: string): Promise<WrkResult> {
@@ -58,6 +63,8 @@ console.log(`shortlink redirect      ${ours.rps.toFixed(0).padStart(8)} req/s  p
 console.log(`ratio: ${((100 * ours.rps) / baseline.rps).toFixed(1)}% of bare Bun.serve`)
 
 await Bun.sleep(1500) // one flush window
-const link = (await (await fetch(`https://localhost:${httpsPort}/api/links?search=bench`, { headers: { authorization: `Bearer ${key}` }, tls: { ca } } as RequestInit)).json()) as any
+const link = (await (
+  await fetch(`https://localhost:${httpsPort}/api/links?search=bench`, { headers: { authorization: `Bearer ${key}` }, tls: { ca } } as RequestInit)
+).json()) as any
 console.log(`clicks recorded for the short link (warm-up + measured runs): ${link.links[0]?.clicks}`)
 await server.stop()

@@ -45,6 +45,8 @@ const scanTimes = await burst
 latencies.sort((a, b) => a - b)
 const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))]!.toFixed(1)
 console.log(`${scans} concurrent scans finished in ${Math.max(...scanTimes).toFixed(0)} ms`)
-console.log(`redirects during the burst: ${latencies.length} answered, p50 ${pct(0.5)} ms, p99 ${pct(0.99)} ms, max ${latencies[latencies.length - 1]!.toFixed(1)} ms`)
+console.log(
+  `redirects during the burst: ${latencies.length} answered, p50 ${pct(0.5)} ms, p99 ${pct(0.99)} ms, max ${latencies[latencies.length - 1]!.toFixed(1)} ms`,
+)
 await s.stop()
 fixtures.stop()

@@ -8,7 +8,7 @@
  * click recorder keeps writing visits from its worker thread. Usage:
  *   bun scripts/bench/stats.ts [--events 10000000] [--db /tmp/stats-bench.db] [--reuse] [--runs 9] [--only <label text>]
  */
-import { createEventWriter, type ClickEvent } from '../../src/stats/click-writer'
+import { type ClickEvent, createEventWriter } from '../../src/stats/click-writer'
 import { arg, benchApp, seededRandom } from './args'
 
 const N = Number(arg('events', '10000000'))
@@ -48,19 +48,130 @@ function weighted<T>(items: [T, number][]): () => T {
 
 type Place = [country: string, continent: string, weight: number, regions: [string, string[]][]]
 const PLACES: Place[] = [
-  ['US', 'North America', 30, [['California', ['Los Angeles', 'San Francisco', 'San Diego', 'San Jose']], ['New York', ['New York', 'Buffalo']], ['Texas', ['Houston', 'Austin', 'Dallas']], ['Florida', ['Miami', 'Orlando']], ['Illinois', ['Chicago']]]],
-  ['DE', 'Europe', 12, [['Bavaria', ['Munich', 'Nuremberg', 'Falkenstein']], ['Berlin', ['Berlin']], ['Hesse', ['Frankfurt am Main']], ['Hamburg', ['Hamburg']]]],
-  ['GB', 'Europe', 10, [['England', ['London', 'Manchester', 'Birmingham']], ['Scotland', ['Edinburgh', 'Glasgow']]]],
-  ['FR', 'Europe', 8, [['Île-de-France', ['Paris']], ['Auvergne-Rhône-Alpes', ['Lyon']], ["Provence-Alpes-Côte d'Azur", ['Marseille', 'Nice']]]],
-  ['IN', 'Asia', 8, [['Maharashtra', ['Mumbai', 'Pune']], ['Karnataka', ['Bengaluru']], ['Delhi', ['New Delhi']]]],
-  ['BR', 'South America', 5, [['São Paulo', ['São Paulo', 'Campinas']], ['Rio de Janeiro', ['Rio de Janeiro']]]],
-  ['JP', 'Asia', 5, [['Tokyo', ['Tokyo']], ['Osaka', ['Osaka']]]],
-  ['CA', 'North America', 4, [['Ontario', ['Toronto', 'Ottawa']], ['Quebec', ['Montreal']]]],
-  ['AU', 'Oceania', 3, [['New South Wales', ['Sydney']], ['Victoria', ['Melbourne']]]],
-  ['NL', 'Europe', 3, [['North Holland', ['Amsterdam']], ['Limburg', ['Maastricht']]]],
-  ['BE', 'Europe', 2, [['Limburg', ['Hasselt']], ['Brussels Capital', ['Brussels']]]],
-  ['ES', 'Europe', 3, [['Madrid', ['Madrid']], ['Catalonia', ['Barcelona']]]],
-  ['IT', 'Europe', 3, [['Lazio', ['Rome']], ['Lombardy', ['Milan']]]],
+  [
+    'US',
+    'North America',
+    30,
+    [
+      ['California', ['Los Angeles', 'San Francisco', 'San Diego', 'San Jose']],
+      ['New York', ['New York', 'Buffalo']],
+      ['Texas', ['Houston', 'Austin', 'Dallas']],
+      ['Florida', ['Miami', 'Orlando']],
+      ['Illinois', ['Chicago']],
+    ],
+  ],
+  [
+    'DE',
+    'Europe',
+    12,
+    [
+      ['Bavaria', ['Munich', 'Nuremberg', 'Falkenstein']],
+      ['Berlin', ['Berlin']],
+      ['Hesse', ['Frankfurt am Main']],
+      ['Hamburg', ['Hamburg']],
+    ],
+  ],
+  [
+    'GB',
+    'Europe',
+    10,
+    [
+      ['England', ['London', 'Manchester', 'Birmingham']],
+      ['Scotland', ['Edinburgh', 'Glasgow']],
+    ],
+  ],
+  [
+    'FR',
+    'Europe',
+    8,
+    [
+      ['Île-de-France', ['Paris']],
+      ['Auvergne-Rhône-Alpes', ['Lyon']],
+      ["Provence-Alpes-Côte d'Azur", ['Marseille', 'Nice']],
+    ],
+  ],
+  [
+    'IN',
+    'Asia',
+    8,
+    [
+      ['Maharashtra', ['Mumbai', 'Pune']],
+      ['Karnataka', ['Bengaluru']],
+      ['Delhi', ['New Delhi']],
+    ],
+  ],
+  [
+    'BR',
+    'South America',
+    5,
+    [
+      ['São Paulo', ['São Paulo', 'Campinas']],
+      ['Rio de Janeiro', ['Rio de Janeiro']],
+    ],
+  ],
+  [
+    'JP',
+    'Asia',
+    5,
+    [
+      ['Tokyo', ['Tokyo']],
+      ['Osaka', ['Osaka']],
+    ],
+  ],
+  [
+    'CA',
+    'North America',
+    4,
+    [
+      ['Ontario', ['Toronto', 'Ottawa']],
+      ['Quebec', ['Montreal']],
+    ],
+  ],
+  [
+    'AU',
+    'Oceania',
+    3,
+    [
+      ['New South Wales', ['Sydney']],
+      ['Victoria', ['Melbourne']],
+    ],
+  ],
+  [
+    'NL',
+    'Europe',
+    3,
+    [
+      ['North Holland', ['Amsterdam']],
+      ['Limburg', ['Maastricht']],
+    ],
+  ],
+  [
+    'BE',
+    'Europe',
+    2,
+    [
+      ['Limburg', ['Hasselt']],
+      ['Brussels Capital', ['Brussels']],
+    ],
+  ],
+  [
+    'ES',
+    'Europe',
+    3,
+    [
+      ['Madrid', ['Madrid']],
+      ['Catalonia', ['Barcelona']],
+    ],
+  ],
+  [
+    'IT',
+    'Europe',
+    3,
+    [
+      ['Lazio', ['Rome']],
+      ['Lombardy', ['Milan']],
+    ],
+  ],
   ['MX', 'North America', 2, [['Mexico City', ['Mexico City']]]],
   ['NG', 'Africa', 1, [['Lagos', ['Lagos']]]],
   ['ZA', 'Africa', 1, [['Gauteng', ['Johannesburg']]]],
@@ -69,17 +180,49 @@ const PLACES: Place[] = [
 ]
 const PLACE = weighted<Place | null>([...PLACES.map((p) => [p, p[2]] as [Place, number]), [null, 1]])
 const UA = weighted<[string, string, string]>([
-  [['IOS', 'Safari', 'Mobile'], 30], [['Android', 'Chrome', 'Mobile'], 28], [['Windows', 'Chrome', 'Desktop'], 15], [['MacOS', 'Safari', 'Desktop'], 6],
-  [['MacOS', 'Chrome', 'Desktop'], 5], [['Windows', 'Edge', 'Desktop'], 5], [['Android', 'Samsung Internet', 'Mobile'], 4], [['IOS', 'Safari', 'Tablet'], 3],
-  [['Linux', 'Firefox', 'Desktop'], 1.5], [['Windows', 'Firefox', 'Desktop'], 1.5], [['Android', 'Chrome', 'Tablet'], 1], [['Other', 'Others', 'Others'], 0.5],
-  [['HarmonyOS', 'Others', 'Mobile'], 0.3], [['Linux', 'Chrome', 'SmartTv'], 0.2], [['Android', 'Opera', 'Mobile'], 0.5],
+  [['IOS', 'Safari', 'Mobile'], 30],
+  [['Android', 'Chrome', 'Mobile'], 28],
+  [['Windows', 'Chrome', 'Desktop'], 15],
+  [['MacOS', 'Safari', 'Desktop'], 6],
+  [['MacOS', 'Chrome', 'Desktop'], 5],
+  [['Windows', 'Edge', 'Desktop'], 5],
+  [['Android', 'Samsung Internet', 'Mobile'], 4],
+  [['IOS', 'Safari', 'Tablet'], 3],
+  [['Linux', 'Firefox', 'Desktop'], 1.5],
+  [['Windows', 'Firefox', 'Desktop'], 1.5],
+  [['Android', 'Chrome', 'Tablet'], 1],
+  [['Other', 'Others', 'Others'], 0.5],
+  [['HarmonyOS', 'Others', 'Mobile'], 0.3],
+  [['Linux', 'Chrome', 'SmartTv'], 0.2],
+  [['Android', 'Opera', 'Mobile'], 0.5],
 ])
 const REFERER = weighted<string | null>([
-  [null, 50], ['www.google.com', 12], ['l.facebook.com', 8], ['t.co', 4], ['www.instagram.com', 6], ['www.linkedin.com', 3], ['mail.google.com', 4],
-  ['outlook.live.com', 2], ['www.reddit.com', 2], ['news.ycombinator.com', 1], ['duckduckgo.com', 1], ['www.bing.com', 2], ['blog.example.net', 1],
+  [null, 50],
+  ['www.google.com', 12],
+  ['l.facebook.com', 8],
+  ['t.co', 4],
+  ['www.instagram.com', 6],
+  ['www.linkedin.com', 3],
+  ['mail.google.com', 4],
+  ['outlook.live.com', 2],
+  ['www.reddit.com', 2],
+  ['news.ycombinator.com', 1],
+  ['duckduckgo.com', 1],
+  ['www.bing.com', 2],
+  ['blog.example.net', 1],
 ])
-const TYPE = weighted<string>([['link', 6], ['text', 1], ['menu', 1], ['wi-fi', 1], ['email', 1]])
-const DOMAIN = weighted<string>([['localhost', 6], ['go.example.com', 3], ['qr.example.org', 1]])
+const TYPE = weighted<string>([
+  ['link', 6],
+  ['text', 1],
+  ['menu', 1],
+  ['wi-fi', 1],
+  ['email', 1],
+])
+const DOMAIN = weighted<string>([
+  ['localhost', 6],
+  ['go.example.com', 3],
+  ['qr.example.org', 1],
+])
 
 for (let u = 0; u < USERS; u++) if (!reuse) deps.auth.addUser(`u${u}`)
 const adminKey = deps.auth.createKey('usr_admin', 'admin').key
@@ -98,9 +241,24 @@ if (!reuse) {
     for (let seq = 1; seq <= LINKS; seq++) {
       // Skewed ownership: a few users own most links.
       const u = Math.min(USERS - 1, Math.floor(USERS * rnd() ** 3))
-      insLink.run(seq, `lnk_b${seq}`, `usr_u${u}`, DOMAIN(), seq.toString(36), TYPE(), `https://shop${seq % 3000}.example.com/p/${seq}`, `m${seq}`, START, START)
+      insLink.run(
+        seq,
+        `lnk_b${seq}`,
+        `usr_u${u}`,
+        DOMAIN(),
+        seq.toString(36),
+        TYPE(),
+        `https://shop${seq % 3000}.example.com/p/${seq}`,
+        `m${seq}`,
+        START,
+        START,
+      )
       if (rnd() < 0.4) insLinkTag.run(`tag_u${u}_${Math.floor(rnd() * 10)}`, seq)
-      linkUtm.push(rnd() < 0.4 ? [['newsletter', 'poster', 'instagram', 'flyer', 'google'][seq % 5]!, ['email', 'print', 'social', 'cpc'][seq % 4]!, `campaign-${seq % 150}`] : null)
+      linkUtm.push(
+        rnd() < 0.4
+          ? [['newsletter', 'poster', 'instagram', 'flyer', 'google'][seq % 5]!, ['email', 'print', 'social', 'cpc'][seq % 4]!, `campaign-${seq % 150}`]
+          : null,
+      )
     }
   })()
   // Zipf over links: the r-th most popular link gets weight 1/r^1.05.
@@ -130,10 +288,23 @@ if (!reuse) {
       const referer = scan ? null : REFERER()
       const utm = linkUtm[seq]
       batch.push({
-        linkSeq: seq, domain: '', at: START + h * 3_600_000 + Math.floor((i / k) * 3_600_000), scan,
-        continent: place?.[1] ?? null, country: place?.[0] ?? null, region, city: cities[Math.floor(rnd() * cities.length)] ?? null,
-        os, browser, device, referer, refererUrl: referer ? `https://${referer}/${['', 'search', 'feed', `post/${seq % 50}`][Math.floor(rnd() * 4)]}` : null,
-        utmSource: utm?.[0] ?? null, utmMedium: utm?.[1] ?? null, utmCampaign: utm?.[2] ?? null, utmTerm: null,
+        linkSeq: seq,
+        domain: '',
+        at: START + h * 3_600_000 + Math.floor((i / k) * 3_600_000),
+        scan,
+        continent: place?.[1] ?? null,
+        country: place?.[0] ?? null,
+        region,
+        city: cities[Math.floor(rnd() * cities.length)] ?? null,
+        os,
+        browser,
+        device,
+        referer,
+        refererUrl: referer ? `https://${referer}/${['', 'search', 'feed', `post/${seq % 50}`][Math.floor(rnd() * 4)]}` : null,
+        utmSource: utm?.[0] ?? null,
+        utmMedium: utm?.[1] ?? null,
+        utmCampaign: utm?.[2] ?? null,
+        utmTerm: null,
         utmContent: utm && rnd() < 0.3 ? `v${Math.floor(rnd() * 3)}` : null,
         n: rnd() < 0.03 ? 2 + Math.floor(rnd() * 4) : 1,
       })
@@ -162,7 +333,12 @@ const traffic = setInterval(() => {
   for (let i = 0; i < 50; i++) {
     live++
     deps.recorder.record({
-      linkSeq: liveSeqs[i % liveSeqs.length]!, domain: 'localhost', at: Date.now(), scan: i % 3 === 0, referer: null, refererUrl: null,
+      linkSeq: liveSeqs[i % liveSeqs.length]!,
+      domain: 'localhost',
+      at: Date.now(),
+      scan: i % 3 === 0,
+      referer: null,
+      refererUrl: null,
       visitor: { id: 1, os: 'Android', browser: 'Chrome', device: 'Mobile' },
       geo: { id: 1, continent: 'Europe', country: 'DE', region: 'Bavaria', city: 'Munich' },
       utm: { id: 1, source: null, medium: null, campaign: null, term: null, content: null },
@@ -201,7 +377,21 @@ await time('admin count, 30 days', `${last30}`)
 await time('admin count, all time (default interval)', '')
 await time('admin count, interval=30d (to now: hour and raw edges)', 'interval=30d')
 await time('admin count, 30 days, qr=true', `${last30}&qr=true`)
-for (const g of ['country', 'region', 'city', 'os', 'browser', 'device', 'referer', 'referer_url', 'utm_source', 'utm_medium', 'utm_campaign', 'utm_term', 'utm_content'])
+for (const g of [
+  'country',
+  'region',
+  'city',
+  'os',
+  'browser',
+  'device',
+  'referer',
+  'referer_url',
+  'utm_source',
+  'utm_medium',
+  'utm_campaign',
+  'utm_term',
+  'utm_content',
+])
   await time(`admin groupBy=${g}, 30 days`, `groupBy=${g}&${last30}`)
 await time('admin groupBy=link, 30 days', `groupBy=link&${last30}`)
 await time('admin groupBy=link_type, 30 days', `groupBy=link_type&${last30}`)
@@ -234,7 +424,10 @@ await time('linkId (top link) country=DE groupBy=city, 1 year', `linkId=${topLin
 await time('big member linkType=menu groupBy=os, 30 days', `linkType=menu&groupBy=os&${last30}`, bigMemberKey)
 await time('tagIds (1 tag of u0) groupBy=country, 1 year', `tagIds=tag_u0_3&groupBy=country&${lastYear}`)
 await time('admin groupBy=link, 30 days, country=DE', `groupBy=link&country=DE&${last30}`)
-await time('device=Mobile&os=IOS groupBy=browser, 7 days (raw events)', `device=Mobile&os=IOS&groupBy=browser&start=${iso(END - 7 * 86_400_000)}&end=${iso(END)}`)
+await time(
+  'device=Mobile&os=IOS groupBy=browser, 7 days (raw events)',
+  `device=Mobile&os=IOS&groupBy=browser&start=${iso(END - 7 * 86_400_000)}&end=${iso(END)}`,
+)
 clearInterval(traffic)
 await deps.recorder.stop()
 console.log(`\nlive visits recorded during the timings: ${live.toLocaleString()}`)

@@ -1,8 +1,7 @@
-import { Elysia } from 'elysia'
 import { Type as t } from '@sinclair/typebox'
-import { callerOf } from './request-context'
-import { parseQuery, queryParameters } from '../shared'
+import { Elysia } from 'elysia'
 import { errorResponses } from '../docs'
+import { parseQuery, queryParameters } from '../shared'
 import {
   CreatedKey,
   CreateKeyBody,
@@ -16,11 +15,12 @@ import {
   UserRecord,
 } from './auth.schema'
 import type { KeyService } from './keys.service'
+import { callerOf } from './request-context'
 import type { UserService } from './users.service'
 
 const errors = errorResponses(400, 401, 403, 404, 410, 422, 429)
 const LOCK_OUT =
-  '`usr_admin` (the operator\'s user: the config adminKey and the first printed key act as it) and the caller\'s own user cannot be disabled, deleted or demoted from admin here (422 parameter_error); another admin, or the CLI, can.'
+  "`usr_admin` (the operator's user: the config adminKey and the first printed key act as it) and the caller's own user cannot be disabled, deleted or demoted from admin here (422 parameter_error); another admin, or the CLI, can."
 
 export function authRoutes({ keys, users }: { keys: KeyService; users: UserService }) {
   return new Elysia({ name: 'auth', normalize: false })
@@ -48,7 +48,7 @@ export function authRoutes({ keys, users }: { keys: KeyService; users: UserServi
           tags: ['Keys and users'],
           summary: 'List API keys',
           description:
-            'Admins see every key, members and readonly keys their own; never the secret. Newest first; revoked keys only with `includeRevoked=true`. The config file\'s adminKey is not a stored key and is not listed. `X-Total-Count` holds the number of matches before paging.',
+            "Admins see every key, members and readonly keys their own; never the secret. Newest first; revoked keys only with `includeRevoked=true`. The config file's adminKey is not a stored key and is not listed. `X-Total-Count` holds the number of matches before paging.",
           parameters: queryParameters(ListKeysQuery) as any,
         },
       },
@@ -60,7 +60,7 @@ export function authRoutes({ keys, users }: { keys: KeyService; users: UserServi
         tags: ['Keys and users'],
         summary: 'Revoke an API key',
         description:
-          'Admins: any key; members: their own (another user\'s key is 403). The key answers 401 from the next request on this node and within a second on every node sharing the store. Revoking a revoked key is 410 record_gone.',
+          "Admins: any key; members: their own (another user's key is 403). The key answers 401 from the next request on this node and within a second on every node sharing the store. Revoking a revoked key is 410 record_gone.",
       },
     })
     .get(

@@ -28,7 +28,8 @@ export const KeyRecord = t.Object({
   name: t.Union([t.String(), t.Null()]),
   createdAt: Timestamp,
   lastUsedAt: t.Union([Timestamp, t.Null()], {
-    description: 'When the key last authenticated a request, accurate to about a minute (uses are written once a minute; a node stopped hard loses its last minute). Null when never used.',
+    description:
+      'When the key last authenticated a request, accurate to about a minute (uses are written once a minute; a node stopped hard loses its last minute). Null when never used.',
   }),
   prefix: t.String({ description: 'The first characters of the key, to recognise it.' }),
   revokedAt: t.Union([Timestamp, t.Null()], { description: 'When the key was revoked; null while it works.' }),
@@ -64,7 +65,7 @@ export const UserRecord = t.Object({
   id: t.String({ description: 'User identifier (usr_…).' }),
   role: t.String({ description: 'The role a password sign-in to the dashboard acts with; API keys carry their own role.' }),
   createdAt: Timestamp,
-  disabled: t.Boolean({ description: 'A disabled user\'s keys and sessions do not work.' }),
+  disabled: t.Boolean({ description: "A disabled user's keys and sessions do not work." }),
   hasPassword: t.Boolean(),
 })
 

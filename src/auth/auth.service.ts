@@ -8,9 +8,9 @@
  * made through this process drops it at once; one made by another process (the CLI, a
  * second node, SQL by hand) within EPOCH_CHECK_MS.
  */
-import { randomBytes, createHash } from 'node:crypto'
-import { AppError, forbidden, parameterError, newId, type Logger } from '../shared'
-import { type AuthStore, type Role, ROLES } from './auth.store'
+import { createHash, randomBytes } from 'node:crypto'
+import { AppError, forbidden, type Logger, newId, parameterError } from '../shared'
+import { type AuthStore, ROLES, type Role } from './auth.store'
 
 export interface Caller {
   userId: string
@@ -177,8 +177,7 @@ export type AuthService = ReturnType<typeof createAuthService>
 
 /** Readonly keys may only read; the check is global so no write route can forget it. */
 export function assertMethodAllowed(caller: Caller, method: string) {
-  if (caller.role === 'readonly' && method !== 'GET' && method !== 'HEAD')
-    throw forbidden('this API key is read-only')
+  if (caller.role === 'readonly' && method !== 'GET' && method !== 'HEAD') throw forbidden('this API key is read-only')
 }
 
 /** Members act on their own records; admins on everyone's. */

@@ -43,9 +43,7 @@ export function createAuthStore(db: Store) {
      FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.key_hash = ?`,
   )
   const getKey = db.query<KeyRow, [string]>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = ?`)
-  const insertKey = db.query(
-    'INSERT INTO api_keys (id, user_id, role, key_hash, key_prefix, name, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
-  )
+  const insertKey = db.query('INSERT INTO api_keys (id, user_id, role, key_hash, key_prefix, name, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
   const revokeKey = db.query('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL')
   const revokeUserKeys = db.query('UPDATE api_keys SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL')
   const touchKey = db.query('UPDATE api_keys SET last_used_at = max(coalesce(last_used_at, 0), ?) WHERE id = ?')
@@ -88,9 +86,7 @@ export function createAuthStore(db: Store) {
     listUsers(q: { limit: number; offset: number }): { users: UserRow[]; total: number } {
       const total = db.query<{ n: number }, []>('SELECT count(*) AS n FROM users WHERE deleted_at IS NULL').get()!.n
       const users = db
-        .query<UserRow, [number, number]>(
-          `SELECT ${USER_COLUMNS} FROM users WHERE deleted_at IS NULL ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`,
-        )
+        .query<UserRow, [number, number]>(`SELECT ${USER_COLUMNS} FROM users WHERE deleted_at IS NULL ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`)
         .all(q.limit, q.offset)
       return { users, total }
     },

@@ -13,7 +13,14 @@ describe('POST /keys', () => {
     const h = createHarness()
     const r = await h.call('POST', '/keys', { json: { userId: 'dave', role: 'admin', name: 'ci' } })
     expect(r.status).toBe(200)
-    expect(r.body).toEqual({ id: expect.stringMatching(/^key_/), key: expect.stringMatching(/^sk_/), userId: 'usr_dave', role: 'admin', name: 'ci', createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/) })
+    expect(r.body).toEqual({
+      id: expect.stringMatching(/^key_/),
+      key: expect.stringMatching(/^sk_/),
+      userId: 'usr_dave',
+      role: 'admin',
+      name: 'ci',
+      createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+    })
     expect((await h.call('GET', '/users/dave')).body).toMatchObject({ id: 'usr_dave', role: 'member', disabled: false, hasPassword: false })
     // The new admin key acts as an admin: it can list users.
     expect((await h.call('GET', '/users', { key: r.body.key })).status).toBe(200)
@@ -69,7 +76,11 @@ describe('GET /keys', () => {
     for (const k of all.body) {
       expect(Object.keys(k).sort()).toEqual(['createdAt', 'id', 'lastUsedAt', 'name', 'prefix', 'revokedAt', 'role', 'userId'])
       expect(k.prefix).toMatch(/^sk_/)
-      expect(JSON.stringify(k)).not.toContain(Object.values(h.keys).find((s) => s.startsWith(k.prefix))!.slice(8))
+      expect(JSON.stringify(k)).not.toContain(
+        Object.values(h.keys)
+          .find((s) => s.startsWith(k.prefix))!
+          .slice(8),
+      )
     }
     const mine = await h.call('GET', '/keys', { key: h.keys.member })
     expect(mine.body.map((k: any) => k.userId)).toEqual(['usr_alice'])
@@ -167,7 +178,11 @@ describe('users', () => {
     const stored = h.deps.db.query<{ h: string }, []>("SELECT password_hash AS h FROM users WHERE id = 'usr_eve'").get()!.h
     expect(stored).toStartWith('$argon2id$')
     expect(await Bun.password.verify('correct horse', stored)).toBe(true)
-    expect((await h.call('POST', '/users', { json: { id: 'usr_frank', role: 'readonly' } })).body).toMatchObject({ id: 'usr_frank', role: 'readonly', hasPassword: false })
+    expect((await h.call('POST', '/users', { json: { id: 'usr_frank', role: 'readonly' } })).body).toMatchObject({
+      id: 'usr_frank',
+      role: 'readonly',
+      hasPassword: false,
+    })
     expectError(await h.call('POST', '/users', { json: { id: 'eve' } }), 422, 'parameter_error', 'already exists')
     expectError(await h.call('POST', '/users', { json: { id: 'usr_eve' } }), 422, 'parameter_error', 'already exists')
   })
@@ -236,7 +251,11 @@ describe('users', () => {
     const h = createHarness()
     const other = (await h.call('POST', '/keys', { json: { userId: 'root2', role: 'admin' } })).body.key
     await h.call('PATCH', '/users/root2', { json: { role: 'admin' } })
-    for (const [key, id] of [[h.keys.admin, 'admin'], [other, 'admin'], [other, 'root2']] as const) {
+    for (const [key, id] of [
+      [h.keys.admin, 'admin'],
+      [other, 'admin'],
+      [other, 'root2'],
+    ] as const) {
       expectError(await h.call('PATCH', `/users/${id}`, { key, json: { disabled: true } }), 422, 'parameter_error')
       expectError(await h.call('PATCH', `/users/${id}`, { key, json: { role: 'member' } }), 422, 'parameter_error')
       expectError(await h.call('DELETE', `/users/${id}`, { key }), 422, 'parameter_error')
@@ -295,15 +314,29 @@ describe('malformed input', () => {
     const values: unknown[] = [null, true, false, 0, -1, 1.5, [], {}, [null], ...strings]
     let seed = 11
     const rnd = () => (seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32
-    const pick = <T,>(xs: T[]): T => xs[Math.floor(rnd() * xs.length)]!
+    const pick = <T>(xs: T[]): T => xs[Math.floor(rnd() * xs.length)]!
     const fields = ['userId', 'role', 'name', 'id', 'password', 'disabled', 'key', pick(strings)]
     const failures: string[] = []
     for (let i = 0; i < 400; i++) {
-      const [method, template] = pick([['POST', '/keys'], ['GET', '/keys'], ['DELETE', '/keys/{}'], ['GET', '/users'], ['POST', '/users'], ['GET', '/users/{}'], ['PATCH', '/users/{}'], ['DELETE', '/users/{}']] as const)
+      const [method, template] = pick([
+        ['POST', '/keys'],
+        ['GET', '/keys'],
+        ['DELETE', '/keys/{}'],
+        ['GET', '/users'],
+        ['POST', '/users'],
+        ['GET', '/users/{}'],
+        ['PATCH', '/users/{}'],
+        ['DELETE', '/users/{}'],
+      ] as const)
       const path = template.replace('{}', encodeURIComponent(pick(strings.filter((s) => s && s.length < 100))))
       const q = new URLSearchParams()
       for (let j = 0; j < rnd() * 3; j++) q.append(pick(['page', 'pageSize', 'userIds', 'includeRevoked']), pick(strings.filter((s) => s.length < 100)))
-      const body = method === 'POST' || method === 'PATCH' ? (rnd() < 0.2 ? pick(values) : Object.fromEntries(Array.from({ length: 1 + Math.floor(rnd() * 3) }, () => [pick(fields), pick(values)]))) : undefined
+      const body =
+        method === 'POST' || method === 'PATCH'
+          ? rnd() < 0.2
+            ? pick(values)
+            : Object.fromEntries(Array.from({ length: 1 + Math.floor(rnd() * 3) }, () => [pick(fields), pick(values)]))
+          : undefined
       const key = pick([h.keys.admin, h.keys.member, h.keys.readonly])
       const r = await h.call(method, `${path}?${q}`, { key, json: body })
       if (r.status >= 500) failures.push(`${method} ${path}?${q} ${JSON.stringify(body)?.slice(0, 100)} → ${r.status}`)

@@ -3,8 +3,8 @@
  * member or readonly ones), readonly keys may list their own. Revoking drops this
  * process's key cache at once; other processes see the store's auth epoch move.
  */
-import { AppError, forbidden, parameterError, pageWindow, toIso } from '../shared'
-import { normalizeUserId, type AuthService, type Caller } from './auth.service'
+import { AppError, forbidden, pageWindow, parameterError, toIso } from '../shared'
+import { type AuthService, type Caller, normalizeUserId } from './auth.service'
 import type { AuthStore, KeyRow, Role } from './auth.store'
 
 export interface KeyRecord {

@@ -1,5 +1,5 @@
-import type { Caller } from './auth.service'
 import { AppError } from '../shared'
+import type { Caller } from './auth.service'
 
 /** What the API envelope learned about a request before routing it. */
 export interface RequestContext {

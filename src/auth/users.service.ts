@@ -7,10 +7,10 @@
  * first printed key act as) and the caller's own user cannot be disabled, deleted or
  * lose the admin role through the API (422); another admin or the CLI can change the latter.
  */
-import { AppError, forbidden, parameterError, pageWindow, toIso } from '../shared'
-import { ADMIN_USER_ID, normalizeUserId, type AuthService, type Caller } from './auth.service'
-import type { AuthStore, Role, UserRow } from './auth.store'
+import { AppError, forbidden, pageWindow, parameterError, toIso } from '../shared'
 import { PASSWORD_MAX, PASSWORD_MIN } from './auth.schema'
+import { ADMIN_USER_ID, type AuthService, type Caller, normalizeUserId } from './auth.service'
+import type { AuthStore, Role, UserRow } from './auth.store'
 
 export interface UserRecord {
   id: string
@@ -22,8 +22,7 @@ export interface UserRecord {
 
 /** argon2id, Bun's built-in. The length is bounded so hashing cost stays bounded (the CLI reaches here without the route schema). */
 export function hashPassword(password: string): Promise<string> {
-  if (password.length < PASSWORD_MIN || password.length > PASSWORD_MAX)
-    throw parameterError(`'password' length must be ${PASSWORD_MIN}-${PASSWORD_MAX}`)
+  if (password.length < PASSWORD_MIN || password.length > PASSWORD_MAX) throw parameterError(`'password' length must be ${PASSWORD_MIN}-${PASSWORD_MAX}`)
   return Bun.password.hash(password, { algorithm: 'argon2id' })
 }
 

@@ -2,11 +2,12 @@
  * Loads the TOML file, applies `SHORTLINK_<SECTION>_<KEY>` environment overrides,
  * fills defaults and validates everything at once, so an operator sees every bad key.
  */
-import { Value } from '@sinclair/typebox/value'
-import { type TObject, type TSchema } from '@sinclair/typebox'
+
 import { existsSync, readFileSync } from 'node:fs'
-import { Config } from './config.schema'
+import type { TObject, TSchema } from '@sinclair/typebox'
+import { Value } from '@sinclair/typebox/value'
 import { describeRule } from '../shared'
+import { Config } from './config.schema'
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -76,7 +77,9 @@ export function buildConfig(raw: Record<string, unknown>, env: Record<string, st
       if (!Value.Check(keySchema, value)) {
         const err = Value.Errors(keySchema, value).First()
         const rule = err ? describeRule(err.schema as any, err.message) : 'invalid'
-        const got = (keySchema as { 'x-secret'?: boolean })['x-secret'] ? `a secret value of ${String(value).length} characters, not shown` : JSON.stringify(value)
+        const got = (keySchema as { 'x-secret'?: boolean })['x-secret']
+          ? `a secret value of ${String(value).length} characters, not shown`
+          : JSON.stringify(value)
         problems.push(`${section}.${key}: ${rule} (got ${got}; expected ${typeName(keySchema)})`)
       }
     }
@@ -134,11 +137,9 @@ function coerceEnv(schema: TSchema & Record<string, any>, value: string): unknow
 function crossChecks(c: Config): string[] {
   const problems: string[] = []
   if (c.server.httpPort === c.server.httpsPort) problems.push('server.httpPort: must differ from server.httpsPort')
-  if (c.tls.mode === 'files' && (!c.tls.certFile || !c.tls.keyFile))
-    problems.push('tls.certFile / tls.keyFile: required when tls.mode = "files"')
+  if (c.tls.mode === 'files' && (!c.tls.certFile || !c.tls.keyFile)) problems.push('tls.certFile / tls.keyFile: required when tls.mode = "files"')
   if (c.tls.mode === 'files') {
-    for (const key of ['certFile', 'keyFile'] as const)
-      if (c.tls[key] && !existsSync(c.tls[key])) problems.push(`tls.${key}: no such file ${c.tls[key]}`)
+    for (const key of ['certFile', 'keyFile'] as const) if (c.tls[key] && !existsSync(c.tls[key])) problems.push(`tls.${key}: no such file ${c.tls[key]}`)
   }
   if (c.domains.defaults.length === 0) problems.push('domains.defaults: at least one default short domain is required')
   try {

@@ -3,18 +3,21 @@ import '../shared' // registers the string formats (date-time, uri) the schema u
  * The whole configuration: one TypeBox schema, every key with a default and a
  * description. The README's config table is generated from it (scripts/config-table.ts).
  */
-import { Type as T, type Static } from '@sinclair/typebox'
+import { type Static, Type as T } from '@sinclair/typebox'
 
 const Str = (def: string, description: string, extra: object = {}) => T.String({ default: def, description, ...extra })
 const Port = (def: number, description: string) => T.Integer({ minimum: 1, maximum: 65535, default: def, description })
-const StrList = (def: string[], description: string, item: object = {}) =>
-  T.Array(T.String({ minLength: 1, ...item }), { default: def, description })
+const StrList = (def: string[], description: string, item: object = {}) => T.Array(T.String({ minLength: 1, ...item }), { default: def, description })
 
 export const ServerConfig = T.Object(
   {
-    baseUrl: Str('https://localhost:8443/api', 'Public URL of the API, as the world reaches it: its path is the API prefix, and its port (none when it names none) is the port of every URL handed out (short links, QR codes, redirects from plain HTTP), whatever port the server listens on.', {
-      pattern: '^https://[^/?#]+(/[^?#]*)?$',
-    }),
+    baseUrl: Str(
+      'https://localhost:8443/api',
+      'Public URL of the API, as the world reaches it: its path is the API prefix, and its port (none when it names none) is the port of every URL handed out (short links, QR codes, redirects from plain HTTP), whatever port the server listens on.',
+      {
+        pattern: '^https://[^/?#]+(/[^?#]*)?$',
+      },
+    ),
     httpsPort: Port(8443, 'Port the HTTPS listener binds to (API, short links, hosted pages); public URLs carry the port of baseUrl instead.'),
     httpPort: Port(8080, 'Port of the plain-HTTP listener: ACME HTTP-01 challenges and 301 to https.'),
     hostname: Str('0.0.0.0', 'Address both listeners bind to.', { minLength: 1 }),

@@ -2,13 +2,14 @@
  * `<baseUrl>/openapi.json` generated from the route schemas, and `<baseUrl>/docs`, a
  * Swagger UI page whose assets are embedded in the binary so it renders offline.
  */
-import { Elysia } from 'elysia'
+
 import { toOpenAPISchema } from '@elysiajs/openapi/openapi'
-import swaggerBundle from 'swagger-ui-dist/swagger-ui-bundle.js' with { type: 'file' }
+import { Elysia } from 'elysia'
 import swaggerCss from 'swagger-ui-dist/swagger-ui.css' with { type: 'file' }
-import { STATUS_BY_CODE } from '../shared'
+import swaggerBundle from 'swagger-ui-dist/swagger-ui-bundle.js' with { type: 'file' }
 import pkg from '../../package.json'
 import type { Settings } from '../config'
+import { STATUS_BY_CODE } from '../shared'
 
 export const PUBLIC_DOC_PATHS = ['/openapi.json', '/docs']
 
@@ -61,7 +62,16 @@ export function docsRoutes(settings: Pick<Settings, 'apiPrefix' | 'baseUrl'>, ap
       info: { title: 'shortlink API', version: pkg.version, description: API_DESCRIPTION },
       servers: [{ url: settings.baseUrl }],
       security: [{ bearer: [] }],
-      tags: [{ name: 'Links' }, { name: 'Tags' }, { name: 'Domains' }, { name: 'Files' }, { name: 'QR' }, { name: 'QR templates' }, { name: 'Statistics' }, { name: 'Keys and users' }],
+      tags: [
+        { name: 'Links' },
+        { name: 'Tags' },
+        { name: 'Domains' },
+        { name: 'Files' },
+        { name: 'QR' },
+        { name: 'QR templates' },
+        { name: 'Statistics' },
+        { name: 'Keys and users' },
+      ],
       paths,
       components: {
         ...(generated.components ?? {}),

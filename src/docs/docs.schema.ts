@@ -1,9 +1,12 @@
 import { Type as t } from '@sinclair/typebox'
-import { STATUS_BY_CODE, type ErrorCode } from '../shared'
+import { type ErrorCode, STATUS_BY_CODE } from '../shared'
 
 const ErrorBody = t.Object(
   {
-    code: t.String({ description: 'Short error code: bad_request, unauthorized, forbidden, not_found, record_gone, parameter_error, rate_limit_exceeded, internal_server_error, bad_gateway.' }),
+    code: t.String({
+      description:
+        'Short error code: bad_request, unauthorized, forbidden, not_found, record_gone, parameter_error, rate_limit_exceeded, internal_server_error, bad_gateway.',
+    }),
     message: t.String({ description: 'What went wrong, naming the field and rule at fault.' }),
     requestId: t.Optional(t.String({ description: 'Request id, also in the X-Request-Id header and the server log.' })),
   },
@@ -29,7 +32,10 @@ const CODE_OF = Object.fromEntries(Object.entries(STATUS_BY_CODE).map(([code, st
 
 /** The error body per status, described by when it is answered; one schema per status, shared by every route. */
 const BODY_OF = Object.fromEntries(
-  Object.entries(WHEN).map(([status, when]) => [status, t.Object(ErrorBody.properties, { description: `\`${CODE_OF[Number(status) as ErrorStatus]}\`: ${when}` })]),
+  Object.entries(WHEN).map(([status, when]) => [
+    status,
+    t.Object(ErrorBody.properties, { description: `\`${CODE_OF[Number(status) as ErrorStatus]}\`: ${when}` }),
+  ]),
 ) as Record<ErrorStatus, typeof ErrorBody>
 
 /** The `response` entries of a route's error statuses, for its OpenAPI document: `{ ...errorResponses(401, 404) }`. */

@@ -77,8 +77,7 @@ export function createCnameChecker(opts: { target: string; dnsServers: string[];
         return { status: 'invalid', detail: `${norm(domain)} has no CNAME, A or AAAA records; add a CNAME record pointing to ${target}` }
       const ours = new Set(theirs.values)
       const foreign = mine.values.filter((a) => !ours.has(a))
-      if (ours.size > 0 && foreign.length === 0)
-        return { status: 'valid', detail: `A/AAAA records ${mine.values.join(', ')} are ${target}'s` }
+      if (ours.size > 0 && foreign.length === 0) return { status: 'valid', detail: `A/AAAA records ${mine.values.join(', ')} are ${target}'s` }
       return {
         status: 'invalid',
         detail: `${norm(domain)} has no CNAME and its addresses ${foreign.join(', ')} are not ${target}'s (${theirs.values.join(', ') || 'none'}); add a CNAME record pointing to ${target}`,

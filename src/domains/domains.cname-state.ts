@@ -22,7 +22,13 @@ export function backoffMs(baseMs: number, attempts: number): number {
  * a timer (it is, before each certificate renewal); anything else counts an attempt (a
  * manual check counts as the first) and schedules the next one.
  */
-export function nextCnameState(cur: Pick<DomainState, 'cnameStatus' | 'cnameAttempts'>, outcome: CnameOutcome, manual: boolean, t: number, retryMs: number): CnameState {
+export function nextCnameState(
+  cur: Pick<DomainState, 'cnameStatus' | 'cnameAttempts'>,
+  outcome: CnameOutcome,
+  manual: boolean,
+  t: number,
+  retryMs: number,
+): CnameState {
   const attempts = outcome.status === 'valid' ? 0 : manual ? 1 : cur.cnameAttempts + 1
   return {
     cnameStatus: outcome.status === 'pending' ? cur.cnameStatus : outcome.status,
@@ -54,8 +60,7 @@ export function createCnameVerification(opts: {
     const cur = store.get(slug)
     if (!cur) return null
     store.updateCname(slug, nextCnameState(cur, outcome, manual, now(), opts.retryMs))
-    if (outcome.status !== cur.cnameStatus)
-      log.info('domain cname', { domain: slug, from: cur.cnameStatus, to: outcome.status, detail: outcome.detail })
+    if (outcome.status !== cur.cnameStatus) log.info('domain cname', { domain: slug, from: cur.cnameStatus, to: outcome.status, detail: outcome.detail })
     return opts.reload(slug)
   }
 

@@ -3,13 +3,14 @@
  * optional trailing dot; stored and compared as lower-case punycode (what browsers put
  * in the Host header and SNI).
  */
-import { domainToASCII } from 'node:url'
+
 import { isIP } from 'node:net'
+import { domainToASCII } from 'node:url'
 import { parameterError } from '../shared'
 
 const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/
 // Characters that would make URL parsing read part of the input as something else.
-const NOT_IN_A_NAME = /[\s/?#@:\[\]\\%]/
+const NOT_IN_A_NAME = /[\s/?#@:[\]\\%]/
 
 /** Lower-case punycode form, or null when the text is not a usable DNS host name. */
 export function toAsciiDomain(input: string): string | null {

@@ -1,16 +1,15 @@
-import { Elysia } from 'elysia'
 import { Type as t } from '@sinclair/typebox'
+import { Elysia } from 'elysia'
 import { callerOf } from '../auth'
-import { parseQuery, queryParameters } from '../shared'
 import { errorResponses } from '../docs'
+import { parseQuery, queryParameters } from '../shared'
 import { CreateDomainBody, DomainParams, DomainRecord, ListDomainsQuery, UpdateDomainBody } from './domains.schema'
 import type { DomainService } from './domains.service'
 
 const errors = errorResponses(400, 401, 403, 404, 422, 429)
 
 const ADMIN_ONLY = 'Admin keys only: members get 403 `forbidden` (domains are shared; members list them and use them for links).'
-const DEFAULTS_READ_ONLY =
-  'Default short domains come from the server configuration (`[domains] defaults`): changing or deleting one answers 403 `forbidden`.'
+const DEFAULTS_READ_ONLY = 'Default short domains come from the server configuration (`[domains] defaults`): changing or deleting one answers 403 `forbidden`.'
 
 export function domainRoutes({ domains }: { domains: DomainService }) {
   return new Elysia({ name: 'domains', normalize: false })
@@ -71,7 +70,7 @@ export function domainRoutes({ domains }: { domains: DomainService }) {
       response: { 200: DomainRecord, ...errors },
       detail: {
         tags: ['Domains'],
-        summary: 'Check the domain\'s DNS now',
+        summary: "Check the domain's DNS now",
         description: `Re-checks the CNAME at once and responds with the updated record; when it is valid and no certificate is served yet (or the last order failed), a certificate order starts right away. A temporary DNS failure leaves \`cnameStatus\` as it was. Takes no body. ${ADMIN_ONLY}`,
       },
     })

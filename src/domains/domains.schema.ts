@@ -1,5 +1,5 @@
-import { Type as t, type TSchema } from '@sinclair/typebox'
-import { pagingQuery, sortOrderQuery, PlainText } from '../shared'
+import { type TSchema, Type as t } from '@sinclair/typebox'
+import { PlainText, pagingQuery, sortOrderQuery } from '../shared'
 
 const nullable = <T extends TSchema>(s: T) => t.Union([s, t.Null()])
 const Url = (description: string) =>
@@ -10,7 +10,7 @@ const JsonText = (description: string) =>
 const fields = {
   destination: Url('Where the bare domain (`https://<domain>/`) redirects.'),
   notFoundUrl: Url('Redirect target when a link under this domain does not exist (or was deleted); a 404 page when unset.'),
-  expiredUrl: Url("Redirect target when a link under this domain has expired and has no `expiration.url` of its own; a 410 page when unset."),
+  expiredUrl: Url('Redirect target when a link under this domain has expired and has no `expiration.url` of its own; a 410 page when unset.'),
   assetLinks: JsonText('Served as `https://<domain>/.well-known/assetlinks.json` (Android App Links).'),
   appleAppSiteAssociation: JsonText('Served as `https://<domain>/.well-known/apple-app-site-association` (iOS Universal Links).'),
 }
@@ -24,20 +24,14 @@ export const DomainRecord = t.Object({
   slug: t.String({ description: 'The domain name, lower-case punycode.' }),
   destination: nullable(t.String({ description: 'Where the bare domain redirects.' })),
   clicks: t.Integer({ description: 'Clicks on links under this domain.' }),
-  cnameStatus: t.Union(
-    [t.Literal('pending'), t.Literal('valid'), t.Literal('invalid')],
-    {
-      description:
-        'pending: not checked yet, or DNS answered with a temporary error (re-checked with backoff); valid: the name CNAMEs (possibly over several hops) to the service host, or, for apex names, has only the service host\'s addresses; invalid: it points elsewhere or has no records (re-checked with backoff, or now with POST /domains/{domain}/verify).',
-    },
-  ),
-  sslStatus: t.Union(
-    [t.Literal('pending'), t.Literal('issuing'), t.Literal('active'), t.Literal('failed')],
-    {
-      description:
-        'pending: waiting for a valid CNAME; issuing: a certificate is being ordered (ACME HTTP-01); active: a certificate is served; failed: the last order failed (see sslError), retried with backoff.',
-    },
-  ),
+  cnameStatus: t.Union([t.Literal('pending'), t.Literal('valid'), t.Literal('invalid')], {
+    description:
+      "pending: not checked yet, or DNS answered with a temporary error (re-checked with backoff); valid: the name CNAMEs (possibly over several hops) to the service host, or, for apex names, has only the service host's addresses; invalid: it points elsewhere or has no records (re-checked with backoff, or now with POST /domains/{domain}/verify).",
+  }),
+  sslStatus: t.Union([t.Literal('pending'), t.Literal('issuing'), t.Literal('active'), t.Literal('failed')], {
+    description:
+      'pending: waiting for a valid CNAME; issuing: a certificate is being ordered (ACME HTTP-01); active: a certificate is served; failed: the last order failed (see sslError), retried with backoff.',
+  }),
   sslError: nullable(t.String({ description: 'Why the last certificate order failed; null when it did not.' })),
   expiredUrl: nullable(t.String()),
   notFoundUrl: nullable(t.String()),
@@ -50,7 +44,11 @@ export const DomainRecord = t.Object({
 
 export const CreateDomainBody = t.Object(
   {
-    domain: t.String({ minLength: 1, maxLength: 190, description: 'Host name, 1-190 characters; Unicode (IDN) names are stored as punycode. Not an IP address, a default domain or the API host.' }),
+    domain: t.String({
+      minLength: 1,
+      maxLength: 190,
+      description: 'Host name, 1-190 characters; Unicode (IDN) names are stored as punycode. Not an IP address, a default domain or the API host.',
+    }),
     destination: t.Optional(fields.destination),
     notFoundUrl: t.Optional(fields.notFoundUrl),
     expiredUrl: t.Optional(fields.expiredUrl),

@@ -6,13 +6,13 @@
  * and their retries are the state machine of domains.cname-state.ts.
  */
 import { domainToASCII } from 'node:url'
-import { forbidden, notFound, parameterError, type Logger, pageWindow, toIso, normaliseUrl } from '../shared'
 import type { Caller } from '../auth'
 import type { Settings } from '../config'
+import { forbidden, type Logger, normaliseUrl, notFound, pageWindow, parameterError, toIso } from '../shared'
 import type { CnameChecker } from './cname'
 import { createCnameVerification } from './domains.cname-state'
-import type { CnameStatus, SslStatus } from './domains.schema'
 import { normaliseHost, parseDomainName } from './domains.names'
+import type { CnameStatus, SslStatus } from './domains.schema'
 import type { DomainSettings, DomainState, DomainStore, SslState } from './domains.store'
 
 /** What the redirect server needs per request. */
@@ -171,7 +171,8 @@ export function createDomainService(opts: {
   function customOrThrow(input: string, forWrite: boolean): DomainState {
     const slug = normaliseHost(input)
     if (defaults.has(slug)) {
-      if (forWrite) throw forbidden(`${slug} is a default short domain from the server configuration ([domains] defaults); it cannot be changed or deleted through the API`)
+      if (forWrite)
+        throw forbidden(`${slug} is a default short domain from the server configuration ([domains] defaults); it cannot be changed or deleted through the API`)
     }
     const s = states.get(slug)
     if (!s) throw notFound(`domain ${slug}`)

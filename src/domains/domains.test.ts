@@ -1,15 +1,15 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createHarness } from '../../test/helpers/in-process'
-import { pebbleInstalled, startPebble, type Pebble } from '../../test/helpers/pebble'
-import { createDomainService } from './domains.service'
-import { backoffMs } from './domains.cname-state'
-import { createDomainStore } from './domains.store'
-import { createCnameChecker } from './cname'
-import { openStore } from '../store/db'
-import { deriveSettings } from '../config/settings'
+import { type Pebble, pebbleInstalled, startPebble } from '../../test/helpers/pebble'
 import { buildConfig } from '../config/config.load'
+import { deriveSettings } from '../config/settings'
 import { createLogger } from '../shared/log'
+import { openStore } from '../store/db'
+import { createCnameChecker } from './cname'
+import { backoffMs } from './domains.cname-state'
 import { toAsciiDomain } from './domains.names'
+import { createDomainService } from './domains.service'
+import { createDomainStore } from './domains.store'
 
 const TARGET = 'edge.shortlink.test'
 const admin = { userId: 'usr_admin', role: 'admin' as const, keyId: 'key_x' }
@@ -19,7 +19,22 @@ describe('domain names', () => {
     expect(toAsciiDomain('Bücher.Example.')).toBe('xn--bcher-kva.example')
     expect(toAsciiDomain('xn--bcher-kva.example')).toBe('xn--bcher-kva.example')
     expect(toAsciiDomain('links.example.com')).toBe('links.example.com')
-    for (const bad of ['1.2.3.4', '::1', '[::1]', '999', '10.1', 'localhost', 'a..b', '-a.com', 'a_b.com', 'a/b.com', 'user@x.com', 'x.com:80', 'ex ample.com', ''])
+    for (const bad of [
+      '1.2.3.4',
+      '::1',
+      '[::1]',
+      '999',
+      '10.1',
+      'localhost',
+      'a..b',
+      '-a.com',
+      'a_b.com',
+      'a/b.com',
+      'user@x.com',
+      'x.com:80',
+      'ex ample.com',
+      '',
+    ])
       expect([bad, toAsciiDomain(bad)]).toEqual([bad, null])
   })
 })
@@ -212,7 +227,15 @@ describe.skipIf(!pebbleInstalled())('CNAME verification against a real DNS serve
         ['good', 'two-hops', 'apex', 'elsewhere', 'foreign-apex', 'missing', 'broken'].map(async (n) => [n, (await checker.check(`${n}.example.com`)).status]),
       ),
     )
-    expect(outcomes).toEqual({ good: 'valid', 'two-hops': 'valid', apex: 'valid', elsewhere: 'invalid', 'foreign-apex': 'invalid', missing: 'invalid', broken: 'pending' })
+    expect(outcomes).toEqual({
+      good: 'valid',
+      'two-hops': 'valid',
+      apex: 'valid',
+      elsewhere: 'invalid',
+      'foreign-apex': 'invalid',
+      missing: 'invalid',
+      broken: 'pending',
+    })
     expect((await checker.check('elsewhere.example.com')).detail).toContain('other-service.example.org')
     expect((await checker.check('broken.example.com')).detail).toContain('ESERVFAIL')
   })
@@ -221,7 +244,8 @@ describe.skipIf(!pebbleInstalled())('CNAME verification against a real DNS serve
     const h = createHarness({ domains: { dnsServers: [dns.dns], cnameTarget: TARGET } })
     for (const d of ['good.example.com', 'elsewhere.example.com', 'broken.example.com'])
       expect((await h.call('POST', '/domains', { json: { domain: d } })).status).toBe(200)
-    const link = () => h.call('POST', '/links/link', { key: h.keys.member, json: { data: { url: 'https://example.com/' }, linkOptions: { domain: 'good.example.com' } } })
+    const link = () =>
+      h.call('POST', '/links/link', { key: h.keys.member, json: { data: { url: 'https://example.com/' }, linkOptions: { domain: 'good.example.com' } } })
     expect((await link()).status).toBe(422)
 
     const good = await h.call('POST', '/domains/good.example.com/verify')
@@ -238,7 +262,7 @@ describe.skipIf(!pebbleInstalled())('CNAME verification against a real DNS serve
   })
 
   test('re-checks back off; a temporary failure never changes the status', async () => {
-    let clock = 1_000_000
+    const clock = 1_000_000
     const db = openStore(':memory:')
     db.query("INSERT INTO users (id, created_at) VALUES ('usr_admin', 0)").run()
     const service = createDomainService({

@@ -4,10 +4,11 @@
  * file and a crash leaves at most a stray `.tmp-*` (swept at start). Equal content is
  * stored once.
  */
-import { mkdirSync, readdirSync, renameSync, rmSync, existsSync, statSync } from 'node:fs'
-import { join } from 'node:path'
+
 import { createHash, randomBytes } from 'node:crypto'
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs'
 import { open } from 'node:fs/promises'
+import { join } from 'node:path'
 
 export function createBlobStore(dataDir: string) {
   const dir = join(dataDir, 'files')

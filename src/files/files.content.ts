@@ -4,10 +4,7 @@
  * landing page's file with the same rules as the API.
  */
 
-export type RangeDecision =
-  | { kind: 'full' }
-  | { kind: 'partial'; start: number; end: number }
-  | { kind: 'unsatisfiable' }
+export type RangeDecision = { kind: 'full' } | { kind: 'partial'; start: number; end: number } | { kind: 'unsatisfiable' }
 
 /**
  * What a `Range` header asks of a representation of `size` bytes. Units other than
@@ -19,7 +16,10 @@ export function decideRange(header: string | null, size: number): RangeDecision 
   if (!header) return { kind: 'full' }
   const m = /^\s*([A-Za-z]+)\s*=\s*(.*)$/.exec(header)
   if (!m || m[1]!.toLowerCase() !== 'bytes') return { kind: 'full' }
-  const specs = m[2]!.split(',').map((s) => s.trim()).filter(Boolean)
+  const specs = m[2]!
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
   if (specs.length > 1) return { kind: 'full' }
   const spec = specs[0]
   if (!spec) return { kind: 'unsatisfiable' }

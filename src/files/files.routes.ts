@@ -1,15 +1,17 @@
-import { Elysia } from 'elysia'
 import { Type as t } from '@sinclair/typebox'
+import { Elysia } from 'elysia'
 import { callerOf } from '../auth'
-import { parseQuery, queryParameters, badRequest } from '../shared'
 import { errorResponses } from '../docs'
-import { ContentQuery, FileIdParams, FileRecordSchema, ListFilesQuery, UpdateFileBody, UploadFileBody } from './files.schema'
+import { badRequest, parseQuery, queryParameters } from '../shared'
 import { contentResponse } from './files.content'
-import { ALLOWED_TYPES } from './files.sniff'
+import { ContentQuery, FileIdParams, FileRecordSchema, ListFilesQuery, UpdateFileBody, UploadFileBody } from './files.schema'
 import type { FileService } from './files.service'
+import { ALLOWED_TYPES } from './files.sniff'
 
 const errors = errorResponses(400, 401, 403, 404, 410, 422, 429)
-const TYPES = Object.entries(ALLOWED_TYPES).map(([ext, mime]) => `${ext} (${mime})`).join(', ')
+const TYPES = Object.entries(ALLOWED_TYPES)
+  .map(([ext, mime]) => `${ext} (${mime})`)
+  .join(', ')
 
 /** The multipart body of an upload; the envelope has already bounded its size. */
 async function readUpload(request: Request): Promise<{ file: unknown; name?: string }> {

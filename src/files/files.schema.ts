@@ -1,5 +1,5 @@
 import { Type as t } from '@sinclair/typebox'
-import { pagingQuery, sortOrderQuery, PlainText } from '../shared'
+import { PlainText, pagingQuery, sortOrderQuery } from '../shared'
 import { ALLOWED_TYPES } from './files.sniff'
 
 const EXTENSIONS = Object.keys(ALLOWED_TYPES).join(', ')
@@ -25,10 +25,7 @@ export const UploadFileBody = t.Object(
   { description: 'multipart/form-data' },
 )
 
-export const UpdateFileBody = t.Object(
-  { name: t.Optional(FileName), archived: t.Optional(t.Boolean()) },
-  { additionalProperties: false },
-)
+export const UpdateFileBody = t.Object({ name: t.Optional(FileName), archived: t.Optional(t.Boolean()) }, { additionalProperties: false })
 
 export const ListFilesQuery = t.Object({
   ids: t.Optional(t.Array(t.String({ minLength: 1 }), { maxItems: 100, description: 'File identifiers (repeated).' })),

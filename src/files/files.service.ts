@@ -1,9 +1,9 @@
-import { AppError, forbidden, notFound, parameterError, badRequest, newId, pageWindow, imageSize, type SizedKind } from '../shared'
-import { canAccessOwnedBy, type Caller } from '../auth'
-import { ALLOWED_TYPES, sniffType } from './files.sniff'
-import { toRecord, type FileRecord, type FileStore, type StoredFile } from './files.store'
+import { type Caller, canAccessOwnedBy } from '../auth'
+import { AppError, badRequest, forbidden, imageSize, newId, notFound, pageWindow, parameterError, type SizedKind } from '../shared'
 import type { BlobStore } from './files.blobs'
 import type { StoredContent } from './files.content'
+import { ALLOWED_TYPES, sniffType } from './files.sniff'
+import { type FileRecord, type FileStore, type StoredFile, toRecord } from './files.store'
 
 export interface FileServiceDeps {
   store: FileStore
@@ -53,7 +53,6 @@ function checkDeclaredPixels(bytes: Uint8Array, extension: string) {
 }
 
 export function createFileService({ store, blobs, maxBytes, isInUse }: FileServiceDeps) {
-
   function getOwned(caller: Caller, id: string): StoredFile {
     const f = store.get(id)
     if (!f) throw notFound(`file ${id}`)
@@ -90,7 +89,9 @@ export function createFileService({ store, blobs, maxBytes, isInUse }: FileServi
       if (bytes.byteLength > maxBytes) throw badRequest(`'file' is too large: ${bytes.byteLength} bytes, the limit is ${maxBytes} bytes`)
       const type = sniffType(bytes)
       if (!type)
-        throw parameterError(`'file' type is not allowed: the content is none of ${Object.keys(ALLOWED_TYPES).join(', ')} (the type is read from the bytes, not the name)`)
+        throw parameterError(
+          `'file' type is not allowed: the content is none of ${Object.keys(ALLOWED_TYPES).join(', ')} (the type is read from the bytes, not the name)`,
+        )
       checkDeclaredPixels(bytes, type.extension)
       const name = nameOverride !== undefined ? checkName(nameOverride) : cleanUploadName((file as File).name, type.extension)
       const staged = await blobs.stage(bytes)

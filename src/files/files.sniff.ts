@@ -82,8 +82,7 @@ function isoMediaType(b: Uint8Array): SniffedType | null {
 /** Matroska's EBML header with DocType "webm" (other Matroska files are not allowed). */
 function isWebm(b: Uint8Array): boolean {
   const head = b.subarray(0, Math.min(b.length, 64))
-  for (let i = 0; i + 6 < head.length; i++)
-    if (head[i] === 0x42 && head[i + 1] === 0x82) return ascii(head, i + 3, 'webm') || ascii(head, i + 2, 'webm')
+  for (let i = 0; i + 6 < head.length; i++) if (head[i] === 0x42 && head[i + 1] === 0x82) return ascii(head, i + 3, 'webm') || ascii(head, i + 2, 'webm')
   return false
 }
 

@@ -1,5 +1,5 @@
+import { condition, idIn, type ListPage, listRows, matches, toIso } from '../shared'
 import type { Store } from '../store'
-import { condition, idIn, listRows, matches, toIso, type ListPage } from '../shared'
 
 interface FileRow {
   id: string
@@ -92,14 +92,20 @@ export function createFileStore(db: Store, now: () => number = Date.now) {
       return liveWithHash.get(sha256)!.n
     },
     list(f: FileFilter): { files: StoredFile[]; total: number } {
-      const { rows, total } = listRows<FileRow>(db, 'files', [
-        condition('deleted_at IS NULL'),
-        f.userId && condition('user_id = ?', f.userId),
-        !f.includeArchived && condition('archived = 0'),
-        idIn(f.ids),
-        matches(f.search, ['name_key']),
-        f.extension && condition('extension = ?', f.extension),
-      ], f, 'rowid')
+      const { rows, total } = listRows<FileRow>(
+        db,
+        'files',
+        [
+          condition('deleted_at IS NULL'),
+          f.userId && condition('user_id = ?', f.userId),
+          !f.includeArchived && condition('archived = 0'),
+          idIn(f.ids),
+          matches(f.search, ['name_key']),
+          f.extension && condition('extension = ?', f.extension),
+        ],
+        f,
+        'rowid',
+      )
       return { files: rows.map(toFile), total }
     },
   }

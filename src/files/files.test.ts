@@ -3,10 +3,10 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createHarness } from '../../test/helpers/in-process'
-import { sniffType } from './files.sniff'
-import { decideRange, contentDisposition } from './files.content'
-import { cleanUploadName } from './files.service'
+import { contentDisposition, decideRange } from './files.content'
 import * as S from './files.samples'
+import { cleanUploadName } from './files.service'
+import { sniffType } from './files.sniff'
 
 describe('type detection from magic bytes', () => {
   const cases: [string, Uint8Array, string | null][] = [
@@ -86,14 +86,23 @@ describe('files API in process', () => {
   test('upload → 201 record typed from the bytes, not the name', async () => {
     const r = await upload(S.samplePng(), 'photo.jpg')
     expect(r.status).toBe(201)
-    expect(r.body).toMatchObject({ name: 'photo.jpg', mimeType: 'image/png', extension: 'png', size: S.samplePng().length, archived: false, userId: 'usr_alice' })
+    expect(r.body).toMatchObject({
+      name: 'photo.jpg',
+      mimeType: 'image/png',
+      extension: 'png',
+      size: S.samplePng().length,
+      archived: false,
+      userId: 'usr_alice',
+    })
     expect(r.body.id).toMatch(/^fil_/)
     expect(r.body.createdAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
   })
 
   test('an image declaring a huge canvas is refused at upload, before anything decodes it', async () => {
     // 21 bytes of JPEG: SOI, a baseline frame header of 30000×30000 px with 3 components, EOI.
-    const bomb = Uint8Array.from([0xff, 0xd8, 0xff, 0xc0, 0x00, 0x11, 0x08, 0x75, 0x30, 0x75, 0x30, 0x03, 0x01, 0x22, 0x00, 0x02, 0x11, 0x01, 0x03, 0x11, 0x01, 0xff, 0xd9])
+    const bomb = Uint8Array.from([
+      0xff, 0xd8, 0xff, 0xc0, 0x00, 0x11, 0x08, 0x75, 0x30, 0x75, 0x30, 0x03, 0x01, 0x22, 0x00, 0x02, 0x11, 0x01, 0x03, 0x11, 0x01, 0xff, 0xd9,
+    ])
     const r = await upload(bomb, 'tiny.jpg')
     expect(r.status).toBe(422)
     expect(r.body).toMatchObject({ code: 'parameter_error', message: "'file' the image declares 30000×30000 px; at most 150 megapixels are accepted" })

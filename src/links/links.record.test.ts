@@ -54,12 +54,20 @@ describe('links.record: the one decoder of a stored row', () => {
 
   test('cleared options decode as null; app-stores links carry their store URLs; hosted types are hosted', async () => {
     const h = createHarness()
-    const plain = (await h.call('POST', '/links/link', { json: { data: { url: 'https://x.example/' }, linkOptions: { key: 'plain', utm: { source: 'qr' } } } })).body
+    const plain = (await h.call('POST', '/links/link', { json: { data: { url: 'https://x.example/' }, linkOptions: { key: 'plain', utm: { source: 'qr' } } } }))
+      .body
     await h.call('PATCH', `/links/${plain.id}`, { json: { linkOptions: { utm: null } } })
     const plainRow = h.deps.links.findLiveRow('localhost', 'plain')!
     expect(JSON.parse(plainRow.options)).toEqual({})
     expect(linkRecordOf(plainRow, [], h.deps.settings)).toEqual((await h.call('GET', `/links/${plain.id}`)).body)
-    expect(storedLinkViewOf(plainRow)).toMatchObject({ utm: null, previewData: null, Targeting: null, expirationUrl: null, passwordHash: null, appStores: null })
+    expect(storedLinkViewOf(plainRow)).toMatchObject({
+      utm: null,
+      previewData: null,
+      Targeting: null,
+      expirationUrl: null,
+      passwordHash: null,
+      appStores: null,
+    })
 
     const apps = { ios: 'https://apps.apple.com/app/id1', android: 'https://play.google.com/store/apps/details?id=x' }
     await h.call('POST', '/links/app-stores', { json: { data: { ...apps, title: 'App' }, linkOptions: { key: 'apps' } } })

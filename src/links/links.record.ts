@@ -6,11 +6,11 @@
  * has one owner.
  */
 import type { Static } from '@sinclair/typebox'
-import { toIso } from '../shared'
 import type { Settings } from '../config'
-import type { LinkRow } from './links.store'
-import type { LinkRecord as LinkRecordSchema, ContentOption, Expiration, PreviewData, Targeting, Utm } from './links.schema'
+import { toIso } from '../shared'
 import { isHosted, type LinkDataValue } from './links.content'
+import type { ContentOption, Expiration, LinkRecord as LinkRecordSchema, PreviewData, Targeting, Utm } from './links.schema'
+import type { LinkRow } from './links.store'
 
 /** A link as the API returns it: exactly the response schema's type, so routes need no casts. */
 export type LinkRecord = Static<typeof LinkRecordSchema>

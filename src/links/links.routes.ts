@@ -1,11 +1,20 @@
+import { type Static, type TSchema, Type as t } from '@sinclair/typebox'
 import { Elysia } from 'elysia'
-import { Type as t, type Static, type TSchema } from '@sinclair/typebox'
 import { callerOf } from '../auth'
-import { assertValid, parseQuery, queryParameters } from '../shared'
 import { errorResponses } from '../docs'
+import { assertValid, parseQuery, queryParameters } from '../shared'
 import {
-  BulkDeleteQuery, BulkUpdateBody, BulkUpdateInput, CountLinksQuery, CreateLinkBody, CreateLinkInput, LinkRecord, LinkTypeParam,
-  ListLinksQuery, UpdateLinkBody, UpdateLinkInput,
+  BulkDeleteQuery,
+  BulkUpdateBody,
+  BulkUpdateInput,
+  CountLinksQuery,
+  CreateLinkBody,
+  CreateLinkInput,
+  LinkRecord,
+  LinkTypeParam,
+  ListLinksQuery,
+  UpdateLinkBody,
+  UpdateLinkInput,
 } from './links.schema'
 import type { LinkService } from './links.service'
 
@@ -50,13 +59,17 @@ export function linkRoutes({ links }: { links: LinkService }) {
         ),
       },
     )
-    .patch('/links/bulk', ({ body, request }) => {
-      const b = input(BulkUpdateInput, body)
-      return links.bulkUpdate(callerOf(request), b.linkIds, b.updateData)
-    }, {
-      response: { 200: t.Object({ updatedCount: t.Integer(), links: t.Array(LinkRecord) }), ...errorsB },
-      detail: doc('Bulk update links', 'Up to 100 links in one transaction: all are updated or none.', { requestBody: requestBody(BulkUpdateBody) }),
-    })
+    .patch(
+      '/links/bulk',
+      ({ body, request }) => {
+        const b = input(BulkUpdateInput, body)
+        return links.bulkUpdate(callerOf(request), b.linkIds, b.updateData)
+      },
+      {
+        response: { 200: t.Object({ updatedCount: t.Integer(), links: t.Array(LinkRecord) }), ...errorsB },
+        detail: doc('Bulk update links', 'Up to 100 links in one transaction: all are updated or none.', { requestBody: requestBody(BulkUpdateBody) }),
+      },
+    )
     .get('/links/count', ({ request }) => links.count(callerOf(request), parseQuery(CountLinksQuery, query(request))), {
       response: { 200: t.Object({ count: t.Integer() }), ...errorsA },
       detail: doc('Count links', 'Same filters as the list.', { parameters: queryParameters(CountLinksQuery) }),
@@ -66,7 +79,7 @@ export function linkRoutes({ links }: { links: LinkService }) {
         200: t.Object({ links: t.Array(LinkRecord), page: t.Integer(), pageSize: t.Integer(), total: t.Integer({ description: 'Matches before paging.' }) }),
         ...errorsB,
       },
-      detail: doc('List links', 'Members see their own links; admins everyone\'s (filter with userIds). Archived links only with includeArchived.', {
+      detail: doc('List links', "Members see their own links; admins everyone's (filter with userIds). Archived links only with includeArchived.", {
         parameters: queryParameters(ListLinksQuery),
       }),
     })
@@ -82,13 +95,20 @@ export function linkRoutes({ links }: { links: LinkService }) {
     .patch('/links/:id', ({ params, body, request }) => links.update(callerOf(request), params.id, input(UpdateLinkInput, body)), {
       params: IdParams,
       response: { 200: LinkRecord, ...errorsB },
-      detail: doc('Update a link', 'Returns the updated record. In linkOptions an absent field is unchanged and null clears it; `data` must be the variant of the link\'s type.', {
-        requestBody: requestBody(UpdateLinkBody),
-      }),
+      detail: doc(
+        'Update a link',
+        "Returns the updated record. In linkOptions an absent field is unchanged and null clears it; `data` must be the variant of the link's type.",
+        {
+          requestBody: requestBody(UpdateLinkBody),
+        },
+      ),
     })
     .delete('/links/:id', ({ params, request }) => links.remove(callerOf(request), params.id), {
       params: IdParams,
       response: { 200: t.Object({ id: t.String() }), ...errorsB },
-      detail: doc('Delete a link', 'Leaves a tombstone: later reads and writes of the id answer 410 record_gone; its key becomes free; short links stop resolving.'),
+      detail: doc(
+        'Delete a link',
+        'Leaves a tombstone: later reads and writes of the id answer 410 record_gone; its key becomes free; short links stop resolving.',
+      ),
     })
 }

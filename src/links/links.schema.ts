@@ -3,12 +3,26 @@
  * `linkOptions`, bodies, the record, and the list/count queries. The same schemas
  * validate requests and write the OpenAPI document.
  */
-import { Type as t, type Static, type TSchema, type TLiteral, type TUnion } from '@sinclair/typebox'
-import { FILE_ID_PATTERN, pagingQuery, sortOrderQuery, PlainText } from '../shared'
+import { type Static, type TLiteral, type TSchema, type TUnion, Type as t } from '@sinclair/typebox'
+import { FILE_ID_PATTERN, PlainText, pagingQuery, sortOrderQuery } from '../shared'
 
 export const CREATE_TYPES = [
-  'link', 'document', 'file', 'google-form', 'menu', 'app-stores', 'image', 'audio',
-  'video', 'wi-fi', 'email', 'map', 'whatsapp', 'text', 'sms', 'svg',
+  'link',
+  'document',
+  'file',
+  'google-form',
+  'menu',
+  'app-stores',
+  'image',
+  'audio',
+  'video',
+  'wi-fi',
+  'email',
+  'map',
+  'whatsapp',
+  'text',
+  'sms',
+  'svg',
 ] as const
 export type LinkType = (typeof CREATE_TYPES)[number]
 /** The longest link key: longer short-link paths can never name a link. */
@@ -17,8 +31,25 @@ export const MAX_KEY_LENGTH = 190
 export const MIN_PASSWORD_LENGTH = 6
 /** Filter values: the create types plus kinds other services have (they match nothing here). */
 export const FILTER_TYPES = [
-  'link', 'document', 'file', 'vcard', 'landing-page', 'google-form', 'menu', 'app-stores', 'image', 'audio',
-  'video', 'wi-fi', 'email', 'map', 'whatsapp', 'text', 'sms', 'svg', 'code',
+  'link',
+  'document',
+  'file',
+  'vcard',
+  'landing-page',
+  'google-form',
+  'menu',
+  'app-stores',
+  'image',
+  'audio',
+  'video',
+  'wi-fi',
+  'email',
+  'map',
+  'whatsapp',
+  'text',
+  'sms',
+  'svg',
+  'code',
 ] as const
 /** Types whose visitors land on a page this service hosts. */
 export const HOSTED_TYPES: ReadonlySet<string> = new Set(['document', 'file', 'image', 'audio', 'video', 'svg', 'menu', 'text', 'wi-fi', 'app-stores'])
@@ -26,11 +57,15 @@ export const HOSTED_TYPES: ReadonlySet<string> = new Set(['document', 'file', 'i
 /** One TLiteral per value: Elysia reads a union's members as a tuple (a TLiteral<'a' | 'b'>[] would infer as `never`). */
 type LiteralsOf<V extends readonly string[]> = { -readonly [K in keyof V]: TLiteral<V[K]> }
 const literalUnion = <const V extends readonly string[]>(values: V, opts: object = {}): TUnion<LiteralsOf<V>> =>
-  t.Union(values.map((v) => t.Literal(v)), opts) as unknown as TUnion<LiteralsOf<V>>
+  t.Union(
+    values.map((v) => t.Literal(v)),
+    opts,
+  ) as unknown as TUnion<LiteralsOf<V>>
 export const LinkTypeParam = literalUnion(CREATE_TYPES, { description: 'One of the 16 create types.' })
 export const LinkTypeFilter = literalUnion(FILTER_TYPES, { description: 'One of the 19 link-type filter values.' })
 
-const Url = (description: string, min = 1) => t.String({ minLength: min, maxLength: 2000, format: 'uri', description: `${description} http or https, ${min}-2000 characters.` })
+const Url = (description: string, min = 1) =>
+  t.String({ minLength: min, maxLength: 2000, format: 'uri', description: `${description} http or https, ${min}-2000 characters.` })
 const strict = { additionalProperties: false } as const
 const FileId = t.String({ minLength: 1, maxLength: 100, pattern: FILE_ID_PATTERN, description: 'An uploaded file (POST /files).' })
 const Title = t.String({ minLength: 1, maxLength: 200, description: 'Page title, 1-200.' })
@@ -121,7 +156,12 @@ function fileData(what: string) {
   )
 }
 function phone() {
-  return t.String({ minLength: 3, maxLength: 32, pattern: '^\\+?[0-9 ()./-]{3,32}$', description: 'Phone number, international format preferred (+33 6 12 34 56 78).' })
+  return t.String({
+    minLength: 3,
+    maxLength: 32,
+    pattern: '^\\+?[0-9 ()./-]{3,32}$',
+    description: 'Phone number, international format preferred (+33 6 12 34 56 78).',
+  })
 }
 
 export const LinkData = t.Union(Object.values(DATA_BY_TYPE), { description: 'Content; the variant follows the {type} path segment.' })
@@ -170,14 +210,24 @@ export const LocationTarget = t.Object(
   strict,
 )
 export const LanguageTarget = t.Object(
-  { language: t.String({ pattern: '^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$', description: 'BCP 47 tag matched against Accept-Language, e.g. fr or pt-BR.' }), url: TargetUrl },
+  {
+    language: t.String({ pattern: '^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$', description: 'BCP 47 tag matched against Accept-Language, e.g. fr or pt-BR.' }),
+    url: TargetUrl,
+  },
   strict,
 )
 export const TimeTarget = t.Object(
   {
     start: t.String({ pattern: '^([01][0-9]|2[0-3]):[0-5][0-9]$', description: 'HH:MM, inclusive.' }),
     end: t.String({ pattern: '^([01][0-9]|2[0-4]):[0-5][0-9]$', description: 'HH:MM, exclusive; a window past midnight wraps (22:00-02:00).' }),
-    days: t.Optional(t.Array(t.Integer({ minimum: 1, maximum: 7 }), { minItems: 1, maxItems: 7, uniqueItems: true, description: 'ISO weekdays, 1 = Monday … 7 = Sunday; all days when absent.' })),
+    days: t.Optional(
+      t.Array(t.Integer({ minimum: 1, maximum: 7 }), {
+        minItems: 1,
+        maxItems: 7,
+        uniqueItems: true,
+        description: 'ISO weekdays, 1 = Monday … 7 = Sunday; all days when absent.',
+      }),
+    ),
     timezone: t.Optional(t.String({ minLength: 1, maxLength: 64, default: 'UTC', description: 'IANA time zone.' })),
     url: TargetUrl,
   },
@@ -203,15 +253,30 @@ const nullable = <T extends TSchema>(s: T) => t.Union([s, t.Null()])
 const linkOptions = <G extends TSchema>(targetingSchema: G) =>
   t.Object(
     {
-      domain: t.Optional(t.String({ minLength: 3, maxLength: 253, description: 'A default short domain or a configured custom domain; the first default when absent.' })),
-      key: t.Optional(t.String({ minLength: 1, maxLength: MAX_KEY_LENGTH, pattern: '^[a-zA-Z0-9_-]+$', description: `Slug, 1-${MAX_KEY_LENGTH}; a random 7-character slug when absent. Unique per domain.` })),
-      tags: t.Optional(nullable(t.Array(t.String({ minLength: 1, maxLength: 100 }), { maxItems: 30, uniqueItems: true, description: 'Tag ids of the owner, 0-30, unique.' }))),
+      domain: t.Optional(
+        t.String({ minLength: 3, maxLength: 253, description: 'A default short domain or a configured custom domain; the first default when absent.' }),
+      ),
+      key: t.Optional(
+        t.String({
+          minLength: 1,
+          maxLength: MAX_KEY_LENGTH,
+          pattern: '^[a-zA-Z0-9_-]+$',
+          description: `Slug, 1-${MAX_KEY_LENGTH}; a random 7-character slug when absent. Unique per domain.`,
+        }),
+      ),
+      tags: t.Optional(
+        nullable(t.Array(t.String({ minLength: 1, maxLength: 100 }), { maxItems: 30, uniqueItems: true, description: 'Tag ids of the owner, 0-30, unique.' })),
+      ),
       comment: t.Optional(nullable(t.String({ maxLength: 2000, description: 'Returned as `comments`.' }))),
-      password: t.Optional(nullable(t.String({
-        minLength: MIN_PASSWORD_LENGTH,
-        maxLength: 128,
-        description: `Visitors must enter it; ${MIN_PASSWORD_LENGTH}-128 characters; stored hashed, never returned. null removes it. Wrong guesses are limited to 10 per client IP (IPv6: per /64) and link, and 100 per link from all IPs, per 15 minutes; then 429 with Retry-After. Visitors holding the one-hour cookie of a correct password are never limited.`,
-      }))),
+      password: t.Optional(
+        nullable(
+          t.String({
+            minLength: MIN_PASSWORD_LENGTH,
+            maxLength: 128,
+            description: `Visitors must enter it; ${MIN_PASSWORD_LENGTH}-128 characters; stored hashed, never returned. null removes it. Wrong guesses are limited to 10 per client IP (IPv6: per /64) and link, and 100 per link from all IPs, per 15 minutes; then 429 with Retry-After. Visitors holding the one-hour cookie of a correct password are never limited.`,
+          }),
+        ),
+      ),
       expiration: t.Optional(nullable(Expiration)),
       utm: t.Optional(nullable(Utm)),
       option: t.Optional(nullable(ContentOption)),
@@ -291,7 +356,12 @@ const linkFilters = (searchMax: number) => ({
 
 export const ListLinksQuery = t.Object({
   ...linkFilters(200),
-  sortBy: t.Optional(literalUnion(['created_at', 'clicks', 'last_created_at'], { default: 'created_at', description: 'last_created_at = time of the last click; never-clicked links last.' })),
+  sortBy: t.Optional(
+    literalUnion(['created_at', 'clicks', 'last_created_at'], {
+      default: 'created_at',
+      description: 'last_created_at = time of the last click; never-clicked links last.',
+    }),
+  ),
   sortOrder: sortOrderQuery(),
   ...pagingQuery(100),
 })

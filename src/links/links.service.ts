@@ -4,17 +4,18 @@
  * row's reading in links.record.ts; this file composes them with the store. Throws
  * AppError; never sees HTTP.
  */
-import { AppError, forbidden, newId, notFound, pageWindow, parameterError } from '../shared'
-import { canAccessOwnedBy, type Caller } from '../auth'
-import type { TagStore } from '../tags'
-import type { LinkFilter, LinkRow, LinkStore } from './links.store'
-import type { LinkType, ListLinksQuery, CountLinksQuery } from './links.schema'
-import { checkData, destinationOf, matchKeyOf, searchTextOf } from './links.content'
-import { linkRecordOf, mergeStoredOptions, shortLinkOf as shortLinkAt, storedDataOf, storedOptionsOf, type LinkRecord } from './links.record'
-import { createLinkRules, parseShortLink, type LinkBody, type LinkRulesDeps, type PreparedUpdate } from './links.validate'
 
-export type { LinkBody } from './links.validate'
+import { type Caller, canAccessOwnedBy } from '../auth'
+import { AppError, forbidden, newId, notFound, pageWindow, parameterError } from '../shared'
+import type { TagStore } from '../tags'
+import { checkData, destinationOf, matchKeyOf, searchTextOf } from './links.content'
+import { type LinkRecord, linkRecordOf, mergeStoredOptions, shortLinkOf as shortLinkAt, storedDataOf, storedOptionsOf } from './links.record'
+import type { CountLinksQuery, LinkType, ListLinksQuery } from './links.schema'
+import type { LinkFilter, LinkRow, LinkStore } from './links.store'
+import { createLinkRules, type LinkBody, type LinkRulesDeps, type PreparedUpdate, parseShortLink } from './links.validate'
+
 export type { LinkRecord } from './links.record'
+export type { LinkBody } from './links.validate'
 
 export interface LinkServiceDeps extends LinkRulesDeps {
   store: LinkStore
@@ -201,7 +202,14 @@ export function createLinkService(deps: LinkServiceDeps) {
       return { id }
     },
     bulkRemove(caller: Caller, linkIdsCsv: string): { deletedCount: number } {
-      const ids = [...new Set(linkIdsCsv.split(',').map((s) => s.trim()).filter(Boolean))]
+      const ids = [
+        ...new Set(
+          linkIdsCsv
+            .split(',')
+            .map((s) => s.trim())
+            .filter(Boolean),
+        ),
+      ]
       if (ids.length < 1 || ids.length > 100) throw parameterError(`'linkIds' must hold 1-100 comma-separated ids (got ${ids.length})`)
       const rows = ids.map((id) => store.getById(id)).filter((r): r is LinkRow => r !== null && r.deleted_at === null)
       for (const r of rows) if (!canAccessOwnedBy(caller, r.user_id)) throw forbidden(`link ${r.id} belongs to another user`)

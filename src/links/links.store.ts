@@ -1,6 +1,7 @@
 /** SQL for links. Rows in, rows out; the service owns the rules. */
-import type { Store } from '../store'
+
 import { escapeLike } from '../shared'
+import type { Store } from '../store'
 
 export interface LinkRow {
   seq: number
@@ -96,8 +97,8 @@ export function createLinkStore(db: Store) {
         for (const dk of f.domainKeys) args.push(dk.domain, dk.key)
       }
     }
-    if (f.domain) (parts.push(`${p}l.domain = ?`), args.push(f.domain.toLowerCase()))
-    if (f.linkType) (parts.push(`${p}l.link_type = ?`), args.push(f.linkType))
+    if (f.domain) parts.push(`${p}l.domain = ?`), args.push(f.domain.toLowerCase())
+    if (f.linkType) parts.push(`${p}l.link_type = ?`), args.push(f.linkType)
     if (f.tagIds?.length) {
       parts.push(`${p}l.seq IN (SELECT link_seq FROM link_tags WHERE tag_id IN (${f.tagIds.map(() => '?').join(',')}))`)
       args.push(...f.tagIds)
@@ -145,8 +146,23 @@ export function createLinkStore(db: Store) {
     },
     findForUpsert: (userId: string, type: string, matchKey: string) => forUpsert.get(userId, type, matchKey),
     insert(r: NewLinkRow): number {
-      return insert.get(r.id, r.user_id, r.domain, r.key, r.link_type, r.destination, r.match_key, r.data, r.options, r.qr_options,
-        r.password_hash, r.expires_at, r.archived, r.created_at, r.updated_at)!.seq
+      return insert.get(
+        r.id,
+        r.user_id,
+        r.domain,
+        r.key,
+        r.link_type,
+        r.destination,
+        r.match_key,
+        r.data,
+        r.options,
+        r.qr_options,
+        r.password_hash,
+        r.expires_at,
+        r.archived,
+        r.created_at,
+        r.updated_at,
+      )!.seq
     },
     update(r: LinkRow) {
       update.run(r.domain, r.key, r.destination, r.match_key, r.data, r.options, r.qr_options, r.password_hash, r.expires_at, r.archived, r.updated_at, r.seq)

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { createHarness, type ApiHarness } from '../../test/helpers/in-process'
+import { type ApiHarness, createHarness } from '../../test/helpers/in-process'
 
 const create = (h: ApiHarness, type: string, data: unknown, linkOptions?: unknown, key?: string) =>
   h.call('POST', `/links/${type}`, { key, json: linkOptions === undefined ? { data } : { data, linkOptions } })
@@ -174,8 +174,20 @@ describe('linkOptions', () => {
     const h = createHarness()
     const valid = [
       { targetType: 'device', targetDatas: { ios: 'https://apple.example/', android: 'https://android.example/' } },
-      { targetType: 'location', targetDatas: [{ country: 'DE', url: 'https://de.example/' }, { country: 'US', region: 'CA', city: 'San Francisco', url: 'https://sf.example/' }] },
-      { targetType: 'language', targetDatas: [{ language: 'fr', url: 'https://fr.example/' }, { language: 'pt-BR', url: 'https://br.example/' }] },
+      {
+        targetType: 'location',
+        targetDatas: [
+          { country: 'DE', url: 'https://de.example/' },
+          { country: 'US', region: 'CA', city: 'San Francisco', url: 'https://sf.example/' },
+        ],
+      },
+      {
+        targetType: 'language',
+        targetDatas: [
+          { language: 'fr', url: 'https://fr.example/' },
+          { language: 'pt-BR', url: 'https://br.example/' },
+        ],
+      },
       { targetType: 'time', targetDatas: [{ start: '09:00', end: '17:00', days: [1, 2, 3, 4, 5], timezone: 'Europe/Paris', url: 'https://open.example/' }] },
       { targetType: 'number', targetDatas: [{ from: 1, to: 100, url: 'https://first100.example/' }] },
     ]
@@ -222,10 +234,22 @@ describe('linkOptions', () => {
     const h = createHarness()
     expect422(await h.call('POST', '/links/link', { json: { data: { url: 'https://x.com' }, extra: 1 } }), 'extra')
     expect422(await link(h, { nope: 1 }), 'linkOptions.nope')
-    const garbage = [null, 1, 'x', [], {}, { data: null }, { data: [] }, { data: 'x' }, { data: { url: 5 } }, { data: { url: 'https://x.com' }, linkOptions: 'x' },
-      { data: { url: 'https://x.com' }, linkOptions: { tags: 'x' } }, { data: { url: 'https://x.com' }, linkOptions: { expiration: { time: 5, url: [] } } },
+    const garbage = [
+      null,
+      1,
+      'x',
+      [],
+      {},
+      { data: null },
+      { data: [] },
+      { data: 'x' },
+      { data: { url: 5 } },
+      { data: { url: 'https://x.com' }, linkOptions: 'x' },
+      { data: { url: 'https://x.com' }, linkOptions: { tags: 'x' } },
+      { data: { url: 'https://x.com' }, linkOptions: { expiration: { time: 5, url: [] } } },
       { data: { url: 'https://x.com' }, linkOptions: { Targeting: { targetType: 'time', targetDatas: [null] } } },
-      { data: { url: 'https://x.com' }, qrOptions: 'x' }]
+      { data: { url: 'https://x.com' }, qrOptions: 'x' },
+    ]
     for (const body of garbage) {
       for (const path of ['/links/link', '/links/upsert/link']) {
         const r = await h.call(path.includes('upsert') ? 'PUT' : 'POST', path, { json: body })
@@ -263,7 +287,9 @@ describe('upsert, update, bulk update', () => {
     const h = createHarness()
     const tag = (await h.call('POST', '/tags', { json: { name: 'x' } })).body
     const made = (await link(h, { comment: 'c', password: 'pw-secret', utm: { source: 'a' }, tags: [tag.id] })).body
-    const r = await h.call('PATCH', `/links/${made.id}`, { json: { data: { url: 'https://new.example/' }, linkOptions: { key: 'renamed', password: null, utm: null } } })
+    const r = await h.call('PATCH', `/links/${made.id}`, {
+      json: { data: { url: 'https://new.example/' }, linkOptions: { key: 'renamed', password: null, utm: null } },
+    })
     expect(r.status).toBe(200)
     expect(r.body).toMatchObject({ destination: 'https://new.example/', key: 'renamed', hasPassword: false, utm: null, comments: 'c', tags: [tag.id] })
     expect(r.body.updatedAt > made.updatedAt).toBe(true)
@@ -474,6 +500,21 @@ test('the OpenAPI document shows every link field with its limits', async () => 
   expect(options.tags.anyOf[0]).toMatchObject({ maxItems: 30, uniqueItems: true })
   expect(body.properties.data.anyOf.length).toBe(16)
   const list = doc.paths['/links'].get.parameters.map((p: any) => p.name)
-  expect(list).toEqual(expect.arrayContaining(['ids', 'shortLinks', 'domain', 'linkType', 'tagIds', 'search', 'userIds', 'includeArchived', 'sortBy', 'sortOrder', 'page', 'pageSize']))
+  expect(list).toEqual(
+    expect.arrayContaining([
+      'ids',
+      'shortLinks',
+      'domain',
+      'linkType',
+      'tagIds',
+      'search',
+      'userIds',
+      'includeArchived',
+      'sortBy',
+      'sortOrder',
+      'page',
+      'pageSize',
+    ]),
+  )
   for (const path of ['/links/upsert/{type}', '/links/{id}', '/links/bulk', '/links/count']) expect(doc.paths[path]).toBeDefined()
 })

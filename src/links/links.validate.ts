@@ -5,14 +5,14 @@
  */
 import type { Static } from '@sinclair/typebox'
 import { customAlphabet } from 'nanoid'
-import { AppError, parameterError } from '../shared'
 import type { Settings } from '../config'
-import type { TagStore } from '../tags'
 import { normaliseHost } from '../domains'
-import type { LinkStore } from './links.store'
-import { CREATE_TYPES, type LinkType, type UpdateLinkInput } from './links.schema'
-import { checkData, checkTargeting, normaliseUrl, type LinkDataValue } from './links.content'
+import { AppError, parameterError } from '../shared'
+import type { TagStore } from '../tags'
+import { checkData, checkTargeting, type LinkDataValue, normaliseUrl } from './links.content'
 import type { StoredOptions } from './links.record'
+import { CREATE_TYPES, type LinkType, type UpdateLinkInput } from './links.schema'
+import type { LinkStore } from './links.store'
 
 const randomKey = customAlphabet('0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ', 7)
 /** Paths the API host serves itself; on that host they cannot be slugs. */
@@ -97,8 +97,7 @@ export function createLinkRules(deps: LinkRulesDeps) {
 
   function checkFiles(data: LinkDataValue, ownerId: string) {
     if (typeof data.fileId !== 'string') return
-    if (deps.fileUsable ? !deps.fileUsable(data.fileId, ownerId) : true)
-      throw parameterError(`'data.fileId' ${data.fileId} is not a file of the link's owner`)
+    if (deps.fileUsable ? !deps.fileUsable(data.fileId, ownerId) : true) throw parameterError(`'data.fileId' ${data.fileId} is not a file of the link's owner`)
   }
 
   async function prepareOptions(o: LinkOptionsInput, now: number): Promise<PreparedOptions> {

@@ -5,9 +5,9 @@
  */
 import { esc, safeUrl } from './html'
 import { renderPage } from './layout'
-import { protectionOf, watermarked } from './protection'
-import { ICONS, h1, titleOf } from './parts'
 import type { LandingLink, PageContext } from './pages.types'
+import { h1, ICONS, titleOf } from './parts'
+import { protectionOf, watermarked } from './protection'
 
 export function renderAppStoresPage(link: LandingLink, ctx: PageContext): string {
   const d = link.data ?? {}

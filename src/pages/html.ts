@@ -18,7 +18,7 @@ export function esc(value: unknown): string {
  */
 export function safeUrl(raw: unknown): string | null {
   if (typeof raw !== 'string' || !raw.trim()) return null
-  if (/^\/(?![\/\\])/.test(raw)) return raw
+  if (/^\/(?![/\\])/.test(raw)) return raw
   try {
     const u = new URL(raw)
     if (u.protocol !== 'http:' && u.protocol !== 'https:') return null

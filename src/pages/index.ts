@@ -5,17 +5,18 @@
  * The redirect server decides when to serve one; see protection.ts for what
  * `isScreenshotProtected` can and cannot do.
  */
+
+import { renderAppStoresPage } from './app-stores.page'
+import { renderMediaPage } from './media.page'
+import { renderMenuPage } from './menu.page'
+import type { LandingLink, PageContext } from './pages.types'
 import { renderTextPage } from './text.page'
 import { renderWifiPage } from './wifi.page'
-import { renderMenuPage } from './menu.page'
-import { renderMediaPage } from './media.page'
-import { renderAppStoresPage } from './app-stores.page'
-import type { LandingLink, PageContext } from './pages.types'
 
-export type { LandingLink, PageContext, FileInfo, VisitorOs, ContentOption, PreviewData } from './pages.types'
-export { renderTextPage, renderWifiPage, renderMenuPage, renderAppStoresPage }
-export { EXPIRED_PAGE, NOT_FOUND_PAGE, TOO_MANY_ATTEMPTS_PAGE, passwordPage, previewPage } from './link-status.page'
-export { renderDocumentPage, renderImagePage, renderSvgPage, renderAudioPage, renderVideoPage, renderFilePage } from './media.page'
+export { EXPIRED_PAGE, NOT_FOUND_PAGE, passwordPage, previewPage, TOO_MANY_ATTEMPTS_PAGE } from './link-status.page'
+export { renderAudioPage, renderDocumentPage, renderFilePage, renderImagePage, renderSvgPage, renderVideoPage } from './media.page'
+export type { ContentOption, FileInfo, LandingLink, PageContext, PreviewData, VisitorOs } from './pages.types'
+export { renderAppStoresPage, renderMenuPage, renderTextPage, renderWifiPage }
 
 const RENDERERS: Record<string, (link: LandingLink, ctx: PageContext) => string> = {
   text: renderTextPage,

@@ -4,9 +4,9 @@
  * inline scripts (no external code, fonts or styles), then the page body.
  */
 import { createHash } from 'node:crypto'
-import { BASE_CSS, absoluteUrl, esc, safeUrl } from './html'
-import { SCREENSHOT_CSS, SCREENSHOT_SCRIPT, SHIELD_HTML, type Protection } from './protection'
+import { absoluteUrl, BASE_CSS, esc, safeUrl } from './html'
 import type { LandingLink } from './pages.types'
+import { type Protection, SCREENSHOT_CSS, SCREENSHOT_SCRIPT, SHIELD_HTML } from './protection'
 
 export interface PageParts {
   link: LandingLink

@@ -5,9 +5,9 @@
  */
 import { esc, formatBytes } from './html'
 import { renderPage } from './layout'
-import { protectedBox, protectionOf, watermarked, type Protection } from './protection'
-import { ICONS, h1, kindOfMime, sourceOf, titleOf, unavailablePage, type ContentKind, type ContentSource } from './parts'
 import type { LandingLink, PageContext } from './pages.types'
+import { type ContentKind, type ContentSource, h1, ICONS, kindOfMime, sourceOf, titleOf, unavailablePage } from './parts'
+import { type Protection, protectedBox, protectionOf, watermarked } from './protection'
 
 const MEDIA_CSS = `.content{margin-top:.5rem}
 audio{width:100%;margin-top:.5rem}
@@ -31,7 +31,10 @@ export function contentView(kind: ContentKind, src: ContentSource, title: string
     case 'audio':
       return watermarked(`<audio controls preload="metadata" src="${esc(url)}"${noDownload}>Your browser cannot play this audio.</audio>`, p)
     case 'video':
-      return protectedBox(`<video class="media" controls playsinline preload="metadata" src="${esc(url)}" aria-label="${esc(title)}"${noDownload}>Your browser cannot play this video.</video>`, p)
+      return protectedBox(
+        `<video class="media" controls playsinline preload="metadata" src="${esc(url)}" aria-label="${esc(title)}"${noDownload}>Your browser cannot play this video.</video>`,
+        p,
+      )
     default:
       return watermarked(fileCard(src, title), p)
   }

@@ -1,10 +1,10 @@
 /** Menu links: sections of items with prices, or the menu as an uploaded file (PDF/image) or a URL. */
 import { esc } from './html'
 import { renderPage } from './layout'
-import { protectionOf, watermarked } from './protection'
 import { contentView } from './media.page'
-import { ICONS, h1, kindOfMime, sourceOf, titleOf, unavailablePage } from './parts'
 import type { LandingLink, PageContext } from './pages.types'
+import { h1, ICONS, kindOfMime, sourceOf, titleOf, unavailablePage } from './parts'
+import { protectionOf, watermarked } from './protection'
 
 interface MenuItem {
   name?: unknown
@@ -60,7 +60,9 @@ export function renderMenuPage(link: LandingLink, ctx: PageContext): string {
     return renderPage({ link, title, description: 'Menu', protection, css: MENU_CSS, body })
   }
   const kind = kindOfMime(src.file.mimeType) ?? 'other'
-  const open = protection.screenshot ? '' : `<div class="actions"><a class="btn secondary" href="${esc(src.url)}" target="_blank" rel="noopener">${ICONS.open}Open in full screen</a></div>`
+  const open = protection.screenshot
+    ? ''
+    : `<div class="actions"><a class="btn secondary" href="${esc(src.url)}" target="_blank" rel="noopener">${ICONS.open}Open in full screen</a></div>`
   const body = `<article class="card">${h1(title)}<div class="content">${contentView(kind === 'other' ? 'other' : kind, src, title, protection)}</div>${open}</article>`
   return renderPage({ link, title, description: 'Menu', image: kind === 'image' ? src.url : null, protection, css: MENU_CSS, body })
 }

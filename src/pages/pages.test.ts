@@ -1,8 +1,8 @@
 import { describe, expect, test } from 'bun:test'
-import { renderLandingPage, LANDING_PAGE_TYPES, type LandingLink, type PageContext } from './index'
+import { esc, formatBytes, safeUrl } from './html'
+import { LANDING_PAGE_TYPES, type LandingLink, type PageContext, renderLandingPage } from './index'
 import { wifiPayload } from './qr-svg'
 import { linkify } from './text.page'
-import { esc, safeUrl, formatBytes } from './html'
 
 const XSS = `"><script>alert(1)</script><img src=x onerror=alert(2)>'\``
 const base = (linkType: string, data: Record<string, any>, extra: Partial<LandingLink> = {}): LandingLink => ({
@@ -72,7 +72,9 @@ describe('escaping', () => {
     expect(formatBytes(512)).toBe('512 bytes')
     expect(formatBytes(1536)).toBe('1.5 KB')
     expect(formatBytes(25 * 1024 * 1024)).toBe('25 MB')
-    expect(linkify('see https://a.example/x?y=1. <b>')).toBe('see <a href="https://a.example/x?y=1" rel="nofollow noopener ugc">https://a.example/x?y=1</a>. &lt;b&gt;')
+    expect(linkify('see https://a.example/x?y=1. <b>')).toBe(
+      'see <a href="https://a.example/x?y=1" rel="nofollow noopener ugc">https://a.example/x?y=1</a>. &lt;b&gt;',
+    )
   })
 })
 
@@ -121,7 +123,10 @@ describe('content protection', () => {
       const html = renderLandingPage(base(type, { url: 'https://x.example/a' }, { option: { isWaterMark: true } }), ctx)!
       expect(html).toContain('data-watermark="s.example"')
     }
-    const custom = renderLandingPage(base('image', { url: 'https://x.example/a.png' }, { option: { isWaterMark: true, watermarkText: 'ACME confidential' } }), ctx)!
+    const custom = renderLandingPage(
+      base('image', { url: 'https://x.example/a.png' }, { option: { isWaterMark: true, watermarkText: 'ACME confidential' } }),
+      ctx,
+    )!
     expect(custom).toContain('data-watermark="ACME confidential"')
     expect(renderLandingPage(base('image', { url: 'https://x.example/a.png' }), ctx)).not.toContain('data-watermark')
   })
@@ -129,8 +134,16 @@ describe('content protection', () => {
   test('the watermark covers the content of every hosted type', () => {
     // What each page shows, which must sit inside the watermarked box.
     const content: Record<string, RegExp> = {
-      text: /id="text"/, 'wi-fi': /id="ssid"[\s\S]*id="security"/, menu: /class="items"|<iframe/, document: /<iframe/, image: /<img class="media"/,
-      svg: /<img class="media"/, audio: /<audio/, video: /<video/, file: /class="filecard"/, 'app-stores': /class="stores"/,
+      text: /id="text"/,
+      'wi-fi': /id="ssid"[\s\S]*id="security"/,
+      menu: /class="items"|<iframe/,
+      document: /<iframe/,
+      image: /<img class="media"/,
+      svg: /<img class="media"/,
+      audio: /<audio/,
+      video: /<video/,
+      file: /class="filecard"/,
+      'app-stores': /class="stores"/,
     }
     const covered = new Set<string>()
     // A menu on the restaurant's own web page is only a button out: nothing hosted to cover.

@@ -1,8 +1,8 @@
 /** Pieces several landing pages share: where file-backed content comes from, copy buttons, icons. */
 import { esc, safeUrl } from './html'
 import { renderPage } from './layout'
-import type { Protection } from './protection'
 import type { FileInfo, LandingLink, PageContext } from './pages.types'
+import type { Protection } from './protection'
 
 export type ContentKind = 'image' | 'pdf' | 'audio' | 'video' | 'other'
 
@@ -55,7 +55,9 @@ export const ICONS = {
   copy: svgIcon('<rect x="9" y="9" width="12" height="12" rx="2"/><path d="M5 15V5a2 2 0 0 1 2-2h10"/>'),
   file: svgIcon('<path d="M14 3H6a2 2 0 0 0-2 2v14a2 2 0 0 0 2 2h12a2 2 0 0 0 2-2V9z"/><path d="M14 3v6h6"/>'),
   wifi: svgIcon('<path d="M2 8.8a15 15 0 0 1 20 0"/><path d="M5 12.5a10 10 0 0 1 14 0"/><path d="M8.5 16.1a5 5 0 0 1 7 0"/><path d="M12 20h.01"/>'),
-  apple: svgIcon('<path d="M16 3c-1.5.2-3 1.2-3.5 2.7"/><path d="M12 7c-2-1.3-6-1-6.5 3.5C5 15 8 20 10 20c1 0 1.3-.6 2-.6s1 .6 2 .6c2 0 4.5-4 4.5-5.5-1.5-.7-2.5-2-2.5-3.8 0-1.5.9-2.7 2-3.3C16.5 5.5 13.5 6 12 7z"/>'),
+  apple: svgIcon(
+    '<path d="M16 3c-1.5.2-3 1.2-3.5 2.7"/><path d="M12 7c-2-1.3-6-1-6.5 3.5C5 15 8 20 10 20c1 0 1.3-.6 2-.6s1 .6 2 .6c2 0 4.5-4 4.5-5.5-1.5-.7-2.5-2-2.5-3.8 0-1.5.9-2.7 2-3.3C16.5 5.5 13.5 6 12 7z"/>',
+  ),
   play: svgIcon('<path d="M5 3v18l15-9z"/>'),
   globe: svgIcon('<circle cx="12" cy="12" r="9"/><path d="M3 12h18"/><path d="M12 3a14 14 0 0 1 0 18a14 14 0 0 1 0-18"/>'),
 }

@@ -25,7 +25,7 @@ export interface Protection {
 
 export function protectionOf(option: ContentOption | null | undefined, domain: string): Protection {
   return {
-    watermark: option?.isWaterMark ? (option.watermarkText?.trim() || domain) : null,
+    watermark: option?.isWaterMark ? option.watermarkText?.trim() || domain : null,
     screenshot: option?.isScreenshotProtected === true,
   }
 }

@@ -1,9 +1,9 @@
 /** Text links: the text itself, readable on a phone, with web addresses made clickable and a copy button. */
 import { esc } from './html'
 import { renderPage } from './layout'
-import { protectionOf, watermarked } from './protection'
-import { COPY_SCRIPT, ICONS, h1, titleOf } from './parts'
 import type { LandingLink } from './pages.types'
+import { COPY_SCRIPT, h1, ICONS, titleOf } from './parts'
+import { protectionOf, watermarked } from './protection'
 
 const URL_IN_TEXT = /\bhttps?:\/\/[^\s<>"'`]+[^\s<>"'`.,;:!?)\]}]/g
 

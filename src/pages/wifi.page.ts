@@ -1,10 +1,10 @@
 /** Wi-Fi links: network name, password with a copy button, security, and the join QR code. */
 import { esc } from './html'
 import { renderPage } from './layout'
+import type { LandingLink } from './pages.types'
+import { COPY_SCRIPT, ICONS } from './parts'
 import { protectionOf, watermarked } from './protection'
 import { qrSvg, wifiPayload } from './qr-svg'
-import { COPY_SCRIPT, ICONS } from './parts'
-import type { LandingLink } from './pages.types'
 
 const SECURITY: Record<string, string> = { WPA: 'WPA/WPA2/WPA3', WEP: 'WEP', nopass: 'None (open network)' }
 
@@ -25,9 +25,13 @@ export function renderWifiPage(link: LandingLink): string {
   const body = `<article class="card">
 <h1>${ICONS.wifi} <span>Wi-Fi: ${esc(ssid)}</span></h1>
 <p class="muted">Join this Wi-Fi network${d.hidden === true ? ' (a hidden network: add it by name)' : ''}.</p>
-${watermarked(`<div class="field"><label for="ssid">Network name (SSID)</label><input id="ssid" type="text" value="${esc(ssid)}" readonly spellcheck="false"></div>
+${watermarked(
+  `<div class="field"><label for="ssid">Network name (SSID)</label><input id="ssid" type="text" value="${esc(ssid)}" readonly spellcheck="false"></div>
 ${passwordBlock}
-<div class="field"><span class="label">Security</span><p id="security">${esc(SECURITY[encryption])}</p></div>`, protection, 'fields')}
+<div class="field"><span class="label">Security</span><p id="security">${esc(SECURITY[encryption])}</p></div>`,
+  protection,
+  'fields',
+)}
 </article>
 <section class="card qr-card" aria-labelledby="qr-heading">
 <h2 id="qr-heading">Scan to join</h2>

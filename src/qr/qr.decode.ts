@@ -4,8 +4,8 @@
  * 94% to 97%, and the transparent-PNG flattening).
  */
 import { PNG } from 'pngjs'
-import { enginesReady, readBarcodes, zbarReadGrey, type ReaderOptions } from './qr.engines'
 import { parameterError } from '../shared'
+import { enginesReady, type ReaderOptions, readBarcodes, zbarReadGrey } from './qr.engines'
 import { checkPixelBudget } from './qr.image-size'
 
 /** Pixels as zxing-wasm's reader takes them (its ImageData, a DOM type the server does not load). */
@@ -22,10 +22,7 @@ const BASE: ReaderOptions = { formats: ['QRCode'], textMode: 'Plain', maxNumberO
 /** Texts of the QR codes in RGBA pixels. `invert: false` ignores light-on-dark codes, as ZBar and older ZXing do. */
 export async function decodePixels(px: Pixels, opts: { invert: boolean }): Promise<string[]> {
   await enginesReady()
-  const results = await readBarcodes(
-    { data: px.data, width: px.width, height: px.height } as unknown as BarcodeImage,
-    { ...BASE, tryInvert: opts.invert },
-  )
+  const results = await readBarcodes({ data: px.data, width: px.width, height: px.height } as unknown as BarcodeImage, { ...BASE, tryInvert: opts.invert })
   return results.filter((r) => r.isValid).map((r) => r.text)
 }
 

@@ -4,16 +4,16 @@
  * darker, or all lighter = an inverted code), and a logo forces error correction H
  * and version ≥ 5 (the measured budget for a centred logo).
  */
-import { FILE_ID_PATTERN, parameterError, assertValid } from '../shared'
+import { assertValid, FILE_ID_PATTERN, parameterError } from '../shared'
 import {
-  QrOptions,
-  LOGO_MIN_VERSION,
-  EYE_BALLS_FOR,
   type BODY_STYLES,
-  type EYE_FRAME_STYLES,
-  type EYE_BALL_STYLES,
   type DIRECTIONS,
+  type EYE_BALL_STYLES,
+  EYE_BALLS_FOR,
+  type EYE_FRAME_STYLES,
+  LOGO_MIN_VERSION,
   type LOGO_SHAPES,
+  QrOptions,
 } from './qr.schema'
 
 export type BodyStyle = (typeof BODY_STYLES)[number]
@@ -21,9 +21,7 @@ export type EyeFrameStyle = (typeof EYE_FRAME_STYLES)[number]
 export type EyeBallStyle = (typeof EYE_BALL_STYLES)[number]
 export type Direction = (typeof DIRECTIONS)[number]
 
-export type Fill =
-  | { kind: 'color'; color: string }
-  | { kind: 'linear-gradient' | 'radial-gradient'; colors: [string, string]; direction: Direction }
+export type Fill = { kind: 'color'; color: string } | { kind: 'linear-gradient' | 'radial-gradient'; colors: [string, string]; direction: Direction }
 
 export interface FrameText {
   pos: [number, number] | null
@@ -77,7 +75,9 @@ export function designOf(qrOptions: unknown, opts: { allowFileIds?: boolean; fie
   const frameStyle = (eye?.style_id ?? 'square') as EyeFrameStyle
   const ballStyle = (eye?.ball_style_id ?? EYE_BALLS_FOR[frameStyle][0]) as EyeBallStyle
   if (!EYE_BALLS_FOR[frameStyle].includes(ballStyle))
-    throw parameterError(`'${field}.patterns.eye.ball_style_id' must be one of ${EYE_BALLS_FOR[frameStyle].join(', ')} with style_id '${frameStyle}' (other pairs do not scan with common decoders)`)
+    throw parameterError(
+      `'${field}.patterns.eye.ball_style_id' must be one of ${EYE_BALLS_FOR[frameStyle].join(', ')} with style_id '${frameStyle}' (other pairs do not scan with common decoders)`,
+    )
 
   const logo = o.logo
   if (logo) assertSource(logo.value, `${field}.logo.value`, opts.allowFileIds ?? false, true)
@@ -144,7 +144,8 @@ export function darkOnLight(d: Design): Design {
   const dark = d.background.transparent ? '#000000' : d.background.color
   const ink: Fill = { kind: 'color', color: dark }
   const darkLum = luminance(dark)
-  const frame = d.frame && !d.frame.source ? { ...d.frame, texts: d.frame.texts.map((t) => (luminance(t.color) > darkLum ? { ...t, color: dark } : t)) } : d.frame
+  const frame =
+    d.frame && !d.frame.source ? { ...d.frame, texts: d.frame.texts.map((t) => (luminance(t.color) > darkLum ? { ...t, color: dark } : t)) } : d.frame
   return {
     ...d,
     background: { transparent: false, color: colorsOf(d.body.fill)[0]! },
@@ -169,7 +170,9 @@ function checkContrast(d: Design, field: string): boolean {
     for (const c of colors) {
       const lum = luminance(c)
       if (lum > bgLum !== inverted)
-        throw parameterError(`'${name}' ${c} is ${inverted ? 'darker' : 'lighter'} than the background while other module colours are ${inverted ? 'lighter' : 'darker'}: a code must be all dark-on-light or all light-on-dark`)
+        throw parameterError(
+          `'${name}' ${c} is ${inverted ? 'darker' : 'lighter'} than the background while other module colours are ${inverted ? 'lighter' : 'darker'}: a code must be all dark-on-light or all light-on-dark`,
+        )
       const ratio = (Math.max(lum, bgLum) + 0.05) / (Math.min(lum, bgLum) + 0.05)
       if (ratio < MIN_CONTRAST)
         throw parameterError(`'${name}' ${c} has contrast ${ratio.toFixed(2)}:1 against the background; at least ${MIN_CONTRAST}:1 is needed to scan`)

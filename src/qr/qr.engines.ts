@@ -4,12 +4,13 @@
  * `bun build --compile`. The scan worker loads these and nothing else; the renderer's
  * rasterisers live in qr.raster.ts.
  */
-import { prepareZXingModule, readBarcodes, type ReaderOptions } from 'zxing-wasm/reader'
-import zxingWasmPath from 'zxing-wasm/reader/zxing_reader.wasm' with { type: 'file' }
-import { getInstance, setModuleArgs, ZBarScanner, ZBarSymbolType, ZBarConfigType, scanGrayBuffer } from '@undecaf/zbar-wasm'
-import zbarWasmPath from '@undecaf/zbar-wasm/dist/zbar.wasm' with { type: 'file' }
 
-export { readBarcodes, type ReaderOptions }
+import { getInstance, scanGrayBuffer, setModuleArgs, ZBarConfigType, ZBarScanner, ZBarSymbolType } from '@undecaf/zbar-wasm'
+import zbarWasmPath from '@undecaf/zbar-wasm/dist/zbar.wasm' with { type: 'file' }
+import { prepareZXingModule, type ReaderOptions, readBarcodes } from 'zxing-wasm/reader'
+import zxingWasmPath from 'zxing-wasm/reader/zxing_reader.wasm' with { type: 'file' }
+
+export { type ReaderOptions, readBarcodes }
 
 let ready: Promise<void> | null = null
 let zbarScanner: ZBarScanner | null = null

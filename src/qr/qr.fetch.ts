@@ -9,8 +9,8 @@
  */
 import { lookup } from 'node:dns/promises'
 import { isIP } from 'node:net'
-import { isPrivateAddress } from './qr.address'
 import { AppError, parameterError, readCapped } from '../shared'
+import { isPrivateAddress } from './qr.address'
 import { isJpeg, isPng } from './qr.decode'
 
 export type ImageKind = 'png' | 'jpeg' | 'svg'

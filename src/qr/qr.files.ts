@@ -8,7 +8,7 @@
 import { readFileSync, statSync } from 'node:fs'
 import type { FileService } from '../files'
 import { parameterError } from '../shared'
-import { sniffImage, type FetchedImage } from './qr.fetch'
+import { type FetchedImage, sniffImage } from './qr.fetch'
 import { checkDesignImage, MAX_ASSET_BYTES } from './qr.render'
 
 export interface DesignFiles {

@@ -8,7 +8,7 @@ export type ImageFormat = (typeof QR_FORMATS)[number]
 export const QR_HEADERS_DOC =
   '`ETag` and `Cache-Control: private, max-age=300` are set; `If-None-Match` with the current ETag answers 304. ' +
   '`X-QR-Repaired` lists the changes made so the image scans (e.g. `dark-on-light`, `logo-shrunk-to-7`, `logo-unavailable`, `frame-unavailable`, `square-modules`, `frame-removed`, `plain`). ' +
-  '`dark-on-light`: a light-on-dark design (which ZBar and many phone scanners do not read) is served with its colours exchanged: the modules take the background colour and the background the modules\' main colour.'
+  "`dark-on-light`: a light-on-dark design (which ZBar and many phone scanners do not read) is served with its colours exchanged: the modules take the background colour and the background the modules' main colour."
 
 export function imageResponse(request: Request, r: RenderedQr, format: ImageFormat): Response {
   const headers: Record<string, string> = { etag: format === 'base64' ? `"b${r.etag.slice(1)}` : r.etag, 'cache-control': 'private, max-age=300' }

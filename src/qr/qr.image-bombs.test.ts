@@ -55,8 +55,19 @@ describe('image sizes from headers', () => {
 
   test('the pixel budget refuses what a header declares over it, and unreadable headers', () => {
     expect(checkPixelBudget(pngBomb(4096, 4096), 'png', 'url')).toEqual({ width: 4096, height: 4096 })
-    for (const [bytes, kind] of [[pngBomb(30000, 30000), 'png'], [jpegBomb(30000, 30000), 'jpeg'], [pngBomb(4097, 4096), 'png'], [Buffer.from('<svg width="5000" height="5000"/>'), 'svg']] as const) {
-      const e = (() => { try { checkPixelBudget(bytes, kind, 'url') } catch (x) { return x } })() as AppError
+    for (const [bytes, kind] of [
+      [pngBomb(30000, 30000), 'png'],
+      [jpegBomb(30000, 30000), 'jpeg'],
+      [pngBomb(4097, 4096), 'png'],
+      [Buffer.from('<svg width="5000" height="5000"/>'), 'svg'],
+    ] as const) {
+      const e = (() => {
+        try {
+          checkPixelBudget(bytes, kind, 'url')
+        } catch (x) {
+          return x
+        }
+      })() as AppError
       expect(e).toBeInstanceOf(AppError)
       expect({ code: e.code, says: e.message.includes(`at most ${MAX_IMAGE_PIXELS} pixels`) }).toEqual({ code: 'parameter_error', says: true })
     }
@@ -65,7 +76,11 @@ describe('image sizes from headers', () => {
 })
 
 describe('SVG sanitiser', () => {
-  const clean = (body: string, head = '') => sanitiseSvg(`${head}<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" xmlns:l="http://www.w3.org/1999/xlink" width="10" height="10">${body}</svg>`, 'qrOptions.logo.value')
+  const clean = (body: string, head = '') =>
+    sanitiseSvg(
+      `${head}<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" xmlns:l="http://www.w3.org/1999/xlink" width="10" height="10">${body}</svg>`,
+      'qrOptions.logo.value',
+    )
 
   test('removes every reference that is not #id (any prefix, entity-encoded too), url(…) to elsewhere and @import', () => {
     const out = clean(
@@ -74,7 +89,8 @@ describe('SVG sanitiser', () => {
         `<style>@import url("http://127.0.0.1:1/a.css"); rect { fill: url(http://127.0.0.1:1/p.svg#p) }</style><g xml:base="file:///"/>` +
         `<image href="data:image/svg+xml;base64,PHN2Zy8+"/>`,
     )
-    for (const gone of ['/dev/zero', 'passwd', '/etc/hosts', '&#47;', '127.0.0.1', 'other.svg', '@import', 'xml:base', 'image/svg+xml']) expect({ gone, found: out.includes(gone) }).toEqual({ gone, found: false })
+    for (const gone of ['/dev/zero', 'passwd', '/etc/hosts', '&#47;', '127.0.0.1', 'other.svg', '@import', 'xml:base', 'image/svg+xml'])
+      expect({ gone, found: out.includes(gone) }).toEqual({ gone, found: false })
     expect(out).toContain('xlink:href="#a"')
     expect(out).toContain('fill="url(#g)"')
   })
@@ -101,14 +117,25 @@ describe('logos and frames', () => {
     dir = mkdtempSync(join(tmpdir(), 'qr-svg-'))
     writeFileSync(join(dir, 'red.png'), await pngOf(red))
     Bun.spawnSync(['mkfifo', join(dir, 'pipe.png')])
-    spy = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: async () => (spyRequests++, new Response((await pngOf(red)) as BodyInit, { headers: { 'content-type': 'image/png' } })) })
-    const logo = (inner: string) => ({ body: `<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="300" height="300"><rect width="300" height="300" fill="#ffffff"/>${inner}</svg>`, type: 'image/svg+xml' })
+    spy = Bun.serve({
+      port: 0,
+      hostname: '127.0.0.1',
+      fetch: async () => (spyRequests++, new Response((await pngOf(red)) as BodyInit, { headers: { 'content-type': 'image/png' } })),
+    })
+    const logo = (inner: string) => ({
+      body: `<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="300" height="300"><rect width="300" height="300" fill="#ffffff"/>${inner}</svg>`,
+      type: 'image/svg+xml',
+    })
     const remote = `http://127.0.0.1:${spy.port}`
     fixtures = serveFixtures({
-      '/local-file.svg': logo(`<image href="${join(dir, 'red.png')}" width="300" height="300"/><image xlink:href="file://${join(dir, 'red.png')}" width="300" height="300"/>`),
+      '/local-file.svg': logo(
+        `<image href="${join(dir, 'red.png')}" width="300" height="300"/><image xlink:href="file://${join(dir, 'red.png')}" width="300" height="300"/>`,
+      ),
       '/fifo.svg': logo(`<image href="${join(dir, 'pipe.png')}" width="300" height="300"/>`),
       '/dev-zero.svg': logo('<image href="/dev/zero" width="300" height="300"/><image href="file:///etc/passwd" width="300" height="300"/>'),
-      '/remote.svg': logo(`<style>@import url(${remote}/a.css);</style><image href="${remote}/i.png" width="300" height="300"/><rect width="300" height="300" fill="url(${remote}/p.svg#p)"/><feImage href="${remote}/f.png"/>`),
+      '/remote.svg': logo(
+        `<style>@import url(${remote}/a.css);</style><image href="${remote}/i.png" width="300" height="300"/><rect width="300" height="300" fill="url(${remote}/p.svg#p)"/><feImage href="${remote}/f.png"/>`,
+      ),
       '/bomb.jpg': { body: jpegBomb(30000, 30000), type: 'image/jpeg' },
       '/bomb.png': { body: pngBomb(30000, 30000), type: 'image/png' },
       '/tall.png': { body: await pngOf('<svg xmlns="http://www.w3.org/2000/svg" width="40" height="4000"/>'), type: 'image/png' },
@@ -130,7 +157,7 @@ describe('logos and frames', () => {
     return n
   }
 
-  test('an SVG logo naming a local file renders without that file\'s pixels', async () => {
+  test("an SVG logo naming a local file renders without that file's pixels", async () => {
     const out = await r.renderQr({ text: TEXT, qrOptions: { logo: { value: fixtures.url('/local-file.svg'), size: 10 } }, format: 'png', width: 300 })
     expect(out.repairs).toEqual([])
     expect(redPixels(out.body)).toBe(0)
@@ -164,9 +191,17 @@ describe('logos and frames', () => {
   })
 
   test('logos and frames declaring 30000×30000 px are refused at save and left out at render', async () => {
-    for (const qrOptions of [{ logo: { value: fixtures.url('/bomb.jpg') } }, { logo: { value: fixtures.url('/bomb.png') } }, { frame: { value: fixtures.url('/bomb.jpg') } }]) {
+    for (const qrOptions of [
+      { logo: { value: fixtures.url('/bomb.jpg') } },
+      { logo: { value: fixtures.url('/bomb.png') } },
+      { frame: { value: fixtures.url('/bomb.jpg') } },
+    ]) {
       const e = await r.assertScannable(qrOptions).catch((x: AppError) => x)
-      expect({ qrOptions, code: (e as AppError).code, says: (e as AppError).message.includes('declares 30000×30000 px') }).toEqual({ qrOptions, code: 'parameter_error', says: true })
+      expect({ qrOptions, code: (e as AppError).code, says: (e as AppError).message.includes('declares 30000×30000 px') }).toEqual({
+        qrOptions,
+        code: 'parameter_error',
+        says: true,
+      })
       const out = await r.renderQr({ text: TEXT, qrOptions, format: 'png', width: 300 })
       expect(out.repairs[0]).toMatch(/^(logo|frame)-unavailable$/)
       expect(await decodeImageFile(out.body)).toBe(TEXT)
@@ -210,9 +245,17 @@ describe('links naming an uploaded bomb', () => {
     const fine = await upload(await pngOf(LOGO_SVG))
     for (const qrOptions of [{ logo: { value: jpeg } }, { logo: { value: png } }, { frame: { value: jpeg } }]) {
       const r = await h.call('POST', '/links/link', { key: h.keys.member, json: { data: { url: 'https://example.org/' }, qrOptions } })
-      expect({ qrOptions, status: r.status, code: r.body.code, says: String(r.body.message).includes('declares 10000×10000 px') }).toEqual({ qrOptions, status: 422, code: 'parameter_error', says: true })
+      expect({ qrOptions, status: r.status, code: r.body.code, says: String(r.body.message).includes('declares 10000×10000 px') }).toEqual({
+        qrOptions,
+        status: 422,
+        code: 'parameter_error',
+        says: true,
+      })
     }
-    const link = await h.call('POST', '/links/link', { key: h.keys.member, json: { data: { url: 'https://example.org/' }, qrOptions: { logo: { value: fine } } } })
+    const link = await h.call('POST', '/links/link', {
+      key: h.keys.member,
+      json: { data: { url: 'https://example.org/' }, qrOptions: { logo: { value: fine } } },
+    })
     expect(link.status).toBe(200)
     const patched = await h.call('PATCH', `/links/${link.body.id}`, { key: h.keys.member, json: { qrOptions: { logo: { value: png } } } })
     expect(patched.status).toBe(422)
@@ -240,7 +283,12 @@ describe('scan', () => {
     const h = createHarness({ scan: { allowPrivateNetworks: true } })
     for (const path of ['/bomb.jpg', '/bomb.png', '/zeros.png']) {
       const res = await h.call('POST', '/qr/scan', { json: { url: fixtures.url(path) } })
-      expect({ path, status: res.status, code: res.body.code, says: String(res.body.message).includes(`at most ${MAX_IMAGE_PIXELS} pixels`) }).toEqual({ path, status: 422, code: 'parameter_error', says: true })
+      expect({ path, status: res.status, code: res.body.code, says: String(res.body.message).includes(`at most ${MAX_IMAGE_PIXELS} pixels`) }).toEqual({
+        path,
+        status: 422,
+        code: 'parameter_error',
+        says: true,
+      })
     }
   })
 
@@ -262,7 +310,12 @@ describe('worker pool', () => {
   })
 
   test('a job the worker fails answers an error; a worker over its heap limit is replaced and the next job still runs', async () => {
-    const pool = createWorkerPool<unknown, { png: Uint8Array }>({ entry: 'qr/qr.image.worker.ts', doing: 'drawing the image', timeoutMs: 30_000, recycleAtBytes: 0 })
+    const pool = createWorkerPool<unknown, { png: Uint8Array }>({
+      entry: 'qr/qr.image.worker.ts',
+      doing: 'drawing the image',
+      timeoutMs: 30_000,
+      recycleAtBytes: 0,
+    })
     await expect(pool.run({ ...job, bytes: null })).rejects.toBeInstanceOf(Error)
     for (const width of [50, 60]) expect(PNG.sync.read(Buffer.from((await pool.run({ ...job, width, height: width })).png)).width).toBe(width)
     pool.stop()

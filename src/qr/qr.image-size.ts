@@ -2,9 +2,9 @@
  * The pixel budget of user images in QR designs and scans: every logo, frame and scan
  * input passes `checkPixelBudget` (sizes read from headers, src/shared/image-size.ts) first.
  */
-import { parameterError, imageSize, type ImageSize, type SizedKind } from '../shared'
+import { type ImageSize, imageSize, parameterError, type SizedKind } from '../shared'
 
-export { imageSize, svgSize, type ImageSize, type SizedKind } from '../shared'
+export { type ImageSize, imageSize, type SizedKind, svgSize } from '../shared'
 
 /**
  * Most pixels a user image may declare: 4096×4096 (16.8 MP). Phone photos (12 MP
@@ -23,4 +23,3 @@ export function checkPixelBudget(bytes: Uint8Array, kind: SizedKind, field: stri
     throw parameterError(`'${field}' the image declares ${size.width}×${size.height} px; at most ${MAX_IMAGE_PIXELS} pixels (e.g. 4096×4096) are accepted`)
   return size
 }
-

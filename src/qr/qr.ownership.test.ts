@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { PNG } from 'pngjs'
-import { createHarness, type ApiHarness } from '../../test/helpers/in-process'
+import { type ApiHarness, createHarness } from '../../test/helpers/in-process'
 import { decodeImageFile } from './qr.decode'
 import { FRAME_SVG, LOGO_SVG, pngOf } from './qr.test-fixtures'
 
@@ -32,7 +32,8 @@ async function upload(key: string, bytes: Uint8Array, name = 'logo.png'): Promis
 }
 
 let n = 0
-const newLink = (key: string, qrOptions?: unknown) => h.call('POST', '/links/link', { key, json: { data: { url: `https://example.org/own-${n++}` }, qrOptions } })
+const newLink = (key: string, qrOptions?: unknown) =>
+  h.call('POST', '/links/link', { key, json: { data: { url: `https://example.org/own-${n++}` }, qrOptions } })
 const logoDesign = (id: string) => ({ logo: { value: id, size: 10 } })
 const frameDesign = (id: string) => ({ frame: { value: id, options: { code_rect: [50, 50, 500, 500] } } })
 
@@ -80,9 +81,15 @@ describe('saving a design that names a file', () => {
     expect({ status: patch.status, code: patch.body.code }).toEqual({ status: 422, code: 'parameter_error' })
     const bulk = await h.call('PATCH', '/links/bulk', { key: h.keys.other, json: { linkIds: [bobs.id], updateData: { qrOptions: logoDesign(alices) } } })
     expect({ status: bulk.status, code: bulk.body.code }).toEqual({ status: 422, code: 'parameter_error' })
-    const upsert = await h.call('PUT', '/links/upsert/link', { key: h.keys.other, json: { data: { url: bobs.destination ?? bobs.data.url }, qrOptions: logoDesign(alices) } })
+    const upsert = await h.call('PUT', '/links/upsert/link', {
+      key: h.keys.other,
+      json: { data: { url: bobs.destination ?? bobs.data.url }, qrOptions: logoDesign(alices) },
+    })
     expect({ status: upsert.status, code: upsert.body.code }).toEqual({ status: 422, code: 'parameter_error' })
-    const upsertNew = await h.call('PUT', '/links/upsert/link', { key: h.keys.other, json: { data: { url: 'https://example.org/upsert-new' }, qrOptions: logoDesign(alices) } })
+    const upsertNew = await h.call('PUT', '/links/upsert/link', {
+      key: h.keys.other,
+      json: { data: { url: 'https://example.org/upsert-new' }, qrOptions: logoDesign(alices) },
+    })
     expect(upsertNew.status).toBe(422)
     expect((await h.call('GET', `/links/${bobs.id}`, { key: h.keys.other })).body.qrOptions).toBeNull()
 
@@ -118,7 +125,7 @@ describe('saving a design that names a file', () => {
   })
 })
 
-describe('rendering draws a file only while the design\'s owner may use it', () => {
+describe("rendering draws a file only while the design's owner may use it", () => {
   test("a link's logo stops being drawn once its file is archived, and again once deleted; the code still decodes", async () => {
     for (const gone of ['archived', 'deleted'] as const) {
       const logo = await upload(h.keys.member, logoPng)

@@ -88,10 +88,11 @@ function withWasm<T>(svg: string, options: ConstructorParameters<typeof WasmResv
 
 /** An SVG without text drawn (after `rasteriserReady`). */
 export function rasterise(svg: string, opts: RasterOptions = {}): Raster {
-  if (!native) return withWasm(svg, nativeOptions(opts) as ConstructorParameters<typeof WasmResvg>[1], (r) => {
-    const image = r.render()
-    return { pixels: image.pixels, width: image.width, height: image.height }
-  })
+  if (!native)
+    return withWasm(svg, nativeOptions(opts) as ConstructorParameters<typeof WasmResvg>[1], (r) => {
+      const image = r.render()
+      return { pixels: image.pixels, width: image.width, height: image.height }
+    })
   const image = new native.Resvg(svg, nativeOptions(opts)).render()
   // `pixels` is a getter that copies out of the native image: read it once.
   const pixels = image.pixels

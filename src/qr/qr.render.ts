@@ -8,19 +8,19 @@
  */
 import QRCode from 'qrcode'
 import { AppError, parameterError } from '../shared'
-import { darkOnLight, designOf, type Design } from './qr.design'
 import { scansWithBoth } from './qr.decode'
+import { type Design, darkOnLight, designOf } from './qr.design'
 import { enginesReady } from './qr.engines'
-import { fetchImage, type FetchedImage, type ImageKind } from './qr.fetch'
+import { type FetchedImage, fetchImage, type ImageKind } from './qr.fetch'
 import { fileNotFoundMessage } from './qr.files'
-import { buildSvg, frameLayout, type EmbeddedImage, type Matrix } from './qr.svg'
+import type { DrawImageJob, DrawnImage } from './qr.image.worker'
+import { checkPixelBudget } from './qr.image-size'
 import { LruCache } from './qr.lru'
 import { compositeOver, encodePng } from './qr.png'
 import { rasterise, rasteriserReady, rasteriseText, releaseNativeMemory, textsAsPaths } from './qr.raster'
-import { checkPixelBudget } from './qr.image-size'
+import { buildSvg, type EmbeddedImage, frameLayout, type Matrix } from './qr.svg'
 import { sanitiseSvg } from './qr.svg-sanitise'
 import { createWorkerPool } from './qr.worker-pool'
-import type { DrawImageJob, DrawnImage } from './qr.image.worker'
 
 export type QrFormat = 'png' | 'svg'
 
@@ -92,7 +92,12 @@ export function createQrRenderer(opts: QrRendererOptions) {
   const assets = new LruCache<Promise<Asset>>({ maxEntries: 64, ttlMs: ASSET_TTL_MS })
   const scaled = new LruCache<Promise<Scaled>>({ maxEntries: 64, ttlMs: ASSET_TTL_MS })
   // User images are decoded off the event loop (see qr.image.worker.ts).
-  const drawer = createWorkerPool<DrawImageJob, DrawnImage>({ entry: 'qr/qr.image.worker.ts', doing: 'drawing the image', timeoutMs: DRAW_TIMEOUT_MS, recycleAtBytes: DRAW_RECYCLE_AT_BYTES })
+  const drawer = createWorkerPool<DrawImageJob, DrawnImage>({
+    entry: 'qr/qr.image.worker.ts',
+    doing: 'drawing the image',
+    timeoutMs: DRAW_TIMEOUT_MS,
+    recycleAtBytes: DRAW_RECYCLE_AT_BYTES,
+  })
   // Up to 5 MB each at 1000 px: fewer entries than the other caches.
   const textLayers = new LruCache<Uint8Array>({ maxEntries: 16, ttlMs: ASSET_TTL_MS })
 
@@ -139,7 +144,12 @@ export function createQrRenderer(opts: QrRendererOptions) {
     const hit = scaled.get(key)
     if (hit) return hit
     const p = drawer.run({ bytes: asset.bytes, mime: asset.kind === 'svg' ? 'image/svg+xml' : `image/${asset.kind}`, width, height, fit }).then(
-      (drawn): Scaled => ({ href: `data:image/png;base64,${Buffer.from(drawn.png).toString('base64')}`, width: asset.width, height: asset.height, pixels: drawn.pixels }),
+      (drawn): Scaled => ({
+        href: `data:image/png;base64,${Buffer.from(drawn.png).toString('base64')}`,
+        width: asset.width,
+        height: asset.height,
+        pixels: drawn.pixels,
+      }),
       (e: Error) => {
         throw e instanceof AppError ? e : parameterError(`'${field}' the image could not be drawn: ${e.message}`)
       },
@@ -153,7 +163,9 @@ export function createQrRenderer(opts: QrRendererOptions) {
     const given = designOf(input.qrOptions, { allowFileIds: !!opts.readFile })
     withQueryTexts(given, input.texts)
     if (given.inverted && strict)
-      throw parameterError(`'qrOptions' light-on-dark designs are not read by ZBar and many phone scanners: use dark modules on a light background (swap the module and background colours)`)
+      throw parameterError(
+        `'qrOptions' light-on-dark designs are not read by ZBar and many phone scanners: use dark modules on a light background (swap the module and background colours)`,
+      )
     // Light-on-dark is served turned over, in the same colours (see darkOnLight).
     const design = darkOnLight(given)
     const matrix = matrixOf(input.text, design)
@@ -193,7 +205,9 @@ export function createQrRenderer(opts: QrRendererOptions) {
       const d = attempt.design
       const useLogo = logo && d.logo ? logo : null
       const useFrame = d.frame && frameAsset && d.frame.source ? frameAsset : null
-      const frameImg = useFrame ? await prescale(d.frame!.source!, useFrame, input.width, (input.width * useFrame.height) / useFrame.width, 'none', 'qrOptions.frame.value') : null
+      const frameImg = useFrame
+        ? await prescale(d.frame!.source!, useFrame, input.width, (input.width * useFrame.height) / useFrame.width, 'none', 'qrOptions.frame.value')
+        : null
       const geo = d.frame ? frameLayout(d, useFrame, d.frame.texts.length) : null
       const codePx = geo ? (input.width * geo.side) / geo.width : input.width
       const modulePx = codePx / (matrix.size + 2 * (geo ? geo.quiet : d.space))
@@ -216,7 +230,10 @@ export function createQrRenderer(opts: QrRendererOptions) {
       // Checked at half size while a module keeps at least 3 px there (see checkCopy).
       const scans = await scansWithBoth({ data: pixels, width: w, height: h }, input.text, { half: modulePx >= 6 })
       if (!scans) {
-        if (strict) throw parameterError(`'qrOptions' this design does not scan: the rendered code could not be decoded (try a larger contrast, a smaller logo or plainer styles)`)
+        if (strict)
+          throw parameterError(
+            `'qrOptions' this design does not scan: the rendered code could not be decoded (try a larger contrast, a smaller logo or plainer styles)`,
+          )
         continue
       }
       if (attempt.repair) repairs.push(attempt.repair)

@@ -1,11 +1,11 @@
-import { Elysia } from 'elysia'
 import { Type as t } from '@sinclair/typebox'
+import { Elysia } from 'elysia'
 import { callerOf } from '../auth'
-import { parseQuery, queryParameters } from '../shared'
 import { errorResponses } from '../docs'
-import { LinkIdParams, QrImageQuery, ScanBody, ScanResult, Base64Image } from './qr.schema'
-import { qrTextFor, type LinkLookup, type OwnedDesign, type QrService } from './qr.service'
+import { parseQuery, queryParameters } from '../shared'
 import { imageResponse, QR_HEADERS_DOC } from './qr.http'
+import { Base64Image, LinkIdParams, QrImageQuery, ScanBody, ScanResult } from './qr.schema'
+import { type LinkLookup, type OwnedDesign, type QrService, qrTextFor } from './qr.service'
 
 export interface QrRouteDeps {
   qr: QrService
@@ -23,7 +23,7 @@ export function qrRoutes({ qr, links, templates }: QrRouteDeps) {
         summary: 'Decode a QR code from an image URL',
         description:
           'Fetches the image (http/https, PNG or JPEG, at most 2 MB, 5 s, at most 3 redirects) and decodes it. `data` is empty with a message when no code is found. ' +
-            'The size the image declares in its header is checked before it is decoded: more than 16,777,216 pixels (e.g. 4096×4096) is 422 `parameter_error`, as is an image the decoder cannot finish within its limits. ' +
+          'The size the image declares in its header is checked before it is decoded: more than 16,777,216 pixels (e.g. 4096×4096) is 422 `parameter_error`, as is an image the decoder cannot finish within its limits. ' +
           'Addresses that resolve to private, loopback or link-local networks are refused (422) unless the server config sets `scan.allowPrivateNetworks`. ' +
           'A fetch that fails (DNS, refused, timeout, non-2xx) is 502 `bad_gateway`; content that is not a PNG/JPEG, or is too large, is 422.',
       },
@@ -53,16 +53,20 @@ export function qrRoutes({ qr, links, templates }: QrRouteDeps) {
           tags: ['QR'],
           summary: 'Retrieve a QR code image',
           description:
-            'The QR code of the link, encoding its short link with `?qr=1` (so visits count as scans), in the link\'s design or a template\'s. ' +
+            "The QR code of the link, encoding its short link with `?qr=1` (so visits count as scans), in the link's design or a template's. " +
             '`format=image` answers image/png, `svg` image/svg+xml, `base64` JSON `{ "image": "data:image/png;base64,…" }`. ' +
             'Every image is decoded in-process (ZXing and ZBar) before it is served. ' +
-            'Uploaded files (`fil_…`) the design names are drawn only while they are live, not archived, and belong to the design\'s owner (the link\'s, or the template\'s with `templateId`; an admin\'s designs may draw any file); otherwise the code is served without them (`X-QR-Repaired: logo-unavailable` / `frame-unavailable`). ' +
+            "Uploaded files (`fil_…`) the design names are drawn only while they are live, not archived, and belong to the design's owner (the link's, or the template's with `templateId`; an admin's designs may draw any file); otherwise the code is served without them (`X-QR-Repaired: logo-unavailable` / `frame-unavailable`). " +
             QR_HEADERS_DOC,
           parameters: queryParameters(QrImageQuery) as any,
           responses: {
             200: {
               description: 'The image',
-              content: { 'image/png': { schema: { type: 'string', format: 'binary' } }, 'image/svg+xml': { schema: { type: 'string' } }, 'application/json': { schema: Base64Image } },
+              content: {
+                'image/png': { schema: { type: 'string', format: 'binary' } },
+                'image/svg+xml': { schema: { type: 'string' } },
+                'application/json': { schema: Base64Image },
+              },
             },
             304: { description: 'Not modified (If-None-Match matched the ETag).' },
           },

@@ -7,6 +7,11 @@ const SCAN_TIMEOUT_MS = 10_000
 const RECYCLE_AT_BYTES = 256 * 1024 * 1024
 
 export function createScanWorker() {
-  const pool = createWorkerPool<Uint8Array, string | null>({ entry: 'qr/qr.scan.worker.ts', doing: 'decoding the image', timeoutMs: SCAN_TIMEOUT_MS, recycleAtBytes: RECYCLE_AT_BYTES })
+  const pool = createWorkerPool<Uint8Array, string | null>({
+    entry: 'qr/qr.scan.worker.ts',
+    doing: 'decoding the image',
+    timeoutMs: SCAN_TIMEOUT_MS,
+    recycleAtBytes: RECYCLE_AT_BYTES,
+  })
   return { decode: (bytes: Uint8Array) => pool.run(bytes), stop: pool.stop }
 }

@@ -1,8 +1,8 @@
 /** POST /qr/scan: fetch an image under the safety limits and decode the QR code in it. */
 import { AppError, parameterError } from '../shared'
-import { createScanWorker } from './qr.scan-pool'
 import { fetchImage } from './qr.fetch'
 import { checkPixelBudget } from './qr.image-size'
+import { createScanWorker } from './qr.scan-pool'
 
 export const SCAN_LIMITS = { maxBytes: 2 * 1024 * 1024, timeoutMs: 5000, maxRedirects: 3 } as const
 
@@ -21,9 +21,7 @@ export function createScanService(opts: { allowPrivateNetworks: boolean }) {
         if (e instanceof AppError) throw e
         throw parameterError(`'url' the ${image.kind.toUpperCase()} image could not be decoded: ${(e as Error).message}`)
       }
-      return data === null
-        ? { data: '', message: `no QR code found in the ${image.kind.toUpperCase()} image` }
-        : { data, message: 'QR code decoded' }
+      return data === null ? { data: '', message: `no QR code found in the ${image.kind.toUpperCase()} image` } : { data, message: 'QR code decoded' }
     },
   }
 }

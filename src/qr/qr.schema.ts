@@ -3,7 +3,7 @@
  * OpenAPI document from these same schemas. Field names follow the seed (snake_case
  * inside `patterns`/`frame`, as the seed shows them).
  */
-import { Type as t, type Static } from '@sinclair/typebox'
+import { type Static, Type as t } from '@sinclair/typebox'
 import { PlainText } from '../shared'
 import { QR_FORMATS } from './qr.http'
 
@@ -34,16 +34,7 @@ export const EYE_BALLS_FOR: Record<(typeof EYE_FRAME_STYLES)[number], readonly (
   leaf: ['leaf', 'rounded'],
 }
 export const FILL_TYPES = ['color', 'linear-gradient', 'radial-gradient'] as const
-export const DIRECTIONS = [
-  'to-right',
-  'to-left',
-  'to-bottom',
-  'to-top',
-  'to-bottom-right',
-  'to-bottom-left',
-  'to-top-right',
-  'to-top-left',
-] as const
+export const DIRECTIONS = ['to-right', 'to-left', 'to-bottom', 'to-top', 'to-bottom-right', 'to-bottom-left', 'to-top-right', 'to-top-left'] as const
 export const LOGO_SHAPES = ['square', 'rounded', 'circle'] as const
 /** Largest logo, % of the code's area: the error-correction budget at level H from version 5 (measured, see notes). */
 export const LOGO_MAX_SIZE = 15
@@ -112,11 +103,14 @@ export const QrOptions = t.Object(
               {
                 style_id: t.Optional(oneOf(EYE_FRAME_STYLES, 'Shape of the outer ring of the three finder patterns; default `square`.')),
                 ball_style_id: t.Optional(
-                  oneOf(EYE_BALL_STYLES, `Shape of the inner square of the finder patterns. Allowed per ring style (first = default): ${Object.entries(EYE_BALLS_FOR).map(([k, v]) => `${k}: ${v.join('/')}`).join('; ')}.`),
+                  oneOf(
+                    EYE_BALL_STYLES,
+                    `Shape of the inner square of the finder patterns. Allowed per ring style (first = default): ${Object.entries(EYE_BALLS_FOR)
+                      .map(([k, v]) => `${k}: ${v.join('/')}`)
+                      .join('; ')}.`,
+                  ),
                 ),
-                value: t.Optional(
-                  Colors('With type `color`: one colour for both parts, or `ring,ball`. With a gradient: `c1,c2`. Default: the body colour.'),
-                ),
+                value: t.Optional(Colors('With type `color`: one colour for both parts, or `ring,ball`. With a gradient: `c1,c2`. Default: the body colour.')),
                 ...Fill,
               },
               strict,
@@ -132,7 +126,8 @@ export const QrOptions = t.Object(
           value: t.String({
             minLength: 1,
             maxLength: 2000,
-            description: 'Logo image: an http(s) URL of a PNG, JPEG or SVG (fetched with the scan rules: 2 MB, 5 s, public addresses), or an uploaded file id `fil_…` of the design\'s owner (live and not archived; an admin\'s designs may name any file; another user\'s is refused like a missing one).',
+            description:
+              "Logo image: an http(s) URL of a PNG, JPEG or SVG (fetched with the scan rules: 2 MB, 5 s, public addresses), or an uploaded file id `fil_…` of the design's owner (live and not archived; an admin's designs may name any file; another user's is refused like a missing one).",
           }),
           location: t.Optional(oneOf(['center'] as const, 'Where the logo sits; only `center` keeps the finder patterns free.')),
           shape: t.Optional(oneOf(LOGO_SHAPES, 'Clip shape of the logo; default `square`.')),
@@ -156,7 +151,8 @@ export const QrOptions = t.Object(
             t.String({
               minLength: 1,
               maxLength: 2000,
-              description: 'Frame image (http(s) URL of a PNG or JPEG, or `fil_…` under the same rule as the logo). Absent: a built-in frame, 1000 units wide, with the code at [50,50,900,900] and the texts below it.',
+              description:
+                'Frame image (http(s) URL of a PNG or JPEG, or `fil_…` under the same rule as the logo). Absent: a built-in frame, 1000 units wide, with the code at [50,50,900,900] and the texts below it.',
             }),
           ),
           options: t.Optional(
@@ -166,7 +162,8 @@ export const QrOptions = t.Object(
                   t.Array(t.Integer({ minimum: 0, maximum: 10000 }), {
                     minItems: 4,
                     maxItems: 4,
-                    description: '[x, y, width, height] of the code (quiet zone included) in frame image pixels; the code is a square of the smaller side, centred. Default: a centred square of 60% of the frame.',
+                    description:
+                      '[x, y, width, height] of the code (quiet zone included) in frame image pixels; the code is a square of the smaller side, centred. Default: a centred square of 60% of the frame.',
                   }),
                 ),
               },
@@ -210,12 +207,15 @@ export type QrOptions = Static<typeof QrOptions>
 
 export const QrImageQuery = t.Object({
   texts: t.Optional(t.Array(PlainText({ maxLength: 100 }), { maxItems: 5, description: 'Frame texts, in order (repeated).' })),
-  templateId: t.Optional(t.String({ minLength: 1, maxLength: 100, description: 'A QR template (tpl_…) whose qrOptions replace the link\'s.' })),
+  templateId: t.Optional(t.String({ minLength: 1, maxLength: 100, description: "A QR template (tpl_…) whose qrOptions replace the link's." })),
   format: t.Optional(
-    t.Union(QR_FORMATS.map((f) => t.Literal(f)), {
-      default: 'image',
-      description: '`image`: image/png bytes; `svg`: image/svg+xml (text as paths); `base64`: JSON `{ "image": "data:image/png;base64,…" }`.',
-    }),
+    t.Union(
+      QR_FORMATS.map((f) => t.Literal(f)),
+      {
+        default: 'image',
+        description: '`image`: image/png bytes; `svg`: image/svg+xml (text as paths); `base64`: JSON `{ "image": "data:image/png;base64,…" }`.',
+      },
+    ),
   ),
   width: t.Optional(t.Integer({ minimum: 100, maximum: 1000, default: 300, description: 'Image width in pixels, 100-1000.' })),
 })

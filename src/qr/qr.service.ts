@@ -6,8 +6,8 @@
 import type { Caller } from '../auth'
 import { parameterError } from '../shared'
 import { designOf, fileIdsOf } from './qr.design'
-import { fileNotFoundMessage, type DesignFiles } from './qr.files'
-import { createQrRenderer, type RenderInput, type RenderedQr } from './qr.render'
+import { type DesignFiles, fileNotFoundMessage } from './qr.files'
+import { createQrRenderer, type RenderedQr, type RenderInput } from './qr.render'
 import { createScanService } from './qr.scan'
 
 /** The one thing the QR module needs from links (the links module implements it). */

@@ -47,7 +47,9 @@ export function sanitiseSvg(svg: string, field: string): string {
       // Any namespace prefix: xmlns:x="http://www.w3.org/1999/xlink" makes x:href a link too.
       .replace(/\s(?:[\w.-]+:)?href\s*=\s*(?:"([^"]*)"|'([^']*)')/gi, (attr, dq?: string, sq?: string) => (keepHref(dq ?? sq ?? '') ? attr : ''))
       .replace(/\sxml:base\s*=\s*(?:"[^"]*"|'[^']*')/gi, '')
-      .replace(/url\s*\(\s*(?:"([^"]*)"|'([^']*)'|([^)'"]*))\s*\)/gi, (ref, dq?: string, sq?: string, bare?: string) => (FRAGMENT.test(dq ?? sq ?? bare ?? '') ? ref : 'none'))
+      .replace(/url\s*\(\s*(?:"([^"]*)"|'([^']*)'|([^)'"]*))\s*\)/gi, (ref, dq?: string, sq?: string, bare?: string) =>
+        FRAGMENT.test(dq ?? sq ?? bare ?? '') ? ref : 'none',
+      )
       .replace(/@import[^;]*;?/gi, '')
   )
 }

@@ -3,7 +3,7 @@
  * shapes, fills and gradients, logo, frame image and texts. Pure string building
  * (0.2-0.4 ms); resvg turns it into pixels.
  */
-import type { Design, Direction, Fill, FrameText, BodyStyle, EyeFrameStyle, EyeBallStyle } from './qr.design'
+import type { BodyStyle, Design, Direction, EyeBallStyle, EyeFrameStyle, Fill, FrameText } from './qr.design'
 
 /** The frame texts' font: embedded (Inter 400/700) and handed to resvg by qr.raster.ts. */
 export const FONT_FAMILY = 'Inter'
@@ -58,7 +58,8 @@ export function buildSvg(input: SvgInput): { svg: string; height: number } {
   const { width: fw, height: fh, rect } = geo
   let frameLayer: string
   if (input.frameImage) {
-    frameLayer = input.drawFrameImage === false ? '' : `<image href="${input.frameImage.href}" x="0" y="0" width="${fw}" height="${fh}" preserveAspectRatio="none"/>`
+    frameLayer =
+      input.drawFrameImage === false ? '' : `<image href="${input.frameImage.href}" x="0" y="0" width="${fw}" height="${fh}" preserveAspectRatio="none"/>`
   } else {
     const border = primaryColor(design)
     const inside = design.background.transparent ? 'none' : design.background.color
@@ -134,7 +135,11 @@ function codeGroup(input: SvgInput, quiet: number, defs: string[]): string {
   const ballFill = design.eye.ballFill === design.eye.frameFill ? ringFill : paint(design.eye.ballFill, 'eb', n, defs)
   let rings = ''
   let balls = ''
-  for (const [x, y] of [[0, 0], [n - 7, 0], [0, n - 7]] as const) {
+  for (const [x, y] of [
+    [0, 0],
+    [n - 7, 0],
+    [0, n - 7],
+  ] as const) {
     rings += eyeRing(design.eye.frameStyle, x, y)
     balls += eyeBall(design.eye.ballStyle, x + 2, y + 2)
   }
@@ -164,7 +169,9 @@ function logoLayer(input: SvgInput, box: Box, defs: string[]): string {
   const radius = logo.shape === 'circle' ? padded.w / 2 : logo.shape === 'rounded' ? padded.w * 0.2 : 0
   let out = ''
   if (logo.shadow)
-    defs.push(`<filter id="ls" x="-30%" y="-30%" width="160%" height="160%"><feDropShadow dx="0" dy="${n3(box.w * 0.03)}" stdDeviation="${n3(box.w * 0.04)}" flood-color="#000" flood-opacity="0.35"/></filter>`)
+    defs.push(
+      `<filter id="ls" x="-30%" y="-30%" width="160%" height="160%"><feDropShadow dx="0" dy="${n3(box.w * 0.03)}" stdDeviation="${n3(box.w * 0.04)}" flood-color="#000" flood-opacity="0.35"/></filter>`,
+    )
   const shadow = logo.shadow ? ' filter="url(#ls)"' : ''
   if (logo.clear) {
     const bg = input.design.background.transparent ? (input.design.inverted ? '#000000' : '#ffffff') : input.design.background.color
@@ -214,8 +221,7 @@ function roundRect(x: number, y: number, w: number, h: number, [tl, tr, br, bl]:
     `H${n3(x + bl!)}${arc(bl!, x, y + h - bl!)}V${n3(y + tl!)}${arc(tl!, x + tl!, y)}Z`
   )
 }
-const circle = (cx: number, cy: number, r: number) =>
-  `M${n3(cx - r)} ${n3(cy)}a${n3(r)} ${n3(r)} 0 1 0 ${n3(2 * r)} 0a${n3(r)} ${n3(r)} 0 1 0 ${n3(-2 * r)} 0Z`
+const circle = (cx: number, cy: number, r: number) => `M${n3(cx - r)} ${n3(cy)}a${n3(r)} ${n3(r)} 0 1 0 ${n3(2 * r)} 0a${n3(r)} ${n3(r)} 0 1 0 ${n3(-2 * r)} 0Z`
 const diamond = (cx: number, cy: number, r: number) => `M${n3(cx)} ${n3(cy - r)}l${n3(r)} ${n3(r)}l${n3(-r)} ${n3(r)}l${n3(-r)} ${n3(-r)}Z`
 
 function bodyPath(style: BodyStyle, n: number, on: (r: number, c: number) => boolean): string {

@@ -1,8 +1,8 @@
-import { Elysia } from 'elysia'
 import { Type as t } from '@sinclair/typebox'
+import { Elysia } from 'elysia'
 import { callerOf } from '../auth'
-import { parseQuery, queryParameters } from '../shared'
 import { errorResponses } from '../docs'
+import { parseQuery, queryParameters } from '../shared'
 import { imageResponse, QR_HEADERS_DOC } from './qr.http'
 import { SAMPLE_TEXT } from './qr.render'
 import type { QrService } from './qr.service'
@@ -17,7 +17,10 @@ export function templateRoutes({ templates, qr }: { templates: TemplateService; 
     .post('/qr/templates', ({ body, request }) => templates.create(callerOf(request), body), {
       body: CreateTemplateBody,
       response: { 200: TemplateRecord, ...errors },
-      detail: doc('Create a QR template', 'Templates are shared: every user reads them; members change their own, admins all. The design must scan (it is rendered and decoded first), else 422. Uploaded files (`fil_…`) as logo or frame must be live, unarchived files of the template\'s owner (an admin\'s templates may name any file); another user\'s file is refused (422) like a missing one. The preview and renders with `templateId` draw the files only while that still holds.'),
+      detail: doc(
+        'Create a QR template',
+        "Templates are shared: every user reads them; members change their own, admins all. The design must scan (it is rendered and decoded first), else 422. Uploaded files (`fil_…`) as logo or frame must be live, unarchived files of the template's owner (an admin's templates may name any file); another user's file is refused (422) like a missing one. The preview and renders with `templateId` draw the files only while that still holds.",
+      ),
     })
     .get(
       '/qr/templates',

@@ -1,5 +1,5 @@
 import { Type as t } from '@sinclair/typebox'
-import { pagingQuery, sortOrderQuery, PlainText } from '../shared'
+import { PlainText, pagingQuery, sortOrderQuery } from '../shared'
 import { QrOptions } from './qr.schema'
 
 const Name = t.String({ minLength: 1, maxLength: 100, description: 'Template name, 1-100 characters.' })

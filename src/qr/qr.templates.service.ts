@@ -2,9 +2,10 @@
  * QR templates: shared designs. Everyone reads all of them; members create and change
  * their own, admins change all. A design is rendered and decoded before it is saved.
  */
-import { forbidden, notFound, parameterError, newId, pageWindow } from '../shared'
-import { canAccessOwnedBy, type Caller } from '../auth'
-import type { TemplateStore, StoredTemplate } from './qr.templates.store'
+
+import { type Caller, canAccessOwnedBy } from '../auth'
+import { forbidden, newId, notFound, pageWindow, parameterError } from '../shared'
+import type { StoredTemplate, TemplateStore } from './qr.templates.store'
 
 export interface TemplateRecord extends StoredTemplate {
   image: string
@@ -71,7 +72,15 @@ export function createTemplateService({ store, baseUrl, assertScannable }: Templ
       store.remove(id)
       return { id }
     },
-    list(q: { ids?: string[]; search?: string; sortBy?: 'name' | 'created_at'; sortOrder?: 'asc' | 'desc'; page?: number; pageSize?: number; includeArchived?: boolean }) {
+    list(q: {
+      ids?: string[]
+      search?: string
+      sortBy?: 'name' | 'created_at'
+      sortOrder?: 'asc' | 'desc'
+      page?: number
+      pageSize?: number
+      includeArchived?: boolean
+    }) {
       const { limit, offset } = pageWindow(q.page, q.pageSize, 10)
       const { templates, total } = store.list({
         ids: q.ids,

@@ -1,5 +1,5 @@
+import { condition, idIn, type ListPage, listRows, matches, toIso } from '../shared'
 import type { Store } from '../store'
-import { condition, idIn, listRows, matches, toIso, type ListPage } from '../shared'
 
 interface TemplateRow {
   id: string
@@ -63,11 +63,12 @@ export function createTemplateStore(db: Store, now: () => number = Date.now) {
     },
     remove: (id: string) => remove.run(id),
     list(f: TemplateFilter): { templates: StoredTemplate[]; total: number } {
-      const { rows, total } = listRows<TemplateRow>(db, 'qr_templates', [
-        !f.includeArchived && condition('archived = 0'),
-        idIn(f.ids),
-        matches(f.search, ['name_key', 'lower(comment)']),
-      ], f)
+      const { rows, total } = listRows<TemplateRow>(
+        db,
+        'qr_templates',
+        [!f.includeArchived && condition('archived = 0'), idIn(f.ids), matches(f.search, ['name_key', 'lower(comment)'])],
+        f,
+      )
       return { templates: rows.map(toTemplate), total }
     },
   }

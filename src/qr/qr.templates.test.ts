@@ -53,15 +53,22 @@ describe('QR templates API', () => {
       expect({ field, status: r.status, code: r.body.code }).toEqual({ field, status: 422, code: 'parameter_error' })
       expect(r.body.message).toContain(field)
     }
-    for (const body of [{ name: '', qrOptions: {} }, { name: 'x'.repeat(101), qrOptions: {} }, { name: 'ok', comment: 'c'.repeat(501), qrOptions: {} }, { name: 'ok' }])
+    for (const body of [
+      { name: '', qrOptions: {} },
+      { name: 'x'.repeat(101), qrOptions: {} },
+      { name: 'ok', comment: 'c'.repeat(501), qrOptions: {} },
+      { name: 'ok' },
+    ])
       expect((await h.call('POST', '/qr/templates', { json: body })).status).toBe(422)
     const ok = (await h.call('POST', '/qr/templates', { json: { name: 'ok', qrOptions: {} } })).body
-    const badPatch = await h.call('PATCH', `/qr/templates/${ok.id}`, { json: { qrOptions: { patterns: { eye: { style_id: 'square', ball_style_id: 'circle' } } } } })
+    const badPatch = await h.call('PATCH', `/qr/templates/${ok.id}`, {
+      json: { qrOptions: { patterns: { eye: { style_id: 'square', ball_style_id: 'circle' } } } },
+    })
     expect(badPatch.status).toBe(422)
     expect(badPatch.body.message).toContain('ball_style_id')
   })
 
-  test('light-on-dark designs: a template must scan as given, so saving one is refused; a link\'s is served turned over', async () => {
+  test("light-on-dark designs: a template must scan as given, so saving one is refused; a link's is served turned over", async () => {
     const lightOnDark = { patterns: { background: { value: '#0f172a' }, body: { value: '#f8fafc' } } }
     const h = createHarness()
     const made = await h.call('POST', '/qr/templates', { json: { name: 'night', qrOptions: lightOnDark } })
@@ -92,7 +99,10 @@ describe('QR templates API', () => {
     const h = createHarness()
     const ids: string[] = []
     for (let i = 0; i < 12; i++) {
-      ids.push((await h.call('POST', '/qr/templates', { json: { name: `t${String(i).padStart(2, '0')}`, comment: i === 3 ? 'Summer promo' : '', qrOptions: {} } })).body.id)
+      ids.push(
+        (await h.call('POST', '/qr/templates', { json: { name: `t${String(i).padStart(2, '0')}`, comment: i === 3 ? 'Summer promo' : '', qrOptions: {} } }))
+          .body.id,
+      )
     }
     const first = await h.call('GET', '/qr/templates')
     expect(first.body).toHaveLength(10)

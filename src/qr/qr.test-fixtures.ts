@@ -1,7 +1,8 @@
 /** Images and an image server for the QR tests (real HTTP on loopback, real encoders). */
+
+import { deflateSync } from 'node:zlib'
 import jpeg from 'jpeg-js'
 import QRCode from 'qrcode'
-import { deflateSync } from 'node:zlib'
 import { rasterise, rasteriserReady, svgToPng } from './qr.raster'
 
 export async function pngOf(svg: string): Promise<Uint8Array> {
@@ -65,7 +66,12 @@ export function pngBomb(width: number, height: number, rows = 1): Uint8Array {
   v.setUint32(4, height)
   ihdr.set([8, 4, 0, 0, 0], 8)
   const idat = deflateSync(new Uint8Array(rows * (1 + width * 2)), { level: 9 })
-  return Buffer.concat([Uint8Array.of(0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a), pngChunk('IHDR', ihdr), pngChunk('IDAT', idat), pngChunk('IEND', new Uint8Array())])
+  return Buffer.concat([
+    Uint8Array.of(0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a),
+    pngChunk('IHDR', ihdr),
+    pngChunk('IDAT', idat),
+    pngChunk('IEND', new Uint8Array()),
+  ])
 }
 
 export const segment = (marker: number, body: number[]) => [0xff, marker, (body.length + 2) >> 8, (body.length + 2) & 255, ...body]
@@ -74,7 +80,8 @@ export const sof = (marker: number, width: number, height: number) => segment(ma
 /** A valid baseline greyscale JPEG declaring width × height: one quantisation table, one-code Huffman tables, an all-zero scan. */
 export function jpegBomb(width: number, height: number, extra: number[] = []): Uint8Array {
   return Uint8Array.from([
-    0xff, 0xd8,
+    0xff,
+    0xd8,
     ...segment(0xdb, [0, ...new Array(64).fill(1)]),
     ...extra,
     ...sof(0xc0, width, height),
@@ -82,6 +89,7 @@ export function jpegBomb(width: number, height: number, extra: number[] = []): U
     ...segment(0xc4, [0x10, 1, ...new Array(15).fill(0), 0]),
     ...segment(0xda, [1, 1, 0x00, 0, 63, 0]),
     ...new Array(400).fill(0),
-    0xff, 0xd9,
+    0xff,
+    0xd9,
   ])
 }

@@ -2,11 +2,11 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { Elysia } from 'elysia'
 import { PNG } from 'pngjs'
 import { createHarness } from '../../test/helpers/in-process'
-import { AppError, errorResponse } from '../shared/errors'
 import { setRequestContext } from '../auth/request-context'
+import { AppError, errorResponse } from '../shared/errors'
 import { checkCopy, decodeImageFile, flatten, scansWithBoth } from './qr.decode'
-import { encodePng } from './qr.png'
 import { fetchImage, isPrivateAddress } from './qr.fetch'
+import { encodePng } from './qr.png'
 import { createQrRenderer } from './qr.render'
 import { qrRoutes } from './qr.routes'
 import { BODY_STYLES, EYE_BALLS_FOR } from './qr.schema'
@@ -24,7 +24,10 @@ beforeAll(async () => {
       '/qr.png': { body: await pngOf(plainQrSvg('hello png', 400)), type: 'image/png' },
       '/qr-transparent.png': { body: await pngOf(plainQrSvg('see-through', 400, { transparent: true })), type: 'image/png' },
       '/qr.jpg': { body: await jpegOf(plainQrSvg('hello jpeg', 600, { rotate: 12 }), 60), type: 'image/jpeg' },
-      '/blank.png': { body: await pngOf('<svg xmlns="http://www.w3.org/2000/svg" width="50" height="50"><rect width="50" height="50" fill="#fff"/></svg>'), type: 'image/png' },
+      '/blank.png': {
+        body: await pngOf('<svg xmlns="http://www.w3.org/2000/svg" width="50" height="50"><rect width="50" height="50" fill="#fff"/></svg>'),
+        type: 'image/png',
+      },
       '/big.png': { body: new Uint8Array(2 * 1024 * 1024 + 10).fill(7), type: 'image/png' },
       '/page.html': { body: '<html><body>not an image</body></html>', type: 'text/html' },
     },
@@ -69,7 +72,12 @@ describe('renderer', () => {
   test('every allowed eye ring/ball pair scans', async () => {
     for (const [style_id, balls] of Object.entries(EYE_BALLS_FOR))
       for (const ball_style_id of balls) {
-        const out = await r.renderQr({ text: TEXT, qrOptions: { patterns: { eye: { style_id, ball_style_id, value: '#0f172a,#be123c' } } }, format: 'png', width: 300 })
+        const out = await r.renderQr({
+          text: TEXT,
+          qrOptions: { patterns: { eye: { style_id, ball_style_id, value: '#0f172a,#be123c' } } },
+          format: 'png',
+          width: 300,
+        })
         expect({ style_id, ball_style_id, repairs: out.repairs }).toEqual({ style_id, ball_style_id, repairs: [] })
       }
   })
@@ -115,7 +123,12 @@ describe('renderer', () => {
   })
 
   test('light-on-dark designs are served dark-on-light in the same two colours, reported as a repair', async () => {
-    const inv = await r.renderQr({ text: TEXT, qrOptions: { patterns: { background: { value: '#111827' }, body: { value: '#f8fafc' } } }, format: 'png', width: 300 })
+    const inv = await r.renderQr({
+      text: TEXT,
+      qrOptions: { patterns: { background: { value: '#111827' }, body: { value: '#f8fafc' } } },
+      format: 'png',
+      width: 300,
+    })
     expect(inv.repairs).toEqual(['dark-on-light'])
     expect(await readsAsServed(inv.body)).toBe(true)
     const colours = colourCounts(inv.body)
@@ -123,7 +136,12 @@ describe('renderer', () => {
     expect(colours.get('111827')! / 300 ** 2).toBeGreaterThan(0.2) // the modules
     expect(pixelAt(inv.body, 0, 0)).toBe('f8fafc')
     // A transparent background under light modules counts as black: black modules on the modules' colour.
-    const clear = await r.renderQr({ text: TEXT, qrOptions: { patterns: { background: { type: 'transparent' }, body: { value: '#fde68a' } } }, format: 'png', width: 300 })
+    const clear = await r.renderQr({
+      text: TEXT,
+      qrOptions: { patterns: { background: { type: 'transparent' }, body: { value: '#fde68a' } } },
+      format: 'png',
+      width: 300,
+    })
     expect(clear.repairs).toEqual(['dark-on-light'])
     expect(pixelAt(clear.body, 0, 0)).toBe('fde68a')
     expect(await readsAsServed(clear.body)).toBe(true)
@@ -132,7 +150,10 @@ describe('renderer', () => {
   })
 
   test('light texts on a dark built-in frame follow the modules when the design is turned over', async () => {
-    const qrOptions = { patterns: { background: { value: '#0f172a' }, body: { value: '#ffffff' } }, frame: { add_texts: [{ content: 'SCAN', color: '#ffffff', size: 120, bold: true }] } }
+    const qrOptions = {
+      patterns: { background: { value: '#0f172a' }, body: { value: '#ffffff' } },
+      frame: { add_texts: [{ content: 'SCAN', color: '#ffffff', size: 120, bold: true }] },
+    }
     const out = await r.renderQr({ text: TEXT, qrOptions, format: 'png', width: 300 })
     expect(out.repairs).toEqual(['dark-on-light'])
     expect(await readsAsServed(out.body)).toBe(true)
@@ -188,13 +209,22 @@ describe('renderer', () => {
         error = e
       }
       expect(error).toBeInstanceOf(AppError)
-      expect({ qrOptions, code: (error as AppError).code, hasField: (error as AppError).message.includes(expected) }).toEqual({ qrOptions, code: 'parameter_error', hasField: true })
+      expect({ qrOptions, code: (error as AppError).code, hasField: (error as AppError).message.includes(expected) }).toEqual({
+        qrOptions,
+        code: 'parameter_error',
+        hasField: true,
+      })
     }
     expect(() => r.validateQrOptions({ correctLevel: 3, space: 0, version: 40, logo: { value: 'https://example.com/l.png', size: 15 } })).not.toThrow()
   })
 
   test('a logo raises error correction to H and the version to 5', async () => {
-    const out = await r.renderQr({ text: 'https://s.io/x?qr=1', qrOptions: { correctLevel: 0, logo: { value: fixtures.url('/logo.png'), size: 10 } }, format: 'png', width: 370 })
+    const out = await r.renderQr({
+      text: 'https://s.io/x?qr=1',
+      qrOptions: { correctLevel: 0, logo: { value: fixtures.url('/logo.png'), size: 10 } },
+      format: 'png',
+      width: 370,
+    })
     const png = PNG.sync.read(Buffer.from(out.body))
     // Version 5 = 37 modules + 8 quiet = 45 modules across 370 px: the finder pattern (7 modules) spans about 57 px.
     let dark = 0
@@ -226,7 +256,11 @@ describe('scan', () => {
   })
 
   test('oversized and non-image content is 422; fetch failures are 502', async () => {
-    const code = async (url: string) => open.scan(url).then(() => 'ok', (e: AppError) => `${e.code}: ${e.message}`)
+    const code = async (url: string) =>
+      open.scan(url).then(
+        () => 'ok',
+        (e: AppError) => `${e.code}: ${e.message}`,
+      )
     expect(await code(fixtures.url('/big.png'))).toStartWith("parameter_error: 'url' the image is larger than 2 MB")
     expect(await code(fixtures.url('/page.html'))).toStartWith("parameter_error: 'url' is not a PNG or JPEG image")
     expect(await code(fixtures.url('/missing.png'))).toStartWith('bad_gateway')
@@ -242,7 +276,13 @@ describe('scan', () => {
   }, 10_000)
 
   test('private, loopback and link-local addresses are refused unless allowed, also after a redirect', async () => {
-    for (const url of [fixtures.url('/qr.png'), `http://localhost:${fixtures.port}/qr.png`, 'http://169.254.169.254/latest', 'http://[::1]/x.png', 'http://10.0.0.1/x.png']) {
+    for (const url of [
+      fixtures.url('/qr.png'),
+      `http://localhost:${fixtures.port}/qr.png`,
+      'http://169.254.169.254/latest',
+      'http://[::1]/x.png',
+      'http://10.0.0.1/x.png',
+    ]) {
       const e = await closed.scan(url).catch((x: AppError) => x)
       expect({ url, code: (e as AppError).code }).toEqual({ url, code: 'parameter_error' })
       expect((e as AppError).message).toContain('private')
@@ -257,12 +297,24 @@ describe('scan', () => {
   test('the connection goes to the address that was checked (no second DNS lookup to rebind), with the Host header kept', async () => {
     const hosts: string[] = []
     const png = await pngOf(plainQrSvg('pinned', 200))
-    const origin = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: (r) => (hosts.push(r.headers.get('host') ?? ''), new Response(png as BodyInit, { headers: { 'content-type': 'image/png' } })) })
+    const origin = Bun.serve({
+      port: 0,
+      hostname: '127.0.0.1',
+      fetch: (r) => (hosts.push(r.headers.get('host') ?? ''), new Response(png as BodyInit, { headers: { 'content-type': 'image/png' } })),
+    })
     try {
       // The first answer is checked and used; a later one (rebinding to 10/8) would be refused.
       const answers = [['127.0.0.1'], ['10.9.9.9']]
-      const limits = { maxBytes: 1e6, timeoutMs: 2000, maxRedirects: 3, kinds: ['png' as const], field: 'url', allowPrivateNetworks: false,
-        isRefusedAddress: (ip: string) => ip.startsWith('10.'), resolveHost: async () => answers.shift() ?? [] }
+      const limits = {
+        maxBytes: 1e6,
+        timeoutMs: 2000,
+        maxRedirects: 3,
+        kinds: ['png' as const],
+        field: 'url',
+        allowPrivateNetworks: false,
+        isRefusedAddress: (ip: string) => ip.startsWith('10.'),
+        resolveHost: async () => answers.shift() ?? [],
+      }
       // images.rebind.test exists in no DNS: only a connection to the checked address can succeed.
       const got = await fetchImage(`http://images.rebind.test:${origin.port}/qr.png`, limits)
       expect(got.kind).toBe('png')
@@ -274,9 +326,23 @@ describe('scan', () => {
   })
 
   test('address classification', () => {
-    for (const ip of ['127.0.0.1', '10.2.3.4', '172.16.0.1', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '::1', 'fe80::1', 'fd00::1', '::ffff:127.0.0.1', '224.0.0.1'])
+    for (const ip of [
+      '127.0.0.1',
+      '10.2.3.4',
+      '172.16.0.1',
+      '192.168.1.1',
+      '169.254.169.254',
+      '100.64.0.1',
+      '0.0.0.0',
+      '::1',
+      'fe80::1',
+      'fd00::1',
+      '::ffff:127.0.0.1',
+      '224.0.0.1',
+    ])
       expect({ ip, private: isPrivateAddress(ip) }).toEqual({ ip, private: true })
-    for (const ip of ['93.184.216.34', '8.8.8.8', '2606:4700:4700::1111', '::ffff:8.8.8.8']) expect({ ip, private: isPrivateAddress(ip) }).toEqual({ ip, private: false })
+    for (const ip of ['93.184.216.34', '8.8.8.8', '2606:4700:4700::1111', '::ffff:8.8.8.8'])
+      expect({ ip, private: isPrivateAddress(ip) }).toEqual({ ip, private: false })
   })
 })
 
@@ -290,7 +356,15 @@ async function closedPort(): Promise<number> {
 describe('GET /qr/{linkId} against a stub link lookup', () => {
   const links = new Map([
     ['lnk_plain', { id: 'lnk_plain', shortLink: 'https://sho.rt/abc', qrOptions: null, userId: 'alice' }],
-    ['lnk_dark', { id: 'lnk_dark', shortLink: 'https://sho.rt/dark', qrOptions: { patterns: { background: { value: '#000000' }, body: { value: '#ffffff' } } }, userId: 'alice' }],
+    [
+      'lnk_dark',
+      {
+        id: 'lnk_dark',
+        shortLink: 'https://sho.rt/dark',
+        qrOptions: { patterns: { background: { value: '#000000' }, body: { value: '#ffffff' } } },
+        userId: 'alice',
+      },
+    ],
   ])
   const app = new Elysia()
     .onError(({ error }) => (error instanceof AppError ? errorResponse(error.code, error.message) : undefined))
@@ -304,7 +378,14 @@ describe('GET /qr/{linkId} against a stub link lookup', () => {
             return l
           },
         },
-        templates: { qrDesignOf: (id) => (id === 'tpl_round' ? { qrOptions: { patterns: { body: { style_id: 'dots' } } }, ownerId: 'alice' } : (() => { throw new AppError('not_found', `template ${id} not found`) })()) },
+        templates: {
+          qrDesignOf: (id) =>
+            id === 'tpl_round'
+              ? { qrOptions: { patterns: { body: { style_id: 'dots' } } }, ownerId: 'alice' }
+              : (() => {
+                  throw new AppError('not_found', `template ${id} not found`)
+                })(),
+        },
       }),
     )
   const get = (path: string, headers: Record<string, string> = {}) => {
@@ -366,16 +447,21 @@ describe('GET /qr/{linkId} against a stub link lookup', () => {
 })
 
 describe('through the API (real links)', () => {
-  test('a link\'s QR code decodes to its short link; bad designs are refused on create', async () => {
+  test("a link's QR code decodes to its short link; bad designs are refused on create", async () => {
     const h = createHarness()
-    const link = await h.call('POST', '/links/link', { key: h.keys.member, json: { data: { url: 'https://example.org/' }, qrOptions: { patterns: { body: { style_id: 'dots' } } } } })
+    const link = await h.call('POST', '/links/link', {
+      key: h.keys.member,
+      json: { data: { url: 'https://example.org/' }, qrOptions: { patterns: { body: { style_id: 'dots' } } } },
+    })
     expect(link.status).toBe(200)
     const img = await h.call('GET', `/qr/${link.body.id}?format=base64`, { key: h.keys.member })
     expect(img.status).toBe(200)
     const bytes = Buffer.from(img.body.image.split(',')[1], 'base64')
     expect(await decodes(bytes)).toBe(`${link.body.shortLink}?qr=1`)
     expect((await h.call('GET', `/qr/${link.body.id}`, { key: null })).status).toBe(401)
-    const bad = await h.call('POST', '/links/link', { json: { data: { url: 'https://example.org/2' }, qrOptions: { patterns: { body: { value: '#fafafa' } } } } })
+    const bad = await h.call('POST', '/links/link', {
+      json: { data: { url: 'https://example.org/2' }, qrOptions: { patterns: { body: { value: '#fafafa' } } } },
+    })
     expect(bad.status).toBe(422)
     expect(bad.body.message).toContain('qrOptions.patterns.body.value')
   })
@@ -391,7 +477,8 @@ describe('through the API (real links)', () => {
     const gone = await open.call('POST', '/qr/scan', { json: { url: fixtures.url('/missing.png') } })
     expect(gone.status).toBe(502)
     expect(gone.body.code).toBe('bad_gateway')
-    for (const json of [{}, { url: '' }, { url: 'x'.repeat(2001) }, { url: 'https://a.b/c', extra: 1 }]) expect((await open.call('POST', '/qr/scan', { json })).status).toBe(422)
+    for (const json of [{}, { url: '' }, { url: 'x'.repeat(2001) }, { url: 'https://a.b/c', extra: 1 }])
+      expect((await open.call('POST', '/qr/scan', { json })).status).toBe(422)
   })
 })
 
@@ -401,8 +488,16 @@ describe('pixel passes', () => {
 
   test('encodePng is lossless in each colour type it picks (grey, RGB, RGBA with straight alpha)', () => {
     const cases: [Uint8Array, number, number[]][] = [
-      [Uint8Array.of(0, 0, 0, 255, 255, 255, 255, 255, 255, 255, 255, 255, 0, 0, 0, 255), 0, [0, 0, 0, 255, 255, 255, 255, 255, 255, 255, 255, 255, 0, 0, 0, 255]],
-      [Uint8Array.of(10, 10, 10, 255, 200, 100, 50, 255, 200, 100, 50, 255, 1, 2, 3, 255), 2, [10, 10, 10, 255, 200, 100, 50, 255, 200, 100, 50, 255, 1, 2, 3, 255]],
+      [
+        Uint8Array.of(0, 0, 0, 255, 255, 255, 255, 255, 255, 255, 255, 255, 0, 0, 0, 255),
+        0,
+        [0, 0, 0, 255, 255, 255, 255, 255, 255, 255, 255, 255, 0, 0, 0, 255],
+      ],
+      [
+        Uint8Array.of(10, 10, 10, 255, 200, 100, 50, 255, 200, 100, 50, 255, 1, 2, 3, 255),
+        2,
+        [10, 10, 10, 255, 200, 100, 50, 255, 200, 100, 50, 255, 1, 2, 3, 255],
+      ],
       [px, 6, [10, 10, 10, 255, 200, 100, 50, 255, 255, 0, 0, 128, 0, 0, 0, 0]],
     ]
     for (const [input, colourType, expected] of cases) {
@@ -414,7 +509,12 @@ describe('pixel passes', () => {
 
   test('encodePng keeps rows that repeat the row above (they are filtered without a pixel pass)', () => {
     // 3×4: rows 0 and 1 equal, row 2 differs in one pixel, row 3 repeats row 2; an unaligned view, as a Buffer may be.
-    const rows = [[0, 0, 0, 255, 9, 9, 9, 255, 250, 250, 250, 255], [0, 0, 0, 255, 9, 9, 9, 255, 250, 250, 250, 255], [0, 0, 0, 255, 8, 8, 8, 255, 250, 250, 250, 255], [0, 0, 0, 255, 8, 8, 8, 255, 250, 250, 250, 255]]
+    const rows = [
+      [0, 0, 0, 255, 9, 9, 9, 255, 250, 250, 250, 255],
+      [0, 0, 0, 255, 9, 9, 9, 255, 250, 250, 250, 255],
+      [0, 0, 0, 255, 8, 8, 8, 255, 250, 250, 250, 255],
+      [0, 0, 0, 255, 8, 8, 8, 255, 250, 250, 250, 255],
+    ]
     const backing = new Uint8Array(1 + 48)
     backing.set(rows.flat(), 1)
     for (const input of [Uint8Array.from(rows.flat()), backing.subarray(1)]) {
@@ -431,7 +531,12 @@ describe('pixel passes', () => {
     expect([...full.rgba.data.slice(8, 16)]).toEqual([255, 127, 127, 255, 255, 255, 255, 255])
     const half = checkCopy({ data: px, width: 2, height: 2 }, { onto: 'white', half: true, invertGrey: false })
     expect([half.rgba.width, half.rgba.height]).toEqual([1, 1])
-    expect([...half.rgba.data]).toEqual([Math.round((10 + 200 + 255 + 255) / 4), Math.round((10 + 100 + 127 + 255) / 4), Math.round((10 + 50 + 127 + 255) / 4), 255])
+    expect([...half.rgba.data]).toEqual([
+      Math.round((10 + 200 + 255 + 255) / 4),
+      Math.round((10 + 100 + 127 + 255) / 4),
+      Math.round((10 + 50 + 127 + 255) / 4),
+      255,
+    ])
     const dark = checkCopy({ data: px, width: 2, height: 2 }, { onto: 'black', half: false, invertGrey: true })
     expect([...dark.rgba.data.slice(12, 16)]).toEqual([0, 0, 0, 255])
     expect(dark.grey[3]).toBe(255)

@@ -3,9 +3,10 @@
  * of such a link are served under the short link too (`/<key>/file/<fileId>`), so they
  * pass the same expiry and password checks as the page.
  */
+
+import type { FileService } from '../files'
 import type { LinkRow, LinkService } from '../links'
 import { NOT_FOUND_PAGE, renderLandingPage, type VisitorOs } from '../pages'
-import type { FileService } from '../files'
 
 export function hostedFilePath(key: string, fileId: string): string {
   return `/${encodeURIComponent(key)}/file/${encodeURIComponent(fileId)}`

@@ -5,7 +5,12 @@ test('hits skip the loader; invalidation reloads; misses are cached with a TTL a
   let loads = 0
   let t = 0
   const store = new Map([['d/a', 'A']])
-  const cache = createLinkCache<string>((d, k) => (loads++, store.get(`${d}/${k}`) ?? null), { maxKeyLength: 190, negativeMax: 2, negativeTtlMs: 1000, now: () => t })
+  const cache = createLinkCache<string>((d, k) => (loads++, store.get(`${d}/${k}`) ?? null), {
+    maxKeyLength: 190,
+    negativeMax: 2,
+    negativeTtlMs: 1000,
+    now: () => t,
+  })
   expect(cache.get('d', 'a')).toBe('A')
   expect(cache.get('d', 'a')).toBe('A')
   expect(loads).toBe(1)

@@ -1,5 +1,5 @@
 import { expect, test } from 'bun:test'
-import { PASSWORD_LIMITS, createPasswordGate, ipBucket } from './password-gate'
+import { createPasswordGate, ipBucket, PASSWORD_LIMITS } from './password-gate'
 
 const { perIpAndLink, perLink, windowMs } = PASSWORD_LIMITS
 const gate = (now: () => number = () => 0) => createPasswordGate(Buffer.alloc(32, 1), now)

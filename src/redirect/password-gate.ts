@@ -15,8 +15,8 @@
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 import { isIP } from 'node:net'
-import type { Store } from '../store'
 import { LruCache } from '../shared'
+import type { Store } from '../store'
 
 const COOKIE_TTL_S = 3600
 export const PASSWORD_LIMITS = {
@@ -49,7 +49,10 @@ export function ipBucket(ip: string): string {
     while (groups.length < 8 - rest.length && groups.length < 4) groups.push('0')
     groups.push(...rest)
   }
-  return `${groups.slice(0, 4).map((g) => g.toLowerCase().replace(/^0+(?=.)/, '')).join(':')}::/64`
+  return `${groups
+    .slice(0, 4)
+    .map((g) => g.toLowerCase().replace(/^0+(?=.)/, ''))
+    .join(':')}::/64`
 }
 
 interface Window {
@@ -84,7 +87,10 @@ export function createPasswordGate(secret: Buffer, now: () => number = Date.now)
     hasValidCookie(cookieHeader: string | null, link: { seq: number; id: string; passwordHash: string }): boolean {
       if (!cookieHeader) return false
       const name = cookieName(link.seq)
-      const raw = cookieHeader.split(';').map((c) => c.trim()).find((c) => c.startsWith(`${name}=`))
+      const raw = cookieHeader
+        .split(';')
+        .map((c) => c.trim())
+        .find((c) => c.startsWith(`${name}=`))
       if (!raw) return false
       const [expText, sig] = raw.slice(name.length + 1).split('.')
       const exp = Number(expText)

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, test } from 'bun:test'
-import { createHarness, type ApiHarness } from '../../test/helpers/in-process'
+import { type ApiHarness, createHarness } from '../../test/helpers/in-process'
 import { PASSWORD_LIMITS } from './password-gate'
 import { createRedirectHandler, type RedirectHandler } from './redirect.handler'
 
@@ -29,7 +29,9 @@ beforeAll(async () => {
     serveFile: () => null,
   })
   for (const key of ['locked', 'guessed'])
-    expect((await h.call('POST', '/links/link', { json: { data: { url: 'https://secret.example/' }, linkOptions: { key, password: 'letmein' } } })).status).toBe(200)
+    expect(
+      (await h.call('POST', '/links/link', { json: { data: { url: 'https://secret.example/' }, linkOptions: { key, password: 'letmein' } } })).status,
+    ).toBe(200)
 })
 
 describe('password form', () => {

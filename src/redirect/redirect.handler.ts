@@ -4,15 +4,15 @@
  * recorder (tracking never fails or delays a redirect).
  */
 import type { Settings } from '../config'
+import { type GeoIp, UNKNOWN_LOCATION } from '../geo'
 import { type LinkRow, MAX_KEY_LENGTH, storedDataOf, storedLinkViewOf } from '../links'
-import type { ClickRecorder } from '../stats'
-import { UNKNOWN_LOCATION, type GeoIp } from '../geo'
+import { EXPIRED_PAGE, NOT_FOUND_PAGE, passwordPage, previewPage, TOO_MANY_ATTEMPTS_PAGE } from '../pages'
 import { LruCache, readCapped } from '../shared'
+import type { ClickRecorder } from '../stats'
 import { createLinkCache } from './link-cache'
-import { mergeQuery, resolve, type DomainFallbacks, type ResolvableLink } from './resolve'
-import { parseVisitor } from './visitor'
 import type { PasswordGate } from './password-gate'
-import { EXPIRED_PAGE, NOT_FOUND_PAGE, TOO_MANY_ATTEMPTS_PAGE, passwordPage, previewPage } from '../pages'
+import { type DomainFallbacks, mergeQuery, type ResolvableLink, resolve } from './resolve'
+import { parseVisitor } from './visitor'
 
 /** A percent-encoded path segment, or null when its escapes are malformed (`%E0`). */
 function decodeSegment(raw: string): string | null {
@@ -87,7 +87,11 @@ export function createRedirectHandler(deps: RedirectDeps) {
 
   function wellKnown(domain: ShortDomain, path: string): Response | null {
     const body =
-      path === '/.well-known/assetlinks.json' ? domain.assetLinks : path === '/.well-known/apple-app-site-association' ? domain.appleAppSiteAssociation : undefined
+      path === '/.well-known/assetlinks.json'
+        ? domain.assetLinks
+        : path === '/.well-known/apple-app-site-association'
+          ? domain.appleAppSiteAssociation
+          : undefined
     if (body === undefined) return null
     if (!body) return html(NOT_FOUND_PAGE, 404)
     return new Response(body, { headers: { 'content-type': 'application/json', 'cache-control': 'public, max-age=300' } })
@@ -162,7 +166,17 @@ export function createRedirectHandler(deps: RedirectDeps) {
           const landing = decision.kind === 'redirect' ? decision.location : null
           const utm = landing === null ? NO_UTM : landing === l.plainLocation ? cached!.plainUtm : utmOf(landing)
           const ref = refererOf(headers.get('referer'))
-          deps.recorder.record({ linkSeq: l.seq, domain: l.domain, at: Date.now(), scan: decision.scan, visitor, geo: geo ?? UNKNOWN_LOCATION, utm, referer: ref.host, refererUrl: ref.url })
+          deps.recorder.record({
+            linkSeq: l.seq,
+            domain: l.domain,
+            at: Date.now(),
+            scan: decision.scan,
+            visitor,
+            geo: geo ?? UNKNOWN_LOCATION,
+            utm,
+            referer: ref.host,
+            refererUrl: ref.url,
+          })
         }
         if (decision.kind === 'redirect') return redirect(decision.location)
         return deps.renderHosted(cached!.row, visitor.os)
@@ -208,7 +222,11 @@ export function createRedirectHandler(deps: RedirectDeps) {
     // See-other back to the same URL: the GET then resolves (and counts) like any visit.
     return new Response(null, {
       status: 303,
-      headers: { location: search ? `${path}?${search}` : path, 'set-cookie': deps.passwords.cookieFor({ ...link, passwordHash: hash }), 'cache-control': 'no-store' },
+      headers: {
+        location: search ? `${path}?${search}` : path,
+        'set-cookie': deps.passwords.cookieFor({ ...link, passwordHash: hash }),
+        'cache-control': 'no-store',
+      },
     })
   }
 

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { mergeQuery, resolve, type Decision, type DomainFallbacks, type ResolvableLink, type ResolveRequest } from './resolve'
+import { type Decision, type DomainFallbacks, mergeQuery, type ResolvableLink, type ResolveRequest, resolve } from './resolve'
 import { inTimeWindow, parseAcceptLanguage } from './targeting'
 import { parseVisitor } from './visitor'
 
@@ -9,13 +9,31 @@ const PIXEL = 'Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTM
 const DESKTOP = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36'
 
 const baseLink: ResolvableLink = {
-  seq: 1, id: 'lnk_1', domain: 'go.test', key: 'k', linkType: 'link', destination: 'https://dest.example/page?a=1', hosted: false,
-  expiresAt: null, expirationUrl: null, passwordHash: null, utm: null, previewData: null, Targeting: null, appStores: null, plainLocation: '',
+  seq: 1,
+  id: 'lnk_1',
+  domain: 'go.test',
+  key: 'k',
+  linkType: 'link',
+  destination: 'https://dest.example/page?a=1',
+  hosted: false,
+  expiresAt: null,
+  expirationUrl: null,
+  passwordHash: null,
+  utm: null,
+  previewData: null,
+  Targeting: null,
+  appStores: null,
+  plainLocation: '',
 }
 const req = (over: Partial<ResolveRequest> & { ua?: string; qs?: string } = {}): ResolveRequest => ({
   query: new URLSearchParams(over.qs ?? ''),
   visitor: parseVisitor(over.ua ?? DESKTOP),
-  acceptLanguage: null, country: null, region: null, city: null, passwordOk: false, visitNumber: 1,
+  acceptLanguage: null,
+  country: null,
+  region: null,
+  city: null,
+  passwordOk: false,
+  visitNumber: 1,
   ...over,
 })
 const noFallbacks: DomainFallbacks = { notFoundUrl: null, expiredUrl: null }
@@ -29,25 +47,61 @@ const to = (location: string, extra: Partial<Decision> = {}) => ({ kind: 'redire
 describe('resolve: the contract order', () => {
   const cases: [string, () => Decision, unknown][] = [
     ['unknown key, no fallback → 404 page', () => run(null), { kind: 'not-found', location: null }],
-    ['unknown key → domain notFoundUrl', () => run(null, req(), { notFoundUrl: 'https://brand.example/404', expiredUrl: null }), { kind: 'not-found', location: 'https://brand.example/404' }],
+    [
+      'unknown key → domain notFoundUrl',
+      () => run(null, req(), { notFoundUrl: 'https://brand.example/404', expiredUrl: null }),
+      { kind: 'not-found', location: 'https://brand.example/404' },
+    ],
     ['plain link → 302 to destination, counted', () => run({}), to('https://dest.example/page?a=1')],
     ['?qr=1 marks a scan and is dropped', () => run({}, req({ qs: 'qr=1' })), to('https://dest.example/page?a=1', { scan: true })],
     ['visitor query fills missing params, never overrides', () => run({}, req({ qs: 'a=9&b=2' })), to('https://dest.example/page?a=1&b=2')],
-    ['expired → expiration.url', () => run({ expiresAt: NOW - 1, expirationUrl: 'https://dest.example/over' }), { kind: 'expired', location: 'https://dest.example/over' }],
-    ['expired without url → domain expiredUrl', () => run({ expiresAt: NOW }, req(), { notFoundUrl: null, expiredUrl: 'https://brand.example/expired' }), { kind: 'expired', location: 'https://brand.example/expired' }],
+    [
+      'expired → expiration.url',
+      () => run({ expiresAt: NOW - 1, expirationUrl: 'https://dest.example/over' }),
+      { kind: 'expired', location: 'https://dest.example/over' },
+    ],
+    [
+      'expired without url → domain expiredUrl',
+      () => run({ expiresAt: NOW }, req(), { notFoundUrl: null, expiredUrl: 'https://brand.example/expired' }),
+      { kind: 'expired', location: 'https://brand.example/expired' },
+    ],
     ['expired, no fallback → 410 page', () => run({ expiresAt: NOW - 1 }), { kind: 'expired', location: null }],
     ['not yet expired → redirect', () => run({ expiresAt: NOW + 1000 }), to('https://dest.example/page?a=1')],
     ['password without cookie → form', () => run({ passwordHash: 'h' }), { kind: 'password' }],
     ['password with cookie → redirect', () => run({ passwordHash: 'h' }, req({ passwordOk: true })), to('https://dest.example/page?a=1')],
     ['expiry comes before password', () => run({ passwordHash: 'h', expiresAt: NOW - 1 }), { kind: 'expired', location: null }],
-    ['social bot → preview page from previewData, not counted', () => run({ previewData: { title: 'T', desc: 'D', image: 'https://img.example/a.png' } }, req({ ua: 'facebookexternalhit/1.1' })), { kind: 'preview', title: 'T', description: 'D', image: 'https://img.example/a.png' }],
-    ['social bot, no previewData → destination host', () => run({}, req({ ua: 'Twitterbot/1.0' })), { kind: 'preview', title: 'dest.example', description: '', image: null }],
-    ['social bot on a protected link sees no destination', () => run({ passwordHash: 'h' }, req({ ua: 'Slackbot-LinkExpanding 1.0' })), { kind: 'preview', title: 'Protected link', description: '', image: null }],
+    [
+      'social bot → preview page from previewData, not counted',
+      () => run({ previewData: { title: 'T', desc: 'D', image: 'https://img.example/a.png' } }, req({ ua: 'facebookexternalhit/1.1' })),
+      { kind: 'preview', title: 'T', description: 'D', image: 'https://img.example/a.png' },
+    ],
+    [
+      'social bot, no previewData → destination host',
+      () => run({}, req({ ua: 'Twitterbot/1.0' })),
+      { kind: 'preview', title: 'dest.example', description: '', image: null },
+    ],
+    [
+      'social bot on a protected link sees no destination',
+      () => run({ passwordHash: 'h' }, req({ ua: 'Slackbot-LinkExpanding 1.0' })),
+      { kind: 'preview', title: 'Protected link', description: '', image: null },
+    ],
     ['other bots are redirected, not counted', () => run({}, req({ ua: 'curl/8.5.0' })), to('https://dest.example/page?a=1', { count: false })],
     ['hosted type → landing page', () => run({ hosted: true, linkType: 'text' }), { kind: 'hosted', count: true, scan: false }],
-    ['app-stores: iOS visitor → App Store', () => run({ hosted: true, appStores: { ios: 'https://apps.apple.com/x', android: 'https://play.google.com/x' } }, req({ ua: IPHONE })), to('https://apps.apple.com/x')],
-    ['app-stores: desktop → page with both', () => run({ hosted: true, appStores: { ios: 'https://apps.apple.com/x' } }), { kind: 'hosted', count: true, scan: false }],
-    ['utm overrides and fills, keeping other params', () => run({ destination: 'https://d.example/?utm_source=old&x=1', utm: { source: 'poster', campaign: 'spring', ref: 'qr' } }), to('https://d.example/?utm_source=poster&x=1&utm_campaign=spring&ref=qr')],
+    [
+      'app-stores: iOS visitor → App Store',
+      () => run({ hosted: true, appStores: { ios: 'https://apps.apple.com/x', android: 'https://play.google.com/x' } }, req({ ua: IPHONE })),
+      to('https://apps.apple.com/x'),
+    ],
+    [
+      'app-stores: desktop → page with both',
+      () => run({ hosted: true, appStores: { ios: 'https://apps.apple.com/x' } }),
+      { kind: 'hosted', count: true, scan: false },
+    ],
+    [
+      'utm overrides and fills, keeping other params',
+      () => run({ destination: 'https://d.example/?utm_source=old&x=1', utm: { source: 'poster', campaign: 'spring', ref: 'qr' } }),
+      to('https://d.example/?utm_source=poster&x=1&utm_campaign=spring&ref=qr'),
+    ],
     ['mailto: destinations are left alone', () => run({ destination: 'mailto:a@b.co?subject=x', utm: { source: 's' } }), to('mailto:a@b.co?subject=x')],
   ]
   for (const [name, fn, expected] of cases) test(name, () => expect(fn()).toEqual(expected as Decision))
@@ -55,17 +109,36 @@ describe('resolve: the contract order', () => {
 
 describe('resolve: targeting', () => {
   const device = { targetType: 'device', targetDatas: { ios: 'https://ios.example/', android: 'https://android.example/' } }
-  const location = { targetType: 'location', targetDatas: [
-    { country: 'US', region: 'California', city: 'San Francisco', url: 'https://sf.example/' },
-    { country: 'US', region: 'California', url: 'https://ca.example/' },
-    { country: 'DE', url: 'https://de.example/' },
-  ] }
-  const language = { targetType: 'language', targetDatas: [{ language: 'fr', url: 'https://fr.example/' }, { language: 'pt-br', url: 'https://br.example/' }, { language: 'en', url: 'https://en.example/' }] }
-  const number = { targetType: 'number', targetDatas: [{ from: 1, to: 3, url: 'https://first.example/' }, { from: 10, to: 10, url: 'https://tenth.example/' }] }
-  const time = { targetType: 'time', targetDatas: [
-    { start: '09:00', end: '17:00', days: [1, 2, 3, 4, 5], timezone: 'Europe/Paris', url: 'https://open.example/' },
-    { start: '22:00', end: '02:00', timezone: 'UTC', url: 'https://night.example/' },
-  ] }
+  const location = {
+    targetType: 'location',
+    targetDatas: [
+      { country: 'US', region: 'California', city: 'San Francisco', url: 'https://sf.example/' },
+      { country: 'US', region: 'California', url: 'https://ca.example/' },
+      { country: 'DE', url: 'https://de.example/' },
+    ],
+  }
+  const language = {
+    targetType: 'language',
+    targetDatas: [
+      { language: 'fr', url: 'https://fr.example/' },
+      { language: 'pt-br', url: 'https://br.example/' },
+      { language: 'en', url: 'https://en.example/' },
+    ],
+  }
+  const number = {
+    targetType: 'number',
+    targetDatas: [
+      { from: 1, to: 3, url: 'https://first.example/' },
+      { from: 10, to: 10, url: 'https://tenth.example/' },
+    ],
+  }
+  const time = {
+    targetType: 'time',
+    targetDatas: [
+      { start: '09:00', end: '17:00', days: [1, 2, 3, 4, 5], timezone: 'Europe/Paris', url: 'https://open.example/' },
+      { start: '22:00', end: '02:00', timezone: 'UTC', url: 'https://night.example/' },
+    ],
+  }
   const cases: [string, any, Partial<ResolveRequest> & { ua?: string }, string, number?][] = [
     ['device iOS', device, { ua: IPHONE }, 'https://ios.example/'],
     ['device Android', device, { ua: PIXEL }, 'https://android.example/'],

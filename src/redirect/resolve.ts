@@ -53,7 +53,12 @@ export type Decision =
   | { kind: 'preview'; title: string; description: string; image: string | null }
 
 const UTM_PARAMS: [string, string][] = [
-  ['source', 'utm_source'], ['medium', 'utm_medium'], ['campaign', 'utm_campaign'], ['term', 'utm_term'], ['content', 'utm_content'], ['ref', 'ref'],
+  ['source', 'utm_source'],
+  ['medium', 'utm_medium'],
+  ['campaign', 'utm_campaign'],
+  ['term', 'utm_term'],
+  ['content', 'utm_content'],
+  ['ref', 'ref'],
 ]
 
 /**

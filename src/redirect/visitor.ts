@@ -3,8 +3,9 @@
  * device, and whether it is a bot (never counted) or a social/messaging preview
  * fetcher (shown an og: page instead of a redirect).
  */
-import { UAParser } from 'ua-parser-js'
+
 import { isbot } from 'isbot'
+import { UAParser } from 'ua-parser-js'
 import { LruCache } from '../shared'
 import type { Browser, Device, Os } from '../stats'
 
@@ -24,15 +25,43 @@ const SOCIAL_BOT =
 
 function osOf(name: string | undefined): Os {
   switch ((name ?? '').toLowerCase()) {
-    case 'ios': case 'ipados': case 'watchos': case 'visionos': return 'IOS'
-    case 'android': case 'android-x': return 'Android'
-    case 'windows': case 'windows phone': case 'windows mobile': return 'Windows'
-    case 'mac os': case 'macos': return 'MacOS'
-    case 'harmonyos': case 'openharmony': return 'HarmonyOS'
-    case 'linux': case 'ubuntu': case 'debian': case 'fedora': case 'arch': case 'gentoo': case 'mint': case 'centos':
-    case 'red hat': case 'suse': case 'tizen': case 'webos': case 'manjaro': case 'chromium os': case 'kubuntu': case 'slackware':
+    case 'ios':
+    case 'ipados':
+    case 'watchos':
+    case 'visionos':
+      return 'IOS'
+    case 'android':
+    case 'android-x':
+      return 'Android'
+    case 'windows':
+    case 'windows phone':
+    case 'windows mobile':
+      return 'Windows'
+    case 'mac os':
+    case 'macos':
+      return 'MacOS'
+    case 'harmonyos':
+    case 'openharmony':
+      return 'HarmonyOS'
+    case 'linux':
+    case 'ubuntu':
+    case 'debian':
+    case 'fedora':
+    case 'arch':
+    case 'gentoo':
+    case 'mint':
+    case 'centos':
+    case 'red hat':
+    case 'suse':
+    case 'tizen':
+    case 'webos':
+    case 'manjaro':
+    case 'chromium os':
+    case 'kubuntu':
+    case 'slackware':
       return 'Linux'
-    default: return 'Other'
+    default:
+      return 'Other'
   }
 }
 
@@ -50,15 +79,24 @@ function browserOf(name: string | undefined): Browser {
 
 function deviceOf(type: string | undefined, os: Os): Device {
   switch (type) {
-    case 'mobile': return 'Mobile'
-    case 'tablet': return 'Tablet'
-    case 'smarttv': return 'SmartTv'
-    case 'wearable': return 'Wearable'
-    case 'embedded': return 'Embedded'
-    case 'xr': return 'XR'
-    case 'console': return 'Others'
-    case undefined: return os === 'IOS' || os === 'Android' ? 'Mobile' : os === 'Other' ? 'Others' : 'Desktop'
-    default: return 'Others'
+    case 'mobile':
+      return 'Mobile'
+    case 'tablet':
+      return 'Tablet'
+    case 'smarttv':
+      return 'SmartTv'
+    case 'wearable':
+      return 'Wearable'
+    case 'embedded':
+      return 'Embedded'
+    case 'xr':
+      return 'XR'
+    case 'console':
+      return 'Others'
+    case undefined:
+      return os === 'IOS' || os === 'Android' ? 'Mobile' : os === 'Other' ? 'Others' : 'Desktop'
+    default:
+      return 'Others'
   }
 }
 

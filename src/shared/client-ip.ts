@@ -24,7 +24,10 @@ export function createClientIpResolver(trustProxy: string[]) {
   return (peer: string, forwardedFor: string | null): string => {
     const ip = peer.startsWith('::ffff:') ? peer.slice(7) : peer
     if (!enabled || !forwardedFor || !isTrusted(ip)) return ip
-    const hops = forwardedFor.split(',').map((s) => s.trim()).filter(Boolean)
+    const hops = forwardedFor
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean)
     for (let i = hops.length - 1; i >= 0; i--) {
       if (isIP(hops[i]!) === 0) return ip
       if (!isTrusted(hops[i]!)) return hops[i]!

@@ -41,12 +41,7 @@ export function errorBody(code: ErrorCode, message: string, requestId?: string):
   return JSON.stringify(requestId ? { code, message, requestId } : { code, message })
 }
 
-export function errorResponse(
-  code: ErrorCode,
-  message: string,
-  requestId?: string,
-  headers: Record<string, string> = {},
-): Response {
+export function errorResponse(code: ErrorCode, message: string, requestId?: string, headers: Record<string, string> = {}): Response {
   return new Response(errorBody(code, message, requestId), {
     status: STATUS_BY_CODE[code],
     headers: { 'content-type': 'application/json; charset=utf-8', ...headers },

@@ -83,7 +83,10 @@ export function svgSize(svg: string): ImageSize | null {
   if (!root) return null
   const attrs: Record<string, string> = {}
   for (const m of root[1]!.matchAll(/([\w:.-]+)\s*=\s*(?:"([^"]*)"|'([^']*)')/g)) attrs[m[1]!] = m[2] ?? m[3] ?? ''
-  const box = attrs.viewBox?.trim().split(/[\s,]+/).map(Number)
+  const box = attrs.viewBox
+    ?.trim()
+    .split(/[\s,]+/)
+    .map(Number)
   const vb = box && box.length === 4 && box.every(Number.isFinite) && box[2]! > 0 && box[3]! > 0 ? { width: box[2]!, height: box[3]! } : null
   let width = length(attrs.width)
   let height = length(attrs.height)

@@ -4,8 +4,9 @@
  * integers and booleans are parsed) because the framework's own query coercion
  * loses the field name in some errors.
  */
+
+import { Kind, type Static, type StringOptions, type TObject, type TSchema, Type as t } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
-import { Kind, Type as t, type TSchema, type Static, type TObject, type StringOptions } from '@sinclair/typebox'
 import './formats'
 import { parameterError } from './errors'
 
@@ -27,12 +28,9 @@ export function describeRule(schema: AnySchema, message: string): string {
   if (typeMatch) return `must be ${typeMatch[1] === 'integer' || typeMatch[1] === 'object' || typeMatch[1] === 'array' ? 'an' : 'a'} ${typeMatch[1]}`
   // A worded pattern rule names only itself when it is the one broken.
   if (schema['x-rule'] && /to match/.test(message)) return schema['x-rule']
-  if (schema.minLength !== undefined || schema.maxLength !== undefined)
-    rules.push(`length must be ${schema.minLength ?? 0}-${schema.maxLength ?? '∞'}`)
-  if (schema.minimum !== undefined || schema.maximum !== undefined)
-    rules.push(`must be between ${schema.minimum ?? '-∞'} and ${schema.maximum ?? '∞'}`)
-  if (schema.minItems !== undefined || schema.maxItems !== undefined)
-    rules.push(`must have ${schema.minItems ?? 0}-${schema.maxItems ?? '∞'} items`)
+  if (schema.minLength !== undefined || schema.maxLength !== undefined) rules.push(`length must be ${schema.minLength ?? 0}-${schema.maxLength ?? '∞'}`)
+  if (schema.minimum !== undefined || schema.maximum !== undefined) rules.push(`must be between ${schema.minimum ?? '-∞'} and ${schema.maximum ?? '∞'}`)
+  if (schema.minItems !== undefined || schema.maxItems !== undefined) rules.push(`must have ${schema.minItems ?? 0}-${schema.maxItems ?? '∞'} items`)
   if (schema.uniqueItems) rules.push('items must be unique')
   if (schema.pattern) rules.push(schema['x-rule'] ?? `must match ${schema.pattern}`)
   if (schema.format) rules.push(`must be a valid ${schema.format}`)
@@ -44,8 +42,7 @@ export function describeRule(schema: AnySchema, message: string): string {
 
 export function enumValues(schema: AnySchema): unknown[] | undefined {
   if (Array.isArray(schema.enum)) return schema.enum
-  if (Array.isArray(schema.anyOf) && schema.anyOf.every((s: AnySchema) => 'const' in s))
-    return schema.anyOf.map((s: AnySchema) => s.const)
+  if (Array.isArray(schema.anyOf) && schema.anyOf.every((s: AnySchema) => 'const' in s)) return schema.anyOf.map((s: AnySchema) => s.const)
   return undefined
 }
 
@@ -60,10 +57,8 @@ export function assertValid<S extends TSchema>(schema: S, value: unknown, prefix
   const first = firstError(schema, value, '')
   if (!first) throw parameterError(`${prefix || 'value'} is invalid`)
   const field = fieldName(first.path, prefix)
-  if (first.message === 'Unexpected property')
-    throw parameterError(`unknown field '${field}'`)
-  if (first.value === undefined && first.path)
-    throw parameterError(`'${field}' is required`)
+  if (first.message === 'Unexpected property') throw parameterError(`unknown field '${field}'`)
+  if (first.value === undefined && first.path) throw parameterError(`'${field}' is required`)
   throw parameterError(`'${field}' ${describeRule(first.schema as AnySchema, first.message)}`)
 }
 

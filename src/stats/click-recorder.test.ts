@@ -13,7 +13,12 @@ function setup(opts: { maxHeldRows?: number; maxHeldBytes?: number }) {
   db.run(`CREATE TRIGGER refuse_clicks BEFORE INSERT ON click_events BEGIN SELECT RAISE(ABORT, 'store refuses'); END`)
   const recorder = createClickRecorder(db, ':memory:', log, { maxBatch: 1_000_000, ...opts })
   const visit = (i: number, refererUrl: string): Visit => ({
-    linkSeq: 1, domain: 'localhost', at: 1_700_000_000_000 + i, scan: false, referer: 'ref.example', refererUrl,
+    linkSeq: 1,
+    domain: 'localhost',
+    at: 1_700_000_000_000 + i,
+    scan: false,
+    referer: 'ref.example',
+    refererUrl,
     visitor: { id: 1, os: 'IOS', browser: 'Safari', device: 'Mobile' },
     geo: { id: 0, continent: null, country: null, region: null, city: null },
     utm: { id: 0, source: null, medium: null, campaign: null, term: null, content: null },

@@ -9,8 +9,8 @@
  */
 import type { Database } from 'bun:sqlite'
 import { type Logger, workerSpec } from '../shared'
-import { createEventWriter } from './click-writer'
 import type { ClickEvent } from './click-event'
+import { createEventWriter } from './click-writer'
 
 export type { ClickEvent } from './click-event'
 
@@ -74,8 +74,8 @@ function workerSink(path: string): RowSink {
       const m = ev.data
       if (m.type === 'opened') resolve()
       else if (m.type === 'open-failed') reject(new Error(m.error))
-      else if (m.type === 'written') (waiting.get(m.id)?.resolve(), waiting.delete(m.id))
-      else if (m.type === 'failed') (waiting.get(m.id)?.reject(new Error(m.error)), waiting.delete(m.id))
+      else if (m.type === 'written') waiting.get(m.id)?.resolve(), waiting.delete(m.id)
+      else if (m.type === 'failed') waiting.get(m.id)?.reject(new Error(m.error)), waiting.delete(m.id)
       else if (m.type === 'closed') closed?.()
     }
   })
@@ -151,7 +151,7 @@ export function createClickRecorder(
   function written(rows: ClickEvent[]) {
     const byDomain = new Map<string, number>()
     let visits = 0
-    for (const r of rows) (byDomain.set(r.domain, (byDomain.get(r.domain) ?? 0) + r.n), (visits += r.n))
+    for (const r of rows) byDomain.set(r.domain, (byDomain.get(r.domain) ?? 0) + r.n), (visits += r.n)
     for (const hook of afterFlush) {
       try {
         hook({ visits, byDomain })

@@ -4,8 +4,8 @@
  * rollups. Used inline (tests, in-memory stores) and inside the click-writer worker.
  */
 import type { Database } from 'bun:sqlite'
-import { BUSY_LINK_CLICKS, busyBackfillSql, rollupDeltas, type LinkScopes } from './stats.rollup'
 import type { ClickEvent } from './click-event'
+import { BUSY_LINK_CLICKS, busyBackfillSql, type LinkScopes, rollupDeltas } from './stats.rollup'
 
 export type { ClickEvent } from './click-event'
 
@@ -35,7 +35,13 @@ export function createEventWriter(db: Database, options: EventWriterOptions = {}
   const groupNum = db.query<{ num: number }, [string]>('SELECT num FROM stats_groups WHERE name = ?')
   const markBusy = db.query('INSERT OR IGNORE INTO stats_busy_links (seq) VALUES (?)')
   const backfill = busyBackfillSql().map((sql) => db.query(sql))
-  const loadBusy = () => new Set(db.query<{ seq: number }, []>('SELECT seq FROM stats_busy_links').all().map((r) => r.seq))
+  const loadBusy = () =>
+    new Set(
+      db
+        .query<{ seq: number }, []>('SELECT seq FROM stats_busy_links')
+        .all()
+        .map((r) => r.seq),
+    )
   let busy = loadBusy()
   // A link never changes owner or type: its group scopes are looked up once per writer.
   const groupScopes = new Map<number, readonly number[]>()
@@ -59,10 +65,28 @@ export function createEventWriter(db: Database, options: EventWriterOptions = {}
   const write = db.transaction((events: ClickEvent[]) => {
     const perLink = new Map<number, { n: number; last: number }>()
     for (const e of events) {
-      insert.run(e.linkSeq, e.at, e.scan ? 1 : 0, e.continent, e.country, e.region, e.city, e.os, e.browser, e.device,
-        e.referer, e.refererUrl, e.utmSource, e.utmMedium, e.utmCampaign, e.utmTerm, e.utmContent, e.n)
+      insert.run(
+        e.linkSeq,
+        e.at,
+        e.scan ? 1 : 0,
+        e.continent,
+        e.country,
+        e.region,
+        e.city,
+        e.os,
+        e.browser,
+        e.device,
+        e.referer,
+        e.refererUrl,
+        e.utmSource,
+        e.utmMedium,
+        e.utmCampaign,
+        e.utmTerm,
+        e.utmContent,
+        e.n,
+      )
       const agg = perLink.get(e.linkSeq)
-      if (agg) (agg.n += e.n, (agg.last = Math.max(agg.last, e.at)))
+      if (agg) (agg.n += e.n), (agg.last = Math.max(agg.last, e.at))
       else perLink.set(e.linkSeq, { n: e.n, last: e.at })
     }
     const promoted: number[] = []

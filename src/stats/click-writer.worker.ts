@@ -5,8 +5,8 @@
  * needs that of a worker).
  */
 import { connectStore, type Store } from '../store'
-import { createEventWriter } from './click-writer'
 import type { ClickEvent } from './click-event'
+import { createEventWriter } from './click-writer'
 
 declare const self: Worker
 

@@ -1,7 +1,7 @@
 /** The statistics planner alone: queries → which rollup rows (or raw events) answer them. */
 import { describe, expect, test } from 'bun:test'
 import { AppError } from '../shared'
-import { planQuery, planReads, type LinkSet, type PlanFacts, type ReadPlan, type Scope } from './stats.plan'
+import { type LinkSet, type PlanFacts, planQuery, planReads, type ReadPlan, type Scope } from './stats.plan'
 import type { StatisticsQuery } from './stats.schema'
 
 const NOW = Date.parse('2025-04-01T00:00:00Z')
@@ -29,78 +29,111 @@ describe('planReads: which rows answer a query', () => {
   const cases: { name: string; q: StatisticsQuery; links?: LinkSet; f?: PlanFacts; dim: number | null; reads: string[] | null; bounds?: string[] }[] = [
     {
       name: 'count of every link over whole days: one read of the all-links day totals',
-      q: MARCH, dim: 0,
+      q: MARCH,
+      dim: 0,
       reads: ['all  stats_day  03-01T00:00Z..03-31T00:00Z'],
     },
     {
       name: 'count from a sub-quarter instant: raw edge, then quarter, hour and day totals, then the raw tail',
-      q: { start: '2025-03-01T10:20:00.500Z', end: '2025-03-03T01:00:00.250Z' }, dim: 0,
+      q: { start: '2025-03-01T10:20:00.500Z', end: '2025-03-03T01:00:00.250Z' },
+      dim: 0,
       reads: [
-        'all  raw  03-01T10:20:00.500Z..03-01T10:30Z', 'all  raw  03-03T01:00Z..03-03T01:00:00.250Z',
+        'all  raw  03-01T10:20:00.500Z..03-01T10:30Z',
+        'all  raw  03-03T01:00Z..03-03T01:00:00.250Z',
         'all  stats_quarter  03-01T10:30Z..03-01T11:00Z',
-        'all  stats_hour  03-01T11:00Z..03-02T00:00Z', 'all  stats_hour  03-03T00:00Z..03-03T01:00Z',
+        'all  stats_hour  03-01T11:00Z..03-02T00:00Z',
+        'all  stats_hour  03-03T00:00Z..03-03T01:00Z',
         'all  stats_day  03-02T00:00Z..03-03T00:00Z',
       ],
     },
     {
       name: "a member's count: their owner group's totals",
-      q: { ...MARCH, interval: '30d' }, links: { ownerId: 'usr_alice' }, dim: 0,
+      q: { ...MARCH, interval: '30d' },
+      links: { ownerId: 'usr_alice' },
+      dim: 0,
       reads: ['group usr_alice #1  stats_day  03-01T00:00Z..03-31T00:00Z'],
     },
     {
       name: "a member's breakdown by country: the group's day rows of dim country, raw edges",
-      q: { start: '2025-03-01T12:00:00Z', end: '2025-03-03T00:00:00Z', groupBy: 'country' }, links: { ownerId: 'usr_alice' }, dim: 1,
+      q: { start: '2025-03-01T12:00:00Z', end: '2025-03-03T00:00:00Z', groupBy: 'country' },
+      links: { ownerId: 'usr_alice' },
+      dim: 1,
       reads: ['group usr_alice #1  raw  03-01T12:00Z..03-02T00:00Z', 'group usr_alice #1  stats_day  03-02T00:00Z..03-03T00:00Z'],
     },
     {
       name: "a link type's count (admin): the type group",
-      q: { ...MARCH, linkType: 'text' }, links: { linkType: 'text' }, dim: 0,
+      q: { ...MARCH, linkType: 'text' },
+      links: { linkType: 'text' },
+      dim: 0,
       reads: ['group text #3  stats_day  03-01T00:00Z..03-31T00:00Z'],
     },
     {
       name: 'a group that never had a click: no rollup read (its raw edges find nothing)',
-      q: { start: '2025-03-01T00:20:00Z', end: '2025-03-02T00:00:00Z' }, links: { ownerId: 'usr_carol' }, dim: 0,
+      q: { start: '2025-03-01T00:20:00Z', end: '2025-03-02T00:00:00Z' },
+      links: { ownerId: 'usr_carol' },
+      dim: 0,
       reads: ['group usr_carol #null  raw  03-01T00:20Z..03-01T00:30Z'],
     },
     {
       name: 'one link by city: the busy links’ day rows of dim city, the other links’ raw events',
-      q: { ...MARCH, groupBy: 'city' }, links: { seqs: [7] }, dim: 3,
+      q: { ...MARCH, groupBy: 'city' },
+      links: { seqs: [7] },
+      dim: 3,
       reads: ['links busy  stats_day  03-01T00:00Z..03-31T00:00Z', 'links not busy  raw  03-01T00:00Z..03-31T00:00Z'],
     },
     {
       name: 'one link’s count: its hour, day and 7-day totals',
-      q: { start: '2025-03-01T00:00:00Z', end: '2025-03-20T05:00:00Z' }, links: { seqs: [7] }, dim: 0,
+      q: { start: '2025-03-01T00:00:00Z', end: '2025-03-20T05:00:00Z' },
+      links: { seqs: [7] },
+      dim: 0,
       reads: ['links  stats_hour  03-20T00:00Z..03-20T05:00Z', 'links  stats_day  03-01T00:00Z..03-06T00:00Z', 'links  stats_week  03-06T00:00Z..03-20T00:00Z'],
     },
     {
       name: "an admin's groupBy=link over every link: link totals, no membership check, read in time order",
-      q: { ...MARCH, groupBy: 'link' }, dim: 0,
-      reads: ['links (every) wide  stats_day  03-01T00:00Z..03-06T00:00Z', 'links (every) wide  stats_week  03-06T00:00Z..03-27T00:00Z', 'links (every) wide  stats_day  03-27T00:00Z..03-31T00:00Z'],
+      q: { ...MARCH, groupBy: 'link' },
+      dim: 0,
+      reads: [
+        'links (every) wide  stats_day  03-01T00:00Z..03-06T00:00Z',
+        'links (every) wide  stats_week  03-06T00:00Z..03-27T00:00Z',
+        'links (every) wide  stats_day  03-27T00:00Z..03-31T00:00Z',
+      ],
     },
     {
       name: 'thousands of links: wide',
-      q: MARCH, links: { domain: 'go.example.com' }, f: facts({ countLinks: () => 1001 }), dim: 0,
-      reads: ['links wide  stats_day  03-01T00:00Z..03-06T00:00Z', 'links wide  stats_day  03-27T00:00Z..03-31T00:00Z', 'links wide  stats_week  03-06T00:00Z..03-27T00:00Z'],
+      q: MARCH,
+      links: { domain: 'go.example.com' },
+      f: facts({ countLinks: () => 1001 }),
+      dim: 0,
+      reads: [
+        'links wide  stats_day  03-01T00:00Z..03-06T00:00Z',
+        'links wide  stats_day  03-27T00:00Z..03-31T00:00Z',
+        'links wide  stats_week  03-06T00:00Z..03-27T00:00Z',
+      ],
     },
     {
       name: 'two non-geo event filters: raw events only, the whole range in one read',
-      q: { ...MARCH, os: 'IOS', device: 'Mobile' }, dim: null,
+      q: { ...MARCH, os: 'IOS', device: 'Mobile' },
+      dim: null,
       reads: ['all  raw  03-01T00:00Z..03-31T00:00Z'],
     },
     {
       name: 'a filter that accepts nothing (a German visitor in Asia): no read at all',
-      q: { ...MARCH, country: 'de', continent: 'Asia' }, dim: 1,
+      q: { ...MARCH, country: 'de', continent: 'Asia' },
+      dim: 1,
       reads: [],
     },
     {
       name: 'a daily series in Europe/Paris: buckets at local midnight (23:00Z), so hour totals, the contiguous spans in one read',
-      q: { start: '2025-03-10T00:00:00Z', end: '2025-03-12T00:00:00Z', groupBy: 'time', granularity: 'day', timezone: 'Europe/Paris' }, dim: 0,
+      q: { start: '2025-03-10T00:00:00Z', end: '2025-03-12T00:00:00Z', groupBy: 'time', granularity: 'day', timezone: 'Europe/Paris' },
+      dim: 0,
       reads: ['all  stats_hour  03-10T00:00Z..03-12T00:00Z'],
       bounds: ['03-09T23:00Z', '03-10T23:00Z', '03-11T23:00Z', '03-12T23:00Z'], // nominal buckets; reads clipped to the range,
     },
     {
       name: 'a series without start begins at the first click; without any click there is nothing to plan',
-      q: { groupBy: 'time', granularity: 'hour', end: '2025-03-30T07:00:00Z' }, f: facts({ firstClickHour: () => null }), dim: 0,
+      q: { groupBy: 'time', granularity: 'hour', end: '2025-03-30T07:00:00Z' },
+      f: facts({ firstClickHour: () => null }),
+      dim: 0,
       reads: null,
     },
   ]
@@ -144,7 +177,10 @@ describe('planQuery: what a query asks', () => {
   })
 
   test('ranges: interval back from end, start wins, the default is every click', () => {
-    expect(planQuery({ interval: '7d', end: '2025-03-08T00:00:00Z' }, NOW)).toMatchObject({ start: Date.parse('2025-03-01T00:00:00Z'), end: Date.parse('2025-03-08T00:00:00Z') })
+    expect(planQuery({ interval: '7d', end: '2025-03-08T00:00:00Z' }, NOW)).toMatchObject({
+      start: Date.parse('2025-03-01T00:00:00Z'),
+      end: Date.parse('2025-03-08T00:00:00Z'),
+    })
     expect(planQuery({ interval: '7d', start: '2025-03-05' }, NOW)).toMatchObject({ start: Date.parse('2025-03-05T00:00:00Z'), end: NOW })
     expect(planQuery({}, NOW)).toMatchObject({ start: null, end: NOW, groupBy: 'count', perLink: null, key: 'none' })
     expect(planQuery({ groupBy: 'destination' }, NOW)).toMatchObject({ perLink: 'destination', key: 'link' })

@@ -7,11 +7,12 @@
  * plan depends on (a group's number, how many links match, the first click) are asked
  * through `PlanFacts`.
  */
-import { parameterError, isDateTime } from '../shared'
+
 import { continentOfCountry } from '../geo'
-import { DIMENSIONS, GEO_COLUMNS, TOTAL, geoComponentSql, levelsFor, type Dimension, type GeoColumn, type Level } from './stats.rollup'
-import { bucketBoundaries, canonicalZone, type Granularity } from './stats.time'
+import { isDateTime, parameterError } from '../shared'
+import { DIMENSIONS, type Dimension, GEO_COLUMNS, type GeoColumn, geoComponentSql, type Level, levelsFor, TOTAL } from './stats.rollup'
 import type { GroupBy, Interval, StatisticsQuery } from './stats.schema'
+import { bucketBoundaries, canonicalZone, type Granularity } from './stats.time'
 
 export type SqlArg = string | number
 
@@ -41,10 +42,7 @@ export interface LinkSet {
  * `busy` true/false for only the busy links of the set (their day rows per dimension) or
  * only the others.
  */
-export type Scope =
-  | { kind: 'all' }
-  | { kind: 'group'; column: 'user_id' | 'link_type'; value: string; num: number | null }
-  | LinkScope
+export type Scope = { kind: 'all' } | { kind: 'group'; column: 'user_id' | 'link_type'; value: string; num: number | null } | LinkScope
 export interface LinkScope {
   kind: 'link'
   links: LinkSet
@@ -68,7 +66,12 @@ export interface DimRead {
 export type KeyKind = 'none' | 'value' | 'link'
 
 const INTERVAL_MS: Record<Exclude<Interval, 'all'>, number> = {
-  '24h': 86_400_000, '7d': 7 * 86_400_000, '30d': 30 * 86_400_000, '90d': 90 * 86_400_000, '180d': 180 * 86_400_000, '1y': 365 * 86_400_000,
+  '24h': 86_400_000,
+  '7d': 7 * 86_400_000,
+  '30d': 30 * 86_400_000,
+  '90d': 90 * 86_400_000,
+  '180d': 180 * 86_400_000,
+  '1y': 365 * 86_400_000,
 }
 /** Above this many links, link totals are read in time order instead of a seek per link (measured). */
 export const WIDE_LINKS = 1000
@@ -98,10 +101,11 @@ function countriesOf(continent: string): string[] {
   let list = continentCountries.get(continent)
   if (!list) {
     list = []
-    for (let a = 65; a <= 90; a++) for (let b = 65; b <= 90; b++) {
-      const code = String.fromCharCode(a, b)
-      if (continentOfCountry(code) === continent) list.push(code)
-    }
+    for (let a = 65; a <= 90; a++)
+      for (let b = 65; b <= 90; b++) {
+        const code = String.fromCharCode(a, b)
+        if (continentOfCountry(code) === continent) list.push(code)
+      }
     continentCountries.set(continent, list)
   }
   return list
@@ -249,7 +253,8 @@ export function scopeOf(links: LinkSet, perLink: boolean, facts: PlanFacts): Sco
   const n = conditionCount(links)
   if (!perLink && n === 0) return { kind: 'all' }
   if (!perLink && n === 1 && links.ownerId !== undefined) return { kind: 'group', column: 'user_id', value: links.ownerId, num: facts.groupNum(links.ownerId) }
-  if (!perLink && n === 1 && links.linkType !== undefined) return { kind: 'group', column: 'link_type', value: links.linkType, num: facts.groupNum(`type:${links.linkType}`) }
+  if (!perLink && n === 1 && links.linkType !== undefined)
+    return { kind: 'group', column: 'link_type', value: links.linkType, num: facts.groupNum(`type:${links.linkType}`) }
   if (n === 0) return { kind: 'link', links, wide: true, everyLink: true }
   return { kind: 'link', links, wide: facts.countLinks(links) > WIDE_LINKS }
 }
@@ -267,7 +272,10 @@ function busyPart(scope: LinkScope, busy: boolean): LinkScope {
 function sourcesOf(scope: Scope, dimRead: DimRead | null): { scope: Scope; levels: Level[] }[] {
   if (dimRead === null) return [{ scope, levels: [] }]
   if (scope.kind === 'link' && dimRead.dim !== TOTAL)
-    return [{ scope: busyPart(scope, true), levels: levelsFor('busy', dimRead.dim) }, { scope: busyPart(scope, false), levels: [] }]
+    return [
+      { scope: busyPart(scope, true), levels: levelsFor('busy', dimRead.dim) },
+      { scope: busyPart(scope, false), levels: [] },
+    ]
   return [{ scope, levels: levelsFor(scope.kind, dimRead.dim) }]
 }
 
@@ -312,7 +320,10 @@ export function planReads(query: QueryPlan, links: LinkSet, facts: PlanFacts): R
   if (series) {
     if (from === null) return null
     const b = bucketBoundaries(series.zone, series.granularity, from, end, MAX_BUCKETS)
-    if (!b) throw parameterError(`'granularity' ${series.granularity} gives more than ${MAX_BUCKETS} buckets over this range: choose a coarser one or a shorter range`)
+    if (!b)
+      throw parameterError(
+        `'granularity' ${series.granularity} gives more than ${MAX_BUCKETS} buckets over this range: choose a coarser one or a shorter range`,
+      )
     bounds = b
   }
   const start = from!

@@ -156,7 +156,7 @@ export function rollupDeltas(events: ClickEvent[], links: LinkScopes): RollupDel
       const value = valueOf(dim, e)
       const g = byDim[i]!
       const row = g.get(value)
-      if (row) (row.clicks += e.n, (row.scans += scans))
+      if (row) (row.clicks += e.n), (row.scans += scans)
       else g.set(value, { table, scope, dim, t, value, clicks: e.n, scans })
     }
   }
@@ -210,7 +210,9 @@ export function rebuildSql(kinds: RebuildKind[] = ['all', 'owner', 'type', 'link
 
 /** The same rows for one link that just became busy (its events so far): one statement per dim, bound to the link seq. */
 export function busyBackfillSql(): string[] {
-  return DIMENSIONS.map((d) => `INSERT INTO stats_day (scope, dim, t, value, clicks, scans)
+  return DIMENSIONS.map(
+    (d) => `INSERT INTO stats_day (scope, dim, t, value, clicks, scans)
   SELECT e.link_seq, ${d.code}, e.at / ${DAY}, ${valueSql(d.code)}, sum(e.n), sum(e.n * e.scan) FROM click_events e
-  WHERE e.link_seq = ? GROUP BY 3, 4`)
+  WHERE e.link_seq = ? GROUP BY 3, 4`,
+  )
 }

@@ -1,7 +1,7 @@
 import { Elysia } from 'elysia'
 import { callerOf } from '../auth'
-import { parseQuery, queryParameters } from '../shared'
 import { errorResponses } from '../docs'
+import { parseQuery, queryParameters } from '../shared'
 import { StatisticsQuery, StatisticsResult } from './stats.schema'
 import type { StatsService } from './stats.service'
 
@@ -17,15 +17,15 @@ export function statsRoutes({ stats }: { stats: StatsService }) {
         tags: ['Statistics'],
         summary: 'Retrieve statistics',
         description: [
-          'Clicks and scans of the caller\'s links (admins: every link), bots excluded; a click is visible within 2 seconds.',
+          "Clicks and scans of the caller's links (admins: every link), bots excluded; a click is visible within 2 seconds.",
           '`groupBy=count` → `{ clicks, scans }` (clicks counts every visit, scans included). `groupBy=time` (needs `granularity`) →',
           '`[{ start, clicks, scans }]` ascending, one bucket per local hour/day/week (Monday)/month of `timezone`, empty buckets included,',
-          'first and last buckets clipped to the range so the buckets add up to the count; `start` is the bucket\'s local start as a UTC instant.',
+          "first and last buckets clipped to the range so the buckets add up to the count; `start` is the bucket's local start as a UTC instant.",
           'Any other groupBy → `[{ <key>, clicks, scans }]` by clicks descending; keys: linkId (with shortLink and destination), linkType,',
           'destination, country, region, city, os, browser, device, referer, refererUrl, utmSource … utmContent. A null key means unknown',
           'or none (referer null: a direct visit). The range is [start, end); end defaults to now; without start, `interval` (default all).',
           '`qr=true` counts scans only, `qr=false` clicks that are not scans. Clicks of links deleted later still count.',
-          'A member naming another user\'s link (linkId, linkIds, url) or tag gets 403.',
+          "A member naming another user's link (linkId, linkIds, url) or tag gets 403.",
         ].join(' '),
         parameters: queryParameters(StatisticsQuery) as any,
       },

@@ -2,17 +2,33 @@
  * GET /statistics: the query (every parameter of the contract, validated here so the
  * OpenAPI document lists them) and the response shapes, one per groupBy.
  */
-import { Type as t, type Static, type TLiteral } from '@sinclair/typebox'
+import { type Static, type TLiteral, Type as t } from '@sinclair/typebox'
+import { CONTINENTS } from '../geo'
 import { FILTER_TYPES } from '../links'
 import { BROWSER_VALUES, DEVICE_VALUES, OS_VALUES } from './click-event'
-import { CONTINENTS } from '../geo'
 
 const literalUnion = <const V extends readonly string[]>(values: V, opts: object = {}) =>
   t.Union(values.map((v) => t.Literal(v)) as unknown as TLiteral<V[number]>[], opts)
 
 export const GROUP_BY = [
-  'count', 'time', 'link', 'link_type', 'destination', 'country', 'region', 'city', 'os', 'browser', 'device', 'referer',
-  'referer_url', 'utm_source', 'utm_medium', 'utm_campaign', 'utm_term', 'utm_content',
+  'count',
+  'time',
+  'link',
+  'link_type',
+  'destination',
+  'country',
+  'region',
+  'city',
+  'os',
+  'browser',
+  'device',
+  'referer',
+  'referer_url',
+  'utm_source',
+  'utm_medium',
+  'utm_campaign',
+  'utm_term',
+  'utm_content',
 ] as const
 export type GroupBy = (typeof GROUP_BY)[number]
 export const GRANULARITIES = ['hour', 'day', 'week', 'month'] as const
@@ -24,28 +40,38 @@ const Ids = (max: number, description: string) => t.Optional(t.Array(t.String({ 
 const Utm = (name: string) => Str(1, 190, `Only visits whose landing URL carried ${name} with exactly this value (1-190).`)
 
 export const StatisticsQuery = t.Object({
-  groupBy: t.Optional(literalUnion(GROUP_BY, {
-    default: 'count',
-    description: 'count → { clicks, scans }; time → [{ start, clicks, scans }]; any other → [{ <key>, clicks, scans }] by clicks descending.',
-  })),
+  groupBy: t.Optional(
+    literalUnion(GROUP_BY, {
+      default: 'count',
+      description: 'count → { clicks, scans }; time → [{ start, clicks, scans }]; any other → [{ <key>, clicks, scans }] by clicks descending.',
+    }),
+  ),
   granularity: t.Optional(literalUnion(GRANULARITIES, { description: 'Bucket size; required when groupBy is time. Weeks start on Monday.' })),
   timezone: Str(1, 64, 'IANA zone of the time buckets (default UTC); buckets start at local boundaries, DST-correct.'),
   start: Str(10, 40, 'ISO 8601 UTC timestamp (e.g. 2025-01-31T00:00:00Z), inclusive; takes precedence over interval.'),
   end: Str(10, 40, 'ISO 8601 UTC timestamp, exclusive; defaults to now; takes precedence over interval.'),
-  interval: t.Optional(literalUnion(INTERVALS, {
-    default: 'all',
-    description: 'Range ending at end (default all: every click). Ignored for the side given by start.',
-  })),
-  linkId: Str(1, 100, 'One link (the caller\'s own unless admin).'),
+  interval: t.Optional(
+    literalUnion(INTERVALS, {
+      default: 'all',
+      description: 'Range ending at end (default all: every click). Ignored for the side given by start.',
+    }),
+  ),
+  linkId: Str(1, 100, "One link (the caller's own unless admin)."),
   linkIds: Ids(100, 'Links (repeated, 1-100); combined with linkId.'),
   domain: Str(1, 200, 'Links on this short domain.'),
   url: Str(1, 2500, 'A full short link (https://domain/key); takes precedence over domain.'),
   linkType: t.Optional(literalUnion(FILTER_TYPES, { description: 'One of the 19 link-type filter values.' })),
-  tagNames: t.Optional(t.Array(t.String({ minLength: 1, maxLength: 50 }), { minItems: 1, maxItems: 50, description: 'Links carrying any tag with one of these names (repeated, case-insensitive).' })),
+  tagNames: t.Optional(
+    t.Array(t.String({ minLength: 1, maxLength: 50 }), {
+      minItems: 1,
+      maxItems: 50,
+      description: 'Links carrying any tag with one of these names (repeated, case-insensitive).',
+    }),
+  ),
   tagIds: Ids(50, 'Links carrying any of these tags (repeated, 1-50); takes precedence over tagNames.'),
   qr: t.Optional(t.Boolean({ description: 'true: QR scans only; false: clicks that are not scans.' })),
   continent: t.Optional(literalUnion(CONTINENTS as unknown as readonly string[], { description: 'Continent of the visitor (from the country).' })),
-  country: t.Optional(t.String({ pattern: '^[A-Za-z]{2}$', description: 'ISO 3166-1 alpha-2 code of the visitor\'s country.' })),
+  country: t.Optional(t.String({ pattern: '^[A-Za-z]{2}$', description: "ISO 3166-1 alpha-2 code of the visitor's country." })),
   region: Str(1, 200, 'Region (state, province) name exactly as grouped.'),
   city: Str(1, 200, 'City name exactly as grouped.'),
   device: t.Optional(literalUnion(DEVICE_VALUES)),
@@ -67,6 +93,10 @@ export const TimeRow = t.Object({ start: t.String({ format: 'date-time' }), clic
 /** linkId (+ shortLink, destination), linkType, destination, country, … with clicks and scans. */
 export const GroupRow = t.Object(
   { clicks: t.Integer(), scans: t.Integer() },
-  { additionalProperties: true, description: 'The groupBy key (linkId with shortLink and destination, linkType, destination, country, region, city, os, browser, device, referer, refererUrl, utmSource, utmMedium, utmCampaign, utmTerm, utmContent; null = unknown or none), clicks and scans.' },
+  {
+    additionalProperties: true,
+    description:
+      'The groupBy key (linkId with shortLink and destination, linkType, destination, country, region, city, os, browser, device, referer, refererUrl, utmSource, utmMedium, utmCampaign, utmTerm, utmContent; null = unknown or none), clicks and scans.',
+  },
 )
 export const StatisticsResult = t.Union([CountResult, t.Array(TimeRow), t.Array(GroupRow)])

@@ -13,13 +13,14 @@
  * - Clicks of links deleted later still count (statistics are history); groupBy=link
  *   lists them too, so rows always add up to the count.
  */
-import { forbidden, parameterError } from '../shared'
+
 import type { Caller } from '../auth'
 import type { Settings } from '../config'
-import { planQuery, planReads, type LinkSet, type ReadPlan } from './stats.plan'
+import { forbidden, parameterError } from '../shared'
+import { type LinkSet, planQuery, planReads, type ReadPlan } from './stats.plan'
+import type { StatisticsQuery } from './stats.schema'
 import { perLinkSql, readSql } from './stats.sql'
 import type { LinkInfo, StatsStore } from './stats.store'
-import type { StatisticsQuery } from './stats.schema'
 
 type Totals = { c: number; s: number }
 

@@ -3,8 +3,9 @@
  * statements over the rollups (stats_quarter/hour/day/week) and raw click_events, plus
  * the link-set selects behind scopes. Builds text and arguments only; stats.store.ts runs them.
  */
-import { DAY, type Level } from './stats.rollup'
+
 import type { DimRead, KeyKind, LinkScope, LinkSet, Read, ReadPlan, Scope, SqlArg } from './stats.plan'
+import { DAY, type Level } from './stats.rollup'
 
 export interface Statement {
   sql: string
@@ -18,11 +19,11 @@ export const RAW_UNIT_MS = 900_000
 export function linkSetSql(links: LinkSet): Statement {
   const where: string[] = []
   const args: SqlArg[] = []
-  if (links.seqs) (where.push(`l.seq IN (${links.seqs.map(() => '?').join(',')})`), args.push(...links.seqs))
-  if (links.urlSeq !== undefined) (where.push('l.seq = ?'), args.push(links.urlSeq))
-  if (links.domain !== undefined) (where.push('l.domain = ?'), args.push(links.domain))
-  if (links.linkType !== undefined) (where.push('l.link_type = ?'), args.push(links.linkType))
-  if (links.destination !== undefined) (where.push('l.destination = ?'), args.push(links.destination))
+  if (links.seqs) where.push(`l.seq IN (${links.seqs.map(() => '?').join(',')})`), args.push(...links.seqs)
+  if (links.urlSeq !== undefined) where.push('l.seq = ?'), args.push(links.urlSeq)
+  if (links.domain !== undefined) where.push('l.domain = ?'), args.push(links.domain)
+  if (links.linkType !== undefined) where.push('l.link_type = ?'), args.push(links.linkType)
+  if (links.destination !== undefined) where.push('l.destination = ?'), args.push(links.destination)
   if (links.tagIds) {
     where.push(`l.seq IN (SELECT link_seq FROM link_tags WHERE tag_id IN (${links.tagIds.map(() => '?').join(',')}))`)
     args.push(...links.tagIds)
@@ -34,7 +35,7 @@ export function linkSetSql(links: LinkSet): Statement {
     args.push(...names)
     if (ownerId !== null) args.push(ownerId)
   }
-  if (links.ownerId !== undefined) (where.push('l.user_id = ?'), args.push(links.ownerId))
+  if (links.ownerId !== undefined) where.push('l.user_id = ?'), args.push(links.ownerId)
   return { sql: `SELECT l.seq FROM links l${where.length ? ` WHERE ${where.join(' AND ')}` : ''}`, args }
 }
 
@@ -107,7 +108,15 @@ export function rollupSql(level: Level, scope: Scope, read: DimRead, fromUnit: n
  * Sums of raw events in [from, to) ms matching `filters` (column → accepted values),
  * optionally per quarter hour and per value of `keyColumn` or per link.
  */
-export function rawSql(scope: Scope, from: number, to: number, filters: Map<string, string[]>, key: KeyKind, keyColumn: string | null, byTime: boolean): Statement {
+export function rawSql(
+  scope: Scope,
+  from: number,
+  to: number,
+  filters: Map<string, string[]>,
+  key: KeyKind,
+  keyColumn: string | null,
+  byTime: boolean,
+): Statement {
   const sc = scopeCondition(scope, 'link_seq')
   // Every link, thousands of links, or a span of up to a day (the edges of a range): the time
   // index, links checked per event. Events sit in time order, so that reads pages in order;

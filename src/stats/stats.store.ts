@@ -4,10 +4,10 @@
  * (stats_hour/stats_day/…) and raw click_events.
  */
 import type { Database, SQLQueryBindings } from 'bun:sqlite'
-import { HOUR } from './stats.rollup'
-import type { LinkSet, PlanFacts, Scope, SqlArg } from './stats.plan'
-import { countLinksSql, firstClickHourSql, type Statement } from './stats.sql'
 import type { LinkRow } from '../links'
+import type { LinkSet, PlanFacts, Scope, SqlArg } from './stats.plan'
+import { HOUR } from './stats.rollup'
+import { countLinksSql, firstClickHourSql, type Statement } from './stats.sql'
 
 export interface ReadRow {
   /** Unit number (time reads only): the unit starts at u × unitMs. */
@@ -53,7 +53,8 @@ export function createStatsStore(db: Database) {
     facts,
     linkById: (id: string) => byId.get(id),
     liveLinkAt: (domain: string, key: string) => liveByDomainKey.get(domain, key),
-    tagOwners: (ids: string[]) => all<{ id: string; user_id: string }>({ sql: `SELECT id, user_id FROM tags WHERE id IN (${ids.map(() => '?').join(',')})`, args: ids as SqlArg[] }),
+    tagOwners: (ids: string[]) =>
+      all<{ id: string; user_id: string }>({ sql: `SELECT id, user_id FROM tags WHERE id IN (${ids.map(() => '?').join(',')})`, args: ids as SqlArg[] }),
     /** Every statistics read of one request in one snapshot: the writer commits between statements. */
     snapshot: <T>(read: () => T): T => db.transaction(read)(),
     /** Rows of a rollup or raw read (rollupSql/rawSql). */

@@ -1,11 +1,10 @@
 import { describe, expect, test } from 'bun:test'
-import { createHarness, type ApiHarness } from '../../test/helpers/in-process'
-import { createEventWriter, type ClickEvent } from './click-writer'
-import { rebuildSql } from './stats.rollup'
-import { bucketBoundaries } from './stats.time'
+import { type ApiHarness, createHarness } from '../../test/helpers/in-process'
 import { continentOfCountry } from '../geo/continents'
+import { type ClickEvent, createEventWriter } from './click-writer'
+import { rebuildSql } from './stats.rollup'
 import { event, T } from './stats.test-fixtures'
-
+import { bucketBoundaries } from './stats.time'
 
 async function makeLink(h: ApiHarness, key: string, owner: string, opts: { type?: string; data?: unknown; tags?: string[] } = {}) {
   const r = await h.call('POST', `/links/${opts.type ?? 'link'}`, {
@@ -35,8 +34,27 @@ async function fixture() {
   write([
     event(a.seq, day + 1000, { n: 3 }),
     event(a.seq, day + 3_600_000, { scan: true, n: 2, utmSource: 'poster', utmMedium: 'print', utmCampaign: 'spring', utmTerm: 'shoes', utmContent: 'v1' }),
-    event(a.seq, day + 86_400_000, { country: 'US', continent: 'North America', region: 'California', city: 'Mountain View', os: 'IOS', browser: 'Safari', referer: 'www.google.com', refererUrl: 'https://www.google.com/search' }),
-    event(b.seq, day + 2 * 86_400_000, { country: null, continent: null, region: null, city: null, os: 'Windows', browser: 'Edge', device: 'Desktop', referer: 't.co', refererUrl: 'https://t.co/x' }),
+    event(a.seq, day + 86_400_000, {
+      country: 'US',
+      continent: 'North America',
+      region: 'California',
+      city: 'Mountain View',
+      os: 'IOS',
+      browser: 'Safari',
+      referer: 'www.google.com',
+      refererUrl: 'https://www.google.com/search',
+    }),
+    event(b.seq, day + 2 * 86_400_000, {
+      country: null,
+      continent: null,
+      region: null,
+      city: null,
+      os: 'Windows',
+      browser: 'Edge',
+      device: 'Desktop',
+      referer: 't.co',
+      refererUrl: 'https://t.co/x',
+    }),
     event(c.seq, day + 5000, { country: 'GB', region: 'England', city: 'London', scan: true }),
   ])
   return { h, a, b, c, tag, day, write }
@@ -58,24 +76,61 @@ describe('GET /statistics', () => {
 
   test('groupBy every event dimension: keys, null for unknown, clicks descending', async () => {
     const { h } = await fixture()
-    expect(await stats(h, 'groupBy=country')).toEqual([
-      { country: 'DE', clicks: 5, scans: 2 }, { country: 'GB', clicks: 1, scans: 1 }, { country: 'US', clicks: 1, scans: 0 }, { country: null, clicks: 1, scans: 0 },
-    ].sort((x, y) => y.clicks - x.clicks || (x.country === null ? 1 : y.country === null ? -1 : x.country < y.country ? -1 : 1)))
+    expect(await stats(h, 'groupBy=country')).toEqual(
+      [
+        { country: 'DE', clicks: 5, scans: 2 },
+        { country: 'GB', clicks: 1, scans: 1 },
+        { country: 'US', clicks: 1, scans: 0 },
+        { country: null, clicks: 1, scans: 0 },
+      ].sort((x, y) => y.clicks - x.clicks || (x.country === null ? 1 : y.country === null ? -1 : x.country < y.country ? -1 : 1)),
+    )
     expect(await stats(h, 'groupBy=region')).toEqual([
-      { region: 'Bavaria', clicks: 5, scans: 2 }, { region: 'California', clicks: 1, scans: 0 }, { region: 'England', clicks: 1, scans: 1 }, { region: null, clicks: 1, scans: 0 },
+      { region: 'Bavaria', clicks: 5, scans: 2 },
+      { region: 'California', clicks: 1, scans: 0 },
+      { region: 'England', clicks: 1, scans: 1 },
+      { region: null, clicks: 1, scans: 0 },
     ])
     expect(await stats(h, 'groupBy=city')).toEqual([
-      { city: 'Munich', clicks: 5, scans: 2 }, { city: 'London', clicks: 1, scans: 1 }, { city: 'Mountain View', clicks: 1, scans: 0 }, { city: null, clicks: 1, scans: 0 },
+      { city: 'Munich', clicks: 5, scans: 2 },
+      { city: 'London', clicks: 1, scans: 1 },
+      { city: 'Mountain View', clicks: 1, scans: 0 },
+      { city: null, clicks: 1, scans: 0 },
     ])
-    expect(await stats(h, 'groupBy=os')).toEqual([{ os: 'Android', clicks: 6, scans: 3 }, { os: 'IOS', clicks: 1, scans: 0 }, { os: 'Windows', clicks: 1, scans: 0 }])
-    expect(await stats(h, 'groupBy=browser')).toEqual([{ browser: 'Chrome', clicks: 6, scans: 3 }, { browser: 'Edge', clicks: 1, scans: 0 }, { browser: 'Safari', clicks: 1, scans: 0 }])
-    expect(await stats(h, 'groupBy=device')).toEqual([{ device: 'Mobile', clicks: 7, scans: 3 }, { device: 'Desktop', clicks: 1, scans: 0 }])
-    expect(await stats(h, 'groupBy=referer')).toEqual([{ referer: null, clicks: 6, scans: 3 }, { referer: 't.co', clicks: 1, scans: 0 }, { referer: 'www.google.com', clicks: 1, scans: 0 }])
+    expect(await stats(h, 'groupBy=os')).toEqual([
+      { os: 'Android', clicks: 6, scans: 3 },
+      { os: 'IOS', clicks: 1, scans: 0 },
+      { os: 'Windows', clicks: 1, scans: 0 },
+    ])
+    expect(await stats(h, 'groupBy=browser')).toEqual([
+      { browser: 'Chrome', clicks: 6, scans: 3 },
+      { browser: 'Edge', clicks: 1, scans: 0 },
+      { browser: 'Safari', clicks: 1, scans: 0 },
+    ])
+    expect(await stats(h, 'groupBy=device')).toEqual([
+      { device: 'Mobile', clicks: 7, scans: 3 },
+      { device: 'Desktop', clicks: 1, scans: 0 },
+    ])
+    expect(await stats(h, 'groupBy=referer')).toEqual([
+      { referer: null, clicks: 6, scans: 3 },
+      { referer: 't.co', clicks: 1, scans: 0 },
+      { referer: 'www.google.com', clicks: 1, scans: 0 },
+    ])
     expect(await stats(h, 'groupBy=referer_url')).toEqual([
-      { refererUrl: null, clicks: 6, scans: 3 }, { refererUrl: 'https://t.co/x', clicks: 1, scans: 0 }, { refererUrl: 'https://www.google.com/search', clicks: 1, scans: 0 },
+      { refererUrl: null, clicks: 6, scans: 3 },
+      { refererUrl: 'https://t.co/x', clicks: 1, scans: 0 },
+      { refererUrl: 'https://www.google.com/search', clicks: 1, scans: 0 },
     ])
-    for (const [g, k, v] of [['utm_source', 'utmSource', 'poster'], ['utm_medium', 'utmMedium', 'print'], ['utm_campaign', 'utmCampaign', 'spring'], ['utm_term', 'utmTerm', 'shoes'], ['utm_content', 'utmContent', 'v1']] as const)
-      expect(await stats(h, `groupBy=${g}`)).toEqual([{ [k]: null, clicks: 6, scans: 1 }, { [k]: v, clicks: 2, scans: 2 }])
+    for (const [g, k, v] of [
+      ['utm_source', 'utmSource', 'poster'],
+      ['utm_medium', 'utmMedium', 'print'],
+      ['utm_campaign', 'utmCampaign', 'spring'],
+      ['utm_term', 'utmTerm', 'shoes'],
+      ['utm_content', 'utmContent', 'v1'],
+    ] as const)
+      expect(await stats(h, `groupBy=${g}`)).toEqual([
+        { [k]: null, clicks: 6, scans: 1 },
+        { [k]: v, clicks: 2, scans: 2 },
+      ])
   })
 
   test('groupBy link, link_type, destination', async () => {
@@ -85,12 +140,17 @@ describe('GET /statistics', () => {
       { linkId: b.id < c.id ? b.id : c.id, shortLink: expect.any(String), destination: expect.any(String), clicks: 1, scans: expect.any(Number) },
       { linkId: b.id < c.id ? c.id : b.id, shortLink: expect.any(String), destination: expect.any(String), clicks: 1, scans: expect.any(Number) },
     ])
-    expect(await stats(h, 'groupBy=link_type')).toEqual([{ linkType: 'link', clicks: 7, scans: 3 }, { linkType: 'text', clicks: 1, scans: 0 }])
+    expect(await stats(h, 'groupBy=link_type')).toEqual([
+      { linkType: 'link', clicks: 7, scans: 3 },
+      { linkType: 'text', clicks: 1, scans: 0 },
+    ])
     const dest = await stats(h, 'groupBy=destination')
     expect(dest[0]).toEqual({ destination: 'https://dest.example/alpha', clicks: 6, scans: 2 })
     expect(dest).toHaveLength(3)
     // Per-link rows with an event filter come from raw events.
-    expect(await stats(h, 'groupBy=link&country=DE')).toEqual([{ linkId: a.id, shortLink: a.shortLink, destination: 'https://dest.example/alpha', clicks: 5, scans: 2 }])
+    expect(await stats(h, 'groupBy=link&country=DE')).toEqual([
+      { linkId: a.id, shortLink: a.shortLink, destination: 'https://dest.example/alpha', clicks: 5, scans: 2 },
+    ])
   })
 
   test('link filters: linkId(s), url, domain, linkType, tagIds, tagNames, destination', async () => {
@@ -114,15 +174,35 @@ describe('GET /statistics', () => {
   test('event filters, alone (rollups) and combined (raw events)', async () => {
     const { h } = await fixture()
     const cases: [string, number, number][] = [
-      ['continent=Europe', 6, 3], ['continent=North%20America', 1, 0], ['country=de', 5, 2], ['region=England', 1, 1], ['city=Mountain%20View', 1, 0],
-      ['device=Desktop', 1, 0], ['browser=Safari', 1, 0], ['os=Android', 6, 3], ['referer=WWW.GOOGLE.COM', 1, 0], ['refererUrl=https%3A%2F%2Ft.co%2Fx', 1, 0],
-      ['utmSource=poster', 2, 2], ['utmMedium=print', 2, 2], ['utmCampaign=spring', 2, 2], ['utmTerm=shoes', 2, 2], ['utmContent=v1', 2, 2],
-      ['country=DE&os=Android', 5, 2], ['continent=Europe&country=US', 0, 0], ['country=DE&utmSource=poster&device=Mobile', 2, 2],
+      ['continent=Europe', 6, 3],
+      ['continent=North%20America', 1, 0],
+      ['country=de', 5, 2],
+      ['region=England', 1, 1],
+      ['city=Mountain%20View', 1, 0],
+      ['device=Desktop', 1, 0],
+      ['browser=Safari', 1, 0],
+      ['os=Android', 6, 3],
+      ['referer=WWW.GOOGLE.COM', 1, 0],
+      ['refererUrl=https%3A%2F%2Ft.co%2Fx', 1, 0],
+      ['utmSource=poster', 2, 2],
+      ['utmMedium=print', 2, 2],
+      ['utmCampaign=spring', 2, 2],
+      ['utmTerm=shoes', 2, 2],
+      ['utmContent=v1', 2, 2],
+      ['country=DE&os=Android', 5, 2],
+      ['continent=Europe&country=US', 0, 0],
+      ['country=DE&utmSource=poster&device=Mobile', 2, 2],
       ['continent=Europe&qr=false', 3, 0],
     ]
     for (const [q, clicks, scans] of cases) expect([q, await stats(h, q)]).toEqual([q, { clicks, scans }])
-    expect(await stats(h, 'continent=Europe&groupBy=city')).toEqual([{ city: 'Munich', clicks: 5, scans: 2 }, { city: 'London', clicks: 1, scans: 1 }])
-    expect(await stats(h, 'os=Android&groupBy=country')).toEqual([{ country: 'DE', clicks: 5, scans: 2 }, { country: 'GB', clicks: 1, scans: 1 }])
+    expect(await stats(h, 'continent=Europe&groupBy=city')).toEqual([
+      { city: 'Munich', clicks: 5, scans: 2 },
+      { city: 'London', clicks: 1, scans: 1 },
+    ])
+    expect(await stats(h, 'os=Android&groupBy=country')).toEqual([
+      { country: 'DE', clicks: 5, scans: 2 },
+      { country: 'GB', clicks: 1, scans: 1 },
+    ])
   })
 
   test('time: UTC days with empty buckets, clipped ends, granularity required', async () => {
@@ -138,11 +218,15 @@ describe('GET /statistics', () => {
     ])
     // A start inside a bucket: that bucket keeps its nominal start and counts from `start` on.
     const clipped = await stats(h, `groupBy=time&granularity=day&start=${iso(day + 2000)}&end=${iso(day + 86_400_001)}`)
-    expect(clipped).toEqual([{ start: '2025-03-10T00:00:00.000Z', clicks: 3, scans: 3 }, { start: '2025-03-11T00:00:00.000Z', clicks: 1, scans: 0 }])
+    expect(clipped).toEqual([
+      { start: '2025-03-10T00:00:00.000Z', clicks: 3, scans: 3 },
+      { start: '2025-03-11T00:00:00.000Z', clicks: 1, scans: 0 },
+    ])
     // Without a start: from the first click's hour.
     const all = await stats(h, 'groupBy=time&granularity=month&end=2025-05-01T00:00:00Z')
     expect(all).toEqual([
-      { start: '2025-03-01T00:00:00.000Z', clicks: 8, scans: 3 }, { start: '2025-04-01T00:00:00.000Z', clicks: 0, scans: 0 },
+      { start: '2025-03-01T00:00:00.000Z', clicks: 8, scans: 3 },
+      { start: '2025-04-01T00:00:00.000Z', clicks: 0, scans: 0 },
     ])
     const week = await stats(h, `groupBy=time&granularity=week&start=${iso(day)}&end=${iso(day + 7 * 86_400_000)}`)
     expect(week.map((b: any) => b.start)).toEqual(['2025-03-10T00:00:00.000Z']) // 10 March 2025 is a Monday
@@ -188,14 +272,14 @@ describe('GET /statistics', () => {
     expect([bad.status, bad.body.message]).toEqual([422, expect.stringContaining('timezone')])
   })
 
-  test('members see their own links; another user\'s link or tag is forbidden; admins see all; readonly reads its own', async () => {
+  test("members see their own links; another user's link or tag is forbidden; admins see all; readonly reads its own", async () => {
     const { h, a, c } = await fixture()
     expect(await stats(h, '', h.keys.member)).toEqual({ clicks: 7, scans: 2 })
     expect(await stats(h, '', h.keys.other)).toEqual({ clicks: 1, scans: 1 })
     expect(await stats(h, 'groupBy=country', h.keys.other)).toEqual([{ country: 'GB', clicks: 1, scans: 1 }])
     expect((await stats(h, 'groupBy=link', h.keys.member)).map((r: any) => r.linkId)).not.toContain(c.id)
     expect(await stats(h, '', h.keys.readonly)).toEqual({ clicks: 0, scans: 0 })
-    for (const q of [`linkId=${a.id}`, `linkIds=${a.id}`, `url=${encodeURIComponent(a.shortLink)}`, `tagIds=${(await fixtureTag(h))}`]) {
+    for (const q of [`linkId=${a.id}`, `linkIds=${a.id}`, `url=${encodeURIComponent(a.shortLink)}`, `tagIds=${await fixtureTag(h)}`]) {
       const r = await h.call('GET', `/statistics?${q}`, { key: h.keys.other })
       expect([q, r.status, r.body.code]).toEqual([q, 403, 'forbidden'])
     }
@@ -207,12 +291,28 @@ describe('GET /statistics', () => {
   test('invalid parameters are 422 naming the parameter', async () => {
     const h = createHarness()
     const cases: [string, string][] = [
-      ['groupBy=continent', 'groupBy'], ['groupBy=time&granularity=minute', 'granularity'], ['interval=2d', 'interval'], ['start=yesterday', 'start'],
-      ['end=2025-13-01T00:00:00Z', 'end'], ['start=2025-02-01T00:00:00Z&end=2025-01-01T00:00:00Z', 'start'], ['linkType=qr', 'linkType'],
-      ['device=Phone', 'device'], ['browser=chrome', 'browser'], ['os=iOS', 'os'], ['continent=Antarctica', 'continent'], ['country=DEU', 'country'],
-      [`domain=${'d'.repeat(201)}`, 'domain'], [`destination=${'d'.repeat(201)}`, 'destination'], [`utmSource=${'u'.repeat(191)}`, 'utmSource'],
-      [`utmContent=${'u'.repeat(191)}`, 'utmContent'], ['qr=maybe', 'qr'], [Array.from({ length: 51 }, (_, i) => `tagIds=t${i}`).join('&'), 'tagIds'],
-      ['timezone=Nowhere/Land', 'timezone'], ['linkId=lnk_nothing', 'linkId'], ['url=not-a-url', 'url'], ['url=https%3A%2F%2Flocalhost%2Fnope', 'url'],
+      ['groupBy=continent', 'groupBy'],
+      ['groupBy=time&granularity=minute', 'granularity'],
+      ['interval=2d', 'interval'],
+      ['start=yesterday', 'start'],
+      ['end=2025-13-01T00:00:00Z', 'end'],
+      ['start=2025-02-01T00:00:00Z&end=2025-01-01T00:00:00Z', 'start'],
+      ['linkType=qr', 'linkType'],
+      ['device=Phone', 'device'],
+      ['browser=chrome', 'browser'],
+      ['os=iOS', 'os'],
+      ['continent=Antarctica', 'continent'],
+      ['country=DEU', 'country'],
+      [`domain=${'d'.repeat(201)}`, 'domain'],
+      [`destination=${'d'.repeat(201)}`, 'destination'],
+      [`utmSource=${'u'.repeat(191)}`, 'utmSource'],
+      [`utmContent=${'u'.repeat(191)}`, 'utmContent'],
+      ['qr=maybe', 'qr'],
+      [Array.from({ length: 51 }, (_, i) => `tagIds=t${i}`).join('&'), 'tagIds'],
+      ['timezone=Nowhere/Land', 'timezone'],
+      ['linkId=lnk_nothing', 'linkId'],
+      ['url=not-a-url', 'url'],
+      ['url=https%3A%2F%2Flocalhost%2Fnope', 'url'],
       ['groupBy=time&granularity=hour&start=2000-01-01T00:00:00Z', 'granularity'],
     ]
     for (const [q, name] of cases) {
@@ -225,9 +325,38 @@ describe('GET /statistics', () => {
   test('the OpenAPI document lists every parameter', async () => {
     const h = createHarness()
     const doc = (await h.call('GET', '/openapi.json', { key: null })).body
-    const params = doc.paths["/statistics"].get.parameters.map((p: any) => p.name)
-    for (const name of ['groupBy', 'granularity', 'timezone', 'start', 'end', 'interval', 'linkId', 'linkIds', 'domain', 'url', 'linkType', 'tagNames', 'tagIds', 'qr',
-      'continent', 'country', 'region', 'city', 'device', 'browser', 'os', 'referer', 'refererUrl', 'destination', 'utmSource', 'utmMedium', 'utmCampaign', 'utmTerm', 'utmContent'])
+    const params = doc.paths['/statistics'].get.parameters.map((p: any) => p.name)
+    for (const name of [
+      'groupBy',
+      'granularity',
+      'timezone',
+      'start',
+      'end',
+      'interval',
+      'linkId',
+      'linkIds',
+      'domain',
+      'url',
+      'linkType',
+      'tagNames',
+      'tagIds',
+      'qr',
+      'continent',
+      'country',
+      'region',
+      'city',
+      'device',
+      'browser',
+      'os',
+      'referer',
+      'refererUrl',
+      'destination',
+      'utmSource',
+      'utmMedium',
+      'utmCampaign',
+      'utmTerm',
+      'utmContent',
+    ])
       expect(params).toContain(name)
   })
 })
@@ -242,11 +371,15 @@ describe('rollups', () => {
     const db = h.deps.db
     // Link a passes the lowered busy threshold in the second batch: its dimension rows are backfilled, then kept.
     const write = createEventWriter(db, { busyLinkClicks: 10 })
-    write([event(a.seq, T('2025-03-10T00:00:05Z'), { n: 4 }), event(c.seq, T('2025-06-01T12:00:00Z'), { city: 'Berlin', region: 'Berlin' }), event(b.seq, T('2024-12-31T23:59:59Z'))])
+    write([
+      event(a.seq, T('2025-03-10T00:00:05Z'), { n: 4 }),
+      event(c.seq, T('2025-06-01T12:00:00Z'), { city: 'Berlin', region: 'Berlin' }),
+      event(b.seq, T('2024-12-31T23:59:59Z')),
+    ])
     write([event(a.seq, T('2025-03-11T10:00:00Z'), { country: 'NL', region: 'Limburg', city: 'Maastricht' }), event(b.seq, T('2025-03-11T10:00:00Z'))])
     write([event(a.seq, T('2025-03-11T11:00:00Z'), { country: 'BE', region: 'Limburg', city: 'Hasselt', n: 2 })])
     expect(db.query('SELECT seq FROM stats_busy_links').all()).toEqual([{ seq: a.seq }])
-    expect(db.query("SELECT count(*) AS n FROM stats_day WHERE scope = ? AND dim = 3").get(a.seq)).toEqual({ n: 4 })
+    expect(db.query('SELECT count(*) AS n FROM stats_day WHERE scope = ? AND dim = 3').get(a.seq)).toEqual({ n: 4 })
     const tables = ['stats_quarter', 'stats_hour', 'stats_day', 'stats_week']
     const dump = () => tables.map((t) => db.query(`SELECT * FROM ${t} ORDER BY scope, dim, t, value`).all())
     const written = dump()
@@ -262,16 +395,25 @@ describe('rollups', () => {
   test('random events and queries: every answer equals a count over the events', async () => {
     const h = createHarness()
     const links = [
-      await makeLink(h, 'r1', h.keys.member), await makeLink(h, 'r2', h.keys.member, { type: 'text', data: { text: 'x' } }),
-      await makeLink(h, 'r3', h.keys.other), await makeLink(h, 'r4', h.keys.other, { type: 'text', data: { text: 'y' } }),
+      await makeLink(h, 'r1', h.keys.member),
+      await makeLink(h, 'r2', h.keys.member, { type: 'text', data: { text: 'x' } }),
+      await makeLink(h, 'r3', h.keys.other),
+      await makeLink(h, 'r4', h.keys.other, { type: 'text', data: { text: 'y' } }),
     ]
     let seed = 11
-    const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31)
+    const rnd = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31
     const pick = <T>(xs: T[]) => xs[Math.floor(rnd() * xs.length)]!
     // Regions and a city sharing names across countries (Limburg), unknown parts, unknown places.
     const places: [string | null, string | null, string | null][] = [
-      ['DE', 'Bavaria', 'Munich'], ['DE', 'Berlin', 'Berlin'], ['US', 'California', 'San Jose'], ['US', 'Texas', 'Austin'],
-      ['NL', 'Limburg', 'Maastricht'], ['BE', 'Limburg', 'Hasselt'], ['FR', null, null], ['GB', 'England', null], [null, null, null],
+      ['DE', 'Bavaria', 'Munich'],
+      ['DE', 'Berlin', 'Berlin'],
+      ['US', 'California', 'San Jose'],
+      ['US', 'Texas', 'Austin'],
+      ['NL', 'Limburg', 'Maastricht'],
+      ['BE', 'Limburg', 'Hasselt'],
+      ['FR', null, null],
+      ['GB', 'England', null],
+      [null, null, null],
     ]
     const base = T('2025-03-20T00:00:00Z')
     const events: ClickEvent[] = []
@@ -279,9 +421,17 @@ describe('rollups', () => {
       const [country, region, city] = pick(places)
       // Skewed: r1 and r2 pass the (lowered) busy threshold part-way through, r3 and r4 never do.
       const link = links[[0, 0, 0, 0, 1, 1, 1, 2, 3][Math.floor(rnd() * 9)]!]!
-      events.push(event(link.seq, base + Math.floor(rnd() * 20 * 86_400_000), {
-        scan: rnd() < 0.3, n: rnd() < 0.1 ? 3 : 1, country, region, city, os: pick(['IOS', 'Android']), utmSource: pick(['a', 'b', null]),
-      }))
+      events.push(
+        event(link.seq, base + Math.floor(rnd() * 20 * 86_400_000), {
+          scan: rnd() < 0.3,
+          n: rnd() < 0.1 ? 3 : 1,
+          country,
+          region,
+          city,
+          os: pick(['IOS', 'Android']),
+          utmSource: pick(['a', 'b', null]),
+        }),
+      )
     }
     const write = createEventWriter(h.deps.db, { busyLinkClicks: 200 })
     for (let i = 0; i < events.length; i += 50) write(events.slice(i, i + 50))
@@ -294,7 +444,13 @@ describe('rollups', () => {
       for (const e of es) m.set(String(keyOf(e)), [...(m.get(String(keyOf(e))) ?? []), e])
       return Object.fromEntries([...m].map(([k, v]) => [k, sum(v)]))
     }
-    const groupKeys = { country: (e: ClickEvent) => e.country, region: (e: ClickEvent) => e.region, city: (e: ClickEvent) => e.city, os: (e: ClickEvent) => e.os, link: (e: ClickEvent) => info.get(e.linkSeq)!.id }
+    const groupKeys = {
+      country: (e: ClickEvent) => e.country,
+      region: (e: ClickEvent) => e.region,
+      city: (e: ClickEvent) => e.city,
+      os: (e: ClickEvent) => e.os,
+      link: (e: ClickEvent) => info.get(e.linkSeq)!.id,
+    }
     const outKey = { country: 'country', region: 'region', city: 'city', os: 'os', link: 'linkId' } as const
     for (let k = 0; k < 120; k++) {
       const from = base + Math.floor(rnd() * 10 * 86_400_000)
@@ -309,19 +465,43 @@ describe('rollups', () => {
       const linkType = pick([undefined, undefined, undefined, 'text'])
       const zone = pick(['UTC', 'Europe/Paris', 'Asia/Kolkata', 'America/New_York'])
       const granularity = pick(['hour', 'day', 'week', 'month'] as const)
-      const qs = [`start=${new Date(from).toISOString()}`, `end=${new Date(to).toISOString()}`, continent && `continent=${continent}`, country && `country=${country}`,
-        region && `region=${region}`, city && `city=${city}`, os && `os=${os}`, link && `linkId=${link.id}`, linkType && `linkType=${linkType}`]
-        .filter(Boolean).join('&')
+      const qs = [
+        `start=${new Date(from).toISOString()}`,
+        `end=${new Date(to).toISOString()}`,
+        continent && `continent=${continent}`,
+        country && `country=${country}`,
+        region && `region=${region}`,
+        city && `city=${city}`,
+        os && `os=${os}`,
+        link && `linkId=${link.id}`,
+        linkType && `linkType=${linkType}`,
+      ]
+        .filter(Boolean)
+        .join('&')
       const key = asMember ? h.keys.member : undefined
-      const match = events.filter((e) => e.at >= from && e.at < to && (!continent || continentOfCountry(e.country) === continent) && (!country || e.country === country) &&
-        (!region || e.region === region) && (!city || e.city === city) && (!os || e.os === os) && (!link || e.linkSeq === link.seq) &&
-        (!linkType || info.get(e.linkSeq)!.type === linkType) && (!asMember || info.get(e.linkSeq)!.member))
+      const match = events.filter(
+        (e) =>
+          e.at >= from &&
+          e.at < to &&
+          (!continent || continentOfCountry(e.country) === continent) &&
+          (!country || e.country === country) &&
+          (!region || e.region === region) &&
+          (!city || e.city === city) &&
+          (!os || e.os === os) &&
+          (!link || e.linkSeq === link.seq) &&
+          (!linkType || info.get(e.linkSeq)!.type === linkType) &&
+          (!asMember || info.get(e.linkSeq)!.member),
+      )
       expect([qs, asMember, await stats(h, qs, key)]).toEqual([qs, asMember, sum(match)])
       for (const g of ['country', 'region', 'city', 'os', 'link'] as const) {
         if (g !== 'country' && g !== 'link' && rnd() < 0.5) continue
         const rows = await stats(h, `${qs}&groupBy=${g}`, key)
-        expect([qs, g, asMember, Object.fromEntries(rows.map((r: any) => [String(r[outKey[g]]), { clicks: r.clicks, scans: r.scans }]))])
-          .toEqual([qs, g, asMember, grouped(match, groupKeys[g])])
+        expect([qs, g, asMember, Object.fromEntries(rows.map((r: any) => [String(r[outKey[g]]), { clicks: r.clicks, scans: r.scans }]))]).toEqual([
+          qs,
+          g,
+          asMember,
+          grouped(match, groupKeys[g]),
+        ])
       }
       const series = await stats(h, `${qs}&groupBy=time&granularity=${granularity}&timezone=${zone}`, key)
       const bounds = bucketBoundaries(zone, granularity, from, to, 100_000)!
@@ -330,7 +510,14 @@ describe('rollups', () => {
       expect([qs, zone, granularity, series.map((b: any) => ({ clicks: b.clicks, scans: b.scans }))]).toEqual([qs, zone, granularity, perBucket])
       // Each bucket starts at a local boundary of its zone.
       for (const b of series) {
-        const local = new Intl.DateTimeFormat('en-GB', { timeZone: zone, hourCycle: 'h23', weekday: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' }).format(new Date(b.start))
+        const local = new Intl.DateTimeFormat('en-GB', {
+          timeZone: zone,
+          hourCycle: 'h23',
+          weekday: 'short',
+          day: 'numeric',
+          hour: '2-digit',
+          minute: '2-digit',
+        }).format(new Date(b.start))
         if (granularity !== 'hour') expect([zone, b.start, local]).toEqual([zone, b.start, expect.stringMatching(/00:00$/)])
         else expect(local).toMatch(/:00$/)
         if (granularity === 'week') expect(local).toMatch(/^Mon/)

@@ -4,7 +4,7 @@
  * port silently and share the traffic. A pid file created exclusively prevents that;
  * a stale file left by a killed process is taken over.
  */
-import { mkdirSync, openSync, writeSync, closeSync, readFileSync, unlinkSync } from 'node:fs'
+import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs'
 
 export class DataDirLockedError extends Error {}
 

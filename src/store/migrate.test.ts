@@ -7,21 +7,22 @@
  * value computed differently, a column or table lost), or when a migration starts
  * importing live code that may change under it.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+
 import { Database } from 'bun:sqlite'
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, relative, resolve } from 'node:path'
-import { createHarness, type ApiHarness } from '../../test/helpers/in-process'
+import { type ApiHarness, createHarness } from '../../test/helpers/in-process'
+import { createApiApp } from '../app'
 import { buildConfig } from '../config/config.load'
 import { createDeps, type Deps } from '../deps'
-import { createApiApp } from '../app'
-import { createLogger } from '../shared/log'
-import { createEventWriter, type ClickEvent } from '../stats/click-writer'
 import { samplePng } from '../files/files.samples'
+import { createLogger } from '../shared/log'
+import { type ClickEvent, createEventWriter } from '../stats/click-writer'
+import { event, T } from '../stats/stats.test-fixtures'
 import { migrate } from './migrate'
 import { migrations } from './migrations'
-import { event, T } from '../stats/stats.test-fixtures'
 
 const migrationsDir = join(import.meta.dir, 'migrations')
 
@@ -33,7 +34,9 @@ test('migrations import nothing outside src/store: what they did cannot change u
   for (const file of files) {
     const source = readFileSync(join(migrationsDir, file), 'utf8')
     // Static imports and re-exports (type-only ones too), side-effect imports, import() and require().
-    const specifiers = [...source.matchAll(/\bfrom\s*['"]([^'"]+)['"]|\bimport\s*\(?\s*['"]([^'"]+)['"]|\brequire\s*\(\s*['"]([^'"]+)['"]/g)].map((m) => m[1] ?? m[2] ?? m[3]!)
+    const specifiers = [...source.matchAll(/\bfrom\s*['"]([^'"]+)['"]|\bimport\s*\(?\s*['"]([^'"]+)['"]|\brequire\s*\(\s*['"]([^'"]+)['"]/g)].map(
+      (m) => m[1] ?? m[2] ?? m[3]!,
+    )
     seen += specifiers.length
     for (const spec of specifiers) {
       const target = spec.startsWith('.') ? relative(dirname(migrationsDir), resolve(migrationsDir, spec)) : null
@@ -59,7 +62,6 @@ const config = buildConfig({ server: { dataDir } }, {})
 const ROLLUPS_CREATED = 7
 const WRITER_LAYOUT_SINCE = 8
 const ROLLUP_TABLES = ['stats_quarter', 'stats_hour', 'stats_day', 'stats_week'] as const
-
 
 /**
  * The reference: today's code fills a store through the API (users, keys, tags, links of
@@ -93,25 +95,43 @@ async function buildReference() {
   const epsilon = await link('epsilon', ref.keys.member, 'link', { url: 'https://dest.example/epsilon' })
   await ok('PATCH', `/links/${linkIds[4]}`, { key: ref.keys.member, json: { linkOptions: { archived: true } } })
   await ok('POST', '/domains', { json: { domain: 'go.example.com', notFoundUrl: 'https://example.com/404' } })
-  await ok('POST', '/qr/templates', { key: ref.keys.member, json: { name: 'Navy', comment: 'brand', qrOptions: { patterns: { body: { style_id: 'rounded', value: '#1e3a8a' } } } } })
+  await ok('POST', '/qr/templates', {
+    key: ref.keys.member,
+    json: { name: 'Navy', comment: 'brand', qrOptions: { patterns: { body: { style_id: 'rounded', value: '#1e3a8a' } } } },
+  })
   const form = new FormData()
   form.set('file', new File([samplePng() as BlobPart], 'menu.png', { type: 'image/png' }))
   await ok('POST', '/files', { key: ref.keys.member, body: form })
 
   let seed = 7
-  const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31)
+  const rnd = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31
   const pick = <X>(xs: X[]) => xs[Math.floor(rnd() * xs.length)]!
   const places: [string | null, string | null, string | null][] = [
-    ['DE', 'Bavaria', 'Munich'], ['NL', 'Limburg', 'Maastricht'], ['BE', 'Limburg', 'Hasselt'], ['US', 'California', null], ['FR', null, null], [null, null, null],
+    ['DE', 'Bavaria', 'Munich'],
+    ['NL', 'Limburg', 'Maastricht'],
+    ['BE', 'Limburg', 'Hasselt'],
+    ['US', 'California', null],
+    ['FR', null, null],
+    [null, null, null],
   ]
   const base = T('2025-03-20T00:00:00Z')
   const events: ClickEvent[] = []
   for (let i = 0; i < 400; i++) {
     const [country, region, city] = pick(places)
-    events.push(event(pick([alpha, alpha, beta, gamma, delta, epsilon]), base + Math.floor(rnd() * 40 * 86_400_000), {
-      scan: rnd() < 0.3, n: rnd() < 0.1 ? 3 : 1, country, region, city, continent: country === 'US' ? 'North America' : country ? 'Europe' : null,
-      os: pick(['IOS', 'Android', 'Windows']), referer: pick([null, 't.co']), utmSource: pick(['poster', null]), utmCampaign: pick(['spring', null]),
-    }))
+    events.push(
+      event(pick([alpha, alpha, beta, gamma, delta, epsilon]), base + Math.floor(rnd() * 40 * 86_400_000), {
+        scan: rnd() < 0.3,
+        n: rnd() < 0.1 ? 3 : 1,
+        country,
+        region,
+        city,
+        continent: country === 'US' ? 'North America' : country ? 'Europe' : null,
+        os: pick(['IOS', 'Android', 'Windows']),
+        referer: pick([null, 't.co']),
+        utmSource: pick(['poster', null]),
+        utmCampaign: pick(['spring', null]),
+      }),
+    )
   }
   // Gamma becomes busy in the third batch: a merged row of 5,000 identical visits.
   events.splice(300, 0, event(gamma, base + 10 * 86_400_000 + 1234, { n: 5000, scan: true, country: 'NL', region: 'Limburg', city: 'Maastricht' }))
@@ -129,21 +149,43 @@ async function buildReference() {
 function reads(): [keyof ApiHarness['keys'], string][] {
   const [alpha, beta, gamma, delta] = linkIds
   const stats = [
-    '', 'qr=true', 'groupBy=country', 'groupBy=region', 'groupBy=city', 'groupBy=os', 'groupBy=referer', 'groupBy=utm_source', 'groupBy=link',
-    'groupBy=link_type', 'linkType=text&groupBy=country', 'tagNames=Summer', 'country=NL&groupBy=city', 'continent=Europe&groupBy=region',
+    '',
+    'qr=true',
+    'groupBy=country',
+    'groupBy=region',
+    'groupBy=city',
+    'groupBy=os',
+    'groupBy=referer',
+    'groupBy=utm_source',
+    'groupBy=link',
+    'groupBy=link_type',
+    'linkType=text&groupBy=country',
+    'tagNames=Summer',
+    'country=NL&groupBy=city',
+    'continent=Europe&groupBy=region',
     'groupBy=time&granularity=day&start=2025-03-20T00:00:00Z&end=2025-05-01T00:00:00Z',
     'groupBy=time&granularity=hour&timezone=Asia/Kolkata&start=2025-03-29T00:00:00Z&end=2025-03-31T00:00:00Z',
     'groupBy=time&granularity=week&start=2025-03-17T00:00:00Z&end=2025-05-05T00:00:00Z',
-    `linkId=${alpha}&groupBy=city`, `linkId=${gamma}&groupBy=region`, `linkId=${gamma}&groupBy=time&granularity=day&start=2025-03-20T00:00:00Z&end=2025-05-01T00:00:00Z`,
+    `linkId=${alpha}&groupBy=city`,
+    `linkId=${gamma}&groupBy=region`,
+    `linkId=${gamma}&groupBy=time&granularity=day&start=2025-03-20T00:00:00Z&end=2025-05-01T00:00:00Z`,
     `linkIds=${alpha}&linkIds=${beta}&groupBy=os`,
   ].map((q) => `/statistics?${q}`)
   return [
     ...stats.map((p): [keyof ApiHarness['keys'], string] => ['admin', p]),
     ...stats.slice(0, 8).map((p): [keyof ApiHarness['keys'], string] => ['member', p]),
     ['other', '/statistics?groupBy=city'],
-    ['admin', '/links?includeArchived=true'], ['member', '/links'], ['other', '/links'], ['readonly', '/links/count'],
-    ...linkIds.map((id): [keyof ApiHarness['keys'], string] => ['admin', `/links/${id}`]), ['other', `/links/${delta}`],
-    ['member', '/tags'], ['admin', '/domains/go.example.com'], ['readonly', '/qr/templates'], ['member', '/files'], ['admin', '/users'],
+    ['admin', '/links?includeArchived=true'],
+    ['member', '/links'],
+    ['other', '/links'],
+    ['readonly', '/links/count'],
+    ...linkIds.map((id): [keyof ApiHarness['keys'], string] => ['admin', `/links/${id}`]),
+    ['other', `/links/${delta}`],
+    ['member', '/tags'],
+    ['admin', '/domains/go.example.com'],
+    ['readonly', '/qr/templates'],
+    ['member', '/files'],
+    ['admin', '/users'],
   ]
 }
 
@@ -163,16 +205,20 @@ async function answers(call: ApiHarness['call'], keys: ApiHarness['keys']) {
 /** Every rollup row, its scope named (a link by id, a group by owner or type) since stores number groups in their own order. */
 function rollups(db: Database) {
   return ROLLUP_TABLES.map((table) =>
-    db.query(`SELECT CASE WHEN r.scope = 0 THEN 'all' WHEN r.scope > 0 THEN 'link ' || l.id ELSE 'group ' || o.name END AS scope,
+    db
+      .query(`SELECT CASE WHEN r.scope = 0 THEN 'all' WHEN r.scope > 0 THEN 'link ' || l.id ELSE 'group ' || o.name END AS scope,
         r.dim, r.t, r.value, r.clicks, r.scans
       FROM ${table} r LEFT JOIN links l ON r.scope > 0 AND l.seq = r.scope LEFT JOIN stats_groups o ON r.scope < 0 AND o.num = -r.scope
-      ORDER BY 1, 2, 3, 4`).all(),
+      ORDER BY 1, 2, 3, 4`)
+      .all(),
   )
 }
 
 const userTables = (db: Database) =>
   db
-    .query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'links_search%' AND name <> 'schema_migrations' ORDER BY rowid")
+    .query<{ name: string }, []>(
+      "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'links_search%' AND name <> 'schema_migrations' ORDER BY rowid",
+    )
     .all()
     .map((r) => r.name)
 
@@ -192,7 +238,10 @@ function copyReference(db: Database, include: (table: string) => boolean, withCl
   db.exec(`ATTACH '${refPath}' AS ref`)
   for (const table of tables.filter(include)) {
     if (db.query(`SELECT 1 FROM "${table}" LIMIT 1`).get()) continue
-    const cols = db.query<{ name: string }, []>(`PRAGMA table_info("${table}")`).all().map((c) => c.name)
+    const cols = db
+      .query<{ name: string }, []>(`PRAGMA table_info("${table}")`)
+      .all()
+      .map((c) => c.name)
     const renamed = RENAMED[table]
     const noClicks = table === 'links' && !withClicks
     const values = cols.map((c) => (noClicks && c === 'clicks' ? '0' : noClicks && c === 'last_clicked' ? 'NULL' : `"${renamed?.columns[c] ?? c}"`))
@@ -267,7 +316,10 @@ describe('upgrade from a store left at each earlier migration, with data', () =>
     expect(expectedRollups[1]!.length).toBeGreaterThan(100)
     expect(JSON.stringify(expected)).toContain('Maastricht')
     // Only the deleted link answers otherwise: 410, to its owner and to an admin.
-    expect(expected.filter((a: any) => a.path && a.status !== 200).map((a: any) => `${a.path} ${a.status}`)).toEqual([`/links/${linkIds[3]} 410`, `/links/${linkIds[3]} 410`])
+    expect(expected.filter((a: any) => a.path && a.status !== 200).map((a: any) => `${a.path} ${a.status}`)).toEqual([
+      `/links/${linkIds[3]} 410`,
+      `/links/${linkIds[3]} 410`,
+    ])
   })
 
   for (const m of migrations.slice(0, -1)) {

@@ -9,7 +9,12 @@ import { migrations } from './migrations'
 export function migrate(db: Database, onMigration?: (name: string) => void, upTo = Infinity): string[] {
   db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
     id INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`)
-  const done = new Set(db.query<{ id: number }, []>('SELECT id FROM schema_migrations').all().map((r) => r.id))
+  const done = new Set(
+    db
+      .query<{ id: number }, []>('SELECT id FROM schema_migrations')
+      .all()
+      .map((r) => r.id),
+  )
   const applied: string[] = []
   for (const m of migrations) {
     if (m.id > upTo) break

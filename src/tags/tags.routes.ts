@@ -1,9 +1,9 @@
-import { Elysia } from 'elysia'
 import { Type as t } from '@sinclair/typebox'
+import { Elysia } from 'elysia'
 import { callerOf } from '../auth'
+import { errorResponses } from '../docs'
 import { parseQuery, queryParameters } from '../shared'
 import { CreateTagBody, ListTagsQuery, TagIdParams, TagRecord, UpdateTagBody } from './tags.schema'
-import { errorResponses } from '../docs'
 import type { TagService } from './tags.service'
 
 const errors = errorResponses(400, 401, 403, 404, 422, 429)
@@ -28,7 +28,7 @@ export function tagRoutes({ tags }: { tags: TagService }) {
         detail: {
           tags: ['Tags'],
           summary: 'List tags',
-          description: 'Members see their own tags, admins everyone\'s. `X-Total-Count` holds the number of matches before paging.',
+          description: "Members see their own tags, admins everyone's. `X-Total-Count` holds the number of matches before paging.",
           parameters: queryParameters(ListTagsQuery) as any,
         },
       },

@@ -1,5 +1,5 @@
 import { Type as t } from '@sinclair/typebox'
-import { pagingQuery, sortOrderQuery, PlainText } from '../shared'
+import { PlainText, pagingQuery, sortOrderQuery } from '../shared'
 
 export const TAG_COLORS = ['red', 'orange', 'yellow', 'green', 'teal', 'blue', 'purple', 'pink', 'brown', 'gray'] as const
 export type TagColor = (typeof TAG_COLORS)[number]
@@ -24,10 +24,7 @@ export const CreateTagBody = t.Object(
   { additionalProperties: false, description: 'When color is absent, one is picked from the name.' },
 )
 
-export const UpdateTagBody = t.Object(
-  { name: t.Optional(TagName), color: t.Optional(TagColorSchema) },
-  { additionalProperties: false },
-)
+export const UpdateTagBody = t.Object({ name: t.Optional(TagName), color: t.Optional(TagColorSchema) }, { additionalProperties: false })
 
 export const ListTagsQuery = t.Object({
   ids: t.Optional(t.Array(t.String({ minLength: 1 }), { maxItems: 100, description: 'Tag identifiers (repeated).' })),

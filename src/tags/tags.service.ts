@@ -1,7 +1,7 @@
-import { forbidden, notFound, parameterError, newId, pageWindow } from '../shared'
-import { canAccessOwnedBy, type Caller } from '../auth'
+import { type Caller, canAccessOwnedBy } from '../auth'
+import { forbidden, newId, notFound, pageWindow, parameterError } from '../shared'
 import { TAG_COLORS } from './tags.schema'
-import type { TagStore, Tag } from './tags.store'
+import type { Tag, TagStore } from './tags.store'
 
 /** A stable colour for a name, so the same tag name gets the same colour everywhere. */
 export function pickColor(name: string): string {
@@ -46,10 +46,7 @@ export function createTagService(store: TagStore) {
       store.remove(id)
       return { id }
     },
-    list(
-      caller: Caller,
-      q: { ids?: string[]; search?: string; sortBy?: 'name' | 'created_at'; sortOrder?: 'asc' | 'desc'; page?: number; pageSize?: number },
-    ) {
+    list(caller: Caller, q: { ids?: string[]; search?: string; sortBy?: 'name' | 'created_at'; sortOrder?: 'asc' | 'desc'; page?: number; pageSize?: number }) {
       const { limit, offset } = pageWindow(q.page, q.pageSize)
       return store.list({
         userId: caller.role === 'admin' ? undefined : caller.userId,

@@ -1,5 +1,5 @@
+import { condition, idIn, type ListPage, listRows, matches, toIso } from '../shared'
 import type { Store } from '../store'
-import { condition, idIn, listRows, matches, toIso, type ListPage } from '../shared'
 
 interface TagRow {
   id: string
@@ -38,9 +38,7 @@ export interface TagFilter extends ListPage {
 export function createTagStore(db: Store, now: () => number = Date.now) {
   const byId = db.query<TagRow, [string]>('SELECT * FROM tags WHERE id = ?')
   const byName = db.query<TagRow, [string, string]>('SELECT * FROM tags WHERE user_id = ? AND name_key = ?')
-  const insert = db.query(
-    'INSERT INTO tags (id, user_id, name, name_key, color, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
-  )
+  const insert = db.query('INSERT INTO tags (id, user_id, name, name_key, color, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
   const update = db.query('UPDATE tags SET name = ?, name_key = ?, color = ?, updated_at = ? WHERE id = ?')
   const remove = db.query('DELETE FROM tags WHERE id = ?')
 
@@ -60,11 +58,7 @@ export function createTagStore(db: Store, now: () => number = Date.now) {
     update: (id: string, name: string, color: string) => update.run(name, name.toLowerCase(), color, now(), id),
     remove: (id: string) => remove.run(id),
     list(f: TagFilter): { tags: Tag[]; total: number } {
-      const { rows, total } = listRows<TagRow>(db, 'tags', [
-        f.userId && condition('user_id = ?', f.userId),
-        idIn(f.ids),
-        matches(f.search, ['name_key']),
-      ], f)
+      const { rows, total } = listRows<TagRow>(db, 'tags', [f.userId && condition('user_id = ?', f.userId), idIn(f.ids), matches(f.search, ['name_key'])], f)
       return { tags: rows.map(toTag), total }
     },
   }

@@ -4,12 +4,13 @@
  * listener serves, so the answer survives a restart mid-order. The account key lives in
  * `acme_accounts` per directory URL; certificate keys are ECDSA P-256.
  */
-import * as acme from 'acme-client'
-import https from 'node:https'
+
 import { readFileSync } from 'node:fs'
-import type { Store } from '../store'
+import https from 'node:https'
+import * as acme from 'acme-client'
 import type { Config } from '../config'
 import type { Logger } from '../shared'
+import type { Store } from '../store'
 import type { ChallengeStore } from './challenges'
 
 export interface IssuedCertificate {

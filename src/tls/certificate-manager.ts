@@ -6,10 +6,10 @@
  * CNAME, and in tls.mode = "acme" does the same for the API host and default domains.
  * One order at a time; one timer set to the next thing due.
  */
-import { toAsciiDomain, type DomainState } from '../domains'
+import { type DomainState, toAsciiDomain } from '../domains'
 import type { AcmeIssuer } from './acme'
+import { type CertStore, renewAt, type StoredCertificate } from './cert-store'
 import type { TlsDeps } from './tls'
-import { renewAt, type CertStore, type StoredCertificate } from './cert-store'
 
 const MAX_SLEEP_MS = 3600_000
 

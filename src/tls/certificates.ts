@@ -1,7 +1,7 @@
 /** The certificate the HTTPS listener starts with, per `tls.mode`. */
 import { readFileSync } from 'node:fs'
 import type { Config, Settings } from '../config'
-import { ensureSelfSigned, selfSignedNames, type CertPair } from './self-signed'
+import { type CertPair, ensureSelfSigned, selfSignedNames } from './self-signed'
 
 export async function loadServerCertificate(config: Config, settings: Settings): Promise<CertPair & { caFile?: string }> {
   if (config.tls.mode === 'files') {

@@ -12,9 +12,10 @@
  * old certificate list to some new connections for longer. The canonical certificate is first: clients without SNI, or naming a
  * host we have no certificate for, get it.
  */
-import type { ErrorLike, Server, TLSOptions } from 'bun'
+
 import { readFileSync } from 'node:fs'
-import { createCertificateManager, type CertificateManager } from './certificate-manager'
+import type { ErrorLike, Server, TLSOptions } from 'bun'
+import { type CertificateManager, createCertificateManager } from './certificate-manager'
 import type { CertPair } from './self-signed'
 import type { Tls } from './tls'
 
@@ -50,9 +51,7 @@ export function startHttpsListener(parts: Tls, opts: HttpsListenerOptions): Http
     const t = Date.now()
     // In acme mode our own names use their ACME certificates; otherwise the configured
     // certificate covers them and stored ones are only for custom domains.
-    const usable = certs
-      .all()
-      .filter((c) => c.notAfter > t && (domains.stateOf(c.name) !== null || (acmeMode && ownNames.has(c.name))))
+    const usable = certs.all().filter((c) => c.notAfter > t && (domains.stateOf(c.name) !== null || (acmeMode && ownNames.has(c.name))))
     const canonical = (acmeMode && usable.find((c) => c.name === settings.apiHost)) || opts.baseCert
     return [
       { serverName: settings.apiHost, cert: canonical.cert, key: canonical.key },

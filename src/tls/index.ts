@@ -1,5 +1,5 @@
 /** TLS: the server certificate (self-signed CA, files or ACME), per-domain certificates by SNI, ACME orders and renewals, the HTTPS listener. Other modules import this file only. */
 export { loadServerCertificate } from './certificates'
-export { startHttpsListener, type HttpsListener } from './https-listener'
-export { type CertPair } from './self-signed'
+export { type HttpsListener, startHttpsListener } from './https-listener'
+export type { CertPair } from './self-signed'
 export { createTls, type Tls } from './tls'

@@ -4,9 +4,10 @@
  * ECDSA P-256) and kept in `<dataDir>/tls`. The leaf is re-made when the names change
  * or it nears expiry; the CA is kept so a client that trusted it keeps trusting.
  */
-import * as x509 from '@peculiar/x509'
-import { existsSync, mkdirSync, readFileSync, writeFileSync, chmodSync } from 'node:fs'
+
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { isIP } from 'node:net'
+import * as x509 from '@peculiar/x509'
 
 x509.cryptoProvider.set(crypto)
 
@@ -34,7 +35,9 @@ async function importKeyPem(pem: string): Promise<CryptoKey> {
 }
 
 function serial(): string {
-  return Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString('hex').replace(/^[89a-f]/, '1')
+  return Buffer.from(crypto.getRandomValues(new Uint8Array(16)))
+    .toString('hex')
+    .replace(/^[89a-f]/, '1')
 }
 
 async function makeCa(): Promise<{ cert: x509.X509Certificate; keys: CryptoKeyPair }> {

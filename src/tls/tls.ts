@@ -7,9 +7,9 @@ import type { Config, Settings } from '../config'
 import type { DomainService } from '../domains'
 import type { Logger } from '../shared'
 import type { Store } from '../store'
-import { createAcmeIssuer, type AcmeIssuer } from './acme'
-import { createCertStore, type CertStore } from './cert-store'
-import { createChallengeStore, type ChallengeStore } from './challenges'
+import { type AcmeIssuer, createAcmeIssuer } from './acme'
+import { type CertStore, createCertStore } from './cert-store'
+import { type ChallengeStore, createChallengeStore } from './challenges'
 
 export interface TlsDeps {
   db: Store

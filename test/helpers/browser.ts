@@ -3,8 +3,9 @@
  * tests that must see what a visitor sees. Each page records console errors, page
  * errors and every request that leaves the allowed origins.
  */
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
+
 import { existsSync } from 'node:fs'
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core'
 
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 export const hasChromium = () => existsSync(CHROMIUM_PATH)

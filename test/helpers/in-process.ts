@@ -2,15 +2,20 @@
  * In-process API harness: the real app and migrations on an in-memory store, driven
  * through `handle(Request)`; no sockets. For API tests beside each module.
  */
+
+import { createApiApp } from '../../src/app'
 import { buildConfig } from '../../src/config/config.load'
 import { createDeps, type Deps } from '../../src/deps'
-import { createApiApp } from '../../src/app'
 import { createLogger } from '../../src/shared/log'
 
 export interface ApiHarness {
   deps: Deps
   keys: { admin: string; member: string; other: string; readonly: string }
-  call(method: string, path: string, opts?: { key?: string | null; json?: unknown; body?: BodyInit; headers?: Record<string, string>; ip?: string }): Promise<{ status: number; body: any; headers: Headers }>
+  call(
+    method: string,
+    path: string,
+    opts?: { key?: string | null; json?: unknown; body?: BodyInit; headers?: Record<string, string>; ip?: string },
+  ): Promise<{ status: number; body: any; headers: Headers }>
 }
 
 export function createHarness(toml: Record<string, unknown> = {}): ApiHarness {

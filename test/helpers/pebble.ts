@@ -66,13 +66,20 @@ export async function startPebble(opts: { httpPort: number; certValiditySeconds?
   const chall = Bun.spawn(
     [
       'pebble-challtestsrv',
-      '-defaultIPv4', '',
-      '-defaultIPv6', '',
-      '-http01', '',
-      '-https01', '',
-      '-tlsalpn01', '',
-      '-dns01', `127.0.0.1:${dnsPort}`,
-      '-management', `127.0.0.1:${challMgmtPort}`,
+      '-defaultIPv4',
+      '',
+      '-defaultIPv6',
+      '',
+      '-http01',
+      '',
+      '-https01',
+      '',
+      '-tlsalpn01',
+      '',
+      '-dns01',
+      `127.0.0.1:${dnsPort}`,
+      '-management',
+      `127.0.0.1:${challMgmtPort}`,
     ],
     { stdout: 'pipe', stderr: 'pipe' },
   )
@@ -98,8 +105,14 @@ export async function startPebble(opts: { httpPort: number; certValiditySeconds?
   const deadline = Date.now() + 15_000
   for (;;) {
     const ready = await Promise.all([
-      fetch(directory, { tls } as RequestInit).then((r) => r.ok, () => false),
-      fetch(`http://127.0.0.1:${challMgmtPort}/`, { method: 'POST' }).then(() => true, () => false),
+      fetch(directory, { tls } as RequestInit).then(
+        (r) => r.ok,
+        () => false,
+      ),
+      fetch(`http://127.0.0.1:${challMgmtPort}/`, { method: 'POST' }).then(
+        () => true,
+        () => false,
+      ),
     ])
     if (ready.every(Boolean)) break
     if (Date.now() > deadline || procs.some((p) => p.exitCode !== null)) {

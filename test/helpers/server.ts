@@ -3,7 +3,7 @@
  * SHORTLINK_BIN is set (CI), else `bun src/main.ts`; random free ports, a temp data
  * dir, real TLS verified against the server's own CA. Logs are printed on failure.
  */
-import { mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import type { Subprocess } from 'bun'
@@ -138,7 +138,10 @@ ${opts.toml ?? ''}`
     },
     async clicksFlushed() {
       sentinel ??= (async () => {
-        const r = await server.api('/links/link', { method: 'POST', json: { data: { url: 'https://flush-barrier.example/' }, linkOptions: { key: 'flush-barrier' } } })
+        const r = await server.api('/links/link', {
+          method: 'POST',
+          json: { data: { url: 'https://flush-barrier.example/' }, linkOptions: { key: 'flush-barrier' } },
+        })
         if (r.status !== 200) throw new Error(`flush barrier link: ${r.status} ${await r.text()}`)
         return { ...((await r.json()) as { id: string; shortLink: string }), visits: 0 }
       })()
