@@ -5,9 +5,9 @@
  */
 import { expect, test } from 'bun:test'
 import { createHarness } from '../test/helpers/in-process'
+import { seededRandom } from '../test/helpers/random'
 
-let seed = 7
-const rnd = () => (seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32
+const rnd = seededRandom(7)
 const pick = <T>(xs: T[]): T => xs[Math.floor(rnd() * xs.length)]!
 
 const WEIRD_STRINGS = [

@@ -3,10 +3,12 @@
  * size and content type) around one Elysia app holding every module's routes, with the
  * one error handler. Builds from deps; never listens.
  */
+
+import type { TSchema } from '@sinclair/typebox'
 import { Elysia, ValidationError } from 'elysia'
 import { assertMethodAllowed, authRoutes, type RequestContext, rateLimitHeaders, requestContextOf, setRequestContext } from './auth'
 import type { Deps } from './deps'
-import { docsRoutes, PUBLIC_DOC_PATHS } from './docs'
+import { type AnyElysia, docsRoutes, PUBLIC_DOC_PATHS } from './docs'
 import { domainRoutes } from './domains'
 import { fileRoutes } from './files'
 import { linkRoutes } from './links'
@@ -19,7 +21,7 @@ const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
 
 export interface ApiApp {
   handle(request: Request, clientIp: string): Promise<Response>
-  elysia: Elysia<any, any, any, any, any, any, any>
+  elysia: AnyElysia
 }
 
 export function createApiApp(deps: Deps): ApiApp {
@@ -154,7 +156,7 @@ function renderError(code: string | number, error: unknown, request: Request, ct
 }
 
 function validationMessage(error: unknown): string {
-  const e = error as { type?: string; valueError?: { path: string; message: string; schema: any; value: unknown }; message?: string }
+  const e = error as { type?: string; valueError?: { path: string; message: string; schema: TSchema; value: unknown }; message?: string }
   const where = e.type === 'params' ? 'path' : e.type === 'query' ? 'query' : 'body'
   const ve = e.valueError
   if (!ve) return `invalid ${where}`

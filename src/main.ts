@@ -80,7 +80,7 @@ async function serve(flags: Record<string, string>) {
   const cert = await loadServerCertificate(config, deps.settings)
   // Loaded before listening, so the first visits get their country like every other.
   await deps.geo.warm()
-  let server
+  let server: ReturnType<typeof startServer>
   try {
     server = startServer(deps, cert)
   } catch (e) {
@@ -156,7 +156,7 @@ function keysTable(keys: KeyRecord[]): string {
     ]),
   ]
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)))
-  return rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ')).join('\n') + '\n'
+  return `${rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ')).join('\n')}\n`
 }
 
 /** Longest stdin accepted for a password (the rule itself is checked by the user service). */
@@ -238,7 +238,7 @@ async function main(argv: string[]) {
         process.stdout.write(`revoked ${r.id}\n`)
         return
       }
-      die('usage: shortlink keys create --user ID --role admin|member|readonly [--name NAME] | keys list [--user ID] | keys revoke ID')
+      return die('usage: shortlink keys create --user ID --role admin|member|readonly [--name NAME] | keys list [--user ID] | keys revoke ID')
     }
     case 'users': {
       if (positional[0] === 'add' && positional[1]) {
@@ -256,7 +256,7 @@ async function main(argv: string[]) {
         process.stderr.write(`password set for ${user.id}\n`)
         return
       }
-      die('usage: shortlink users add ID | users passwd ID')
+      return die('usage: shortlink users add ID | users passwd ID')
     }
     case 'backup': {
       const target = positional[0]

@@ -526,7 +526,7 @@ const cliTools = CLI ? [Bun.which('zbarimg'), Bun.which('ZXingReader')] : []
 if (KEEP || cliTools.some(Boolean)) {
   dir = KEEP ?? mkdtempSync(join(tmpdir(), 'qr-corpus-'))
   mkdirSync(dir, { recursive: true })
-  corpus.forEach((s, i) => writeFileSync(join(dir, fileOf(s, i)), s.bytes))
+  for (const [i, s] of corpus.entries()) writeFileSync(join(dir, fileOf(s, i)), s.bytes)
 }
 function fileOf(s: Sample, i: number) {
   return `${String(i).padStart(3, '0')}-${s.category.replace(/[^a-z0-9]+/gi, '-')}.${s.kind === 'png' ? 'png' : 'jpg'}`

@@ -33,7 +33,10 @@ single.sort((a, b) => a - b)
 console.log(`one scan of a 3000 px JPEG (${(photo.length / 1024).toFixed(0)} KiB), end to end: median ${single[2]!.toFixed(0)} ms`)
 
 let burstDone = false
-const burst = Promise.all(Array.from({ length: scans }, scanOnce)).then((t) => ((burstDone = true), t))
+const burst = Promise.all(Array.from({ length: scans }, scanOnce)).then((t) => {
+  burstDone = true
+  return t
+})
 const latencies: number[] = []
 while (!burstDone) {
   const t = performance.now()

@@ -32,7 +32,10 @@ function weighted<T>(items: [T, number][]): () => T {
   const total = items.reduce((a, [, w]) => a + w, 0)
   const cdf: number[] = []
   let acc = 0
-  for (const [, w] of items) cdf.push((acc += w / total))
+  for (const [, w] of items) {
+    acc += w / total
+    cdf.push(acc)
+  }
   return () => {
     const r = rnd()
     let lo = 0

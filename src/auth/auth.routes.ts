@@ -49,7 +49,7 @@ export function authRoutes({ keys, users }: { keys: KeyService; users: UserServi
           summary: 'List API keys',
           description:
             "Admins see every key, members and readonly keys their own; never the secret. Newest first; revoked keys only with `includeRevoked=true`. The config file's adminKey is not a stored key and is not listed. `X-Total-Count` holds the number of matches before paging.",
-          parameters: queryParameters(ListKeysQuery) as any,
+          parameters: queryParameters(ListKeysQuery),
         },
       },
     )
@@ -77,7 +77,7 @@ export function authRoutes({ keys, users }: { keys: KeyService; users: UserServi
           tags: ['Keys and users'],
           summary: 'List users',
           description: 'Admin only. Deleted users are not listed; disabled ones are. Newest first; `X-Total-Count` holds the number before paging.',
-          parameters: queryParameters(ListUsersQuery) as any,
+          parameters: queryParameters(ListUsersQuery),
         },
       },
     )

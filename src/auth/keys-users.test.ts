@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { createHarness } from '../../test/helpers/in-process'
+import { seededRandom } from '../../test/helpers/random'
 import { createAuthService } from './auth.service'
 import { createAuthStore } from './auth.store'
 
@@ -312,8 +313,7 @@ describe('malformed input', () => {
     const h = createHarness()
     const strings = ['', ' ', 'a'.repeat(5000), '../x', '%00', '\u0000', '💥', 'usr_', 'usr_admin', 'admin', 'key_x', 'null', '-1']
     const values: unknown[] = [null, true, false, 0, -1, 1.5, [], {}, [null], ...strings]
-    let seed = 11
-    const rnd = () => (seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32
+    const rnd = seededRandom(11)
     const pick = <T>(xs: T[]): T => xs[Math.floor(rnd() * xs.length)]!
     const fields = ['userId', 'role', 'name', 'id', 'password', 'disabled', 'key', pick(strings)]
     const failures: string[] = []

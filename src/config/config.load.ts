@@ -6,7 +6,7 @@
 import { existsSync, readFileSync } from 'node:fs'
 import type { TObject, TSchema } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
-import { describeRule } from '../shared'
+import { type AnySchema, describeRule } from '../shared'
 import { Config } from './config.schema'
 
 export class ConfigError extends Error {
@@ -76,7 +76,7 @@ export function buildConfig(raw: Record<string, unknown>, env: Record<string, st
       }
       if (!Value.Check(keySchema, value)) {
         const err = Value.Errors(keySchema, value).First()
-        const rule = err ? describeRule(err.schema as any, err.message) : 'invalid'
+        const rule = err ? describeRule(err.schema as AnySchema, err.message) : 'invalid'
         const got = (keySchema as { 'x-secret'?: boolean })['x-secret']
           ? `a secret value of ${String(value).length} characters, not shown`
           : JSON.stringify(value)
@@ -91,8 +91,8 @@ export function buildConfig(raw: Record<string, unknown>, env: Record<string, st
   return withDefaults as Config
 }
 
-function typeName(schema: TSchema & Record<string, any>): string {
-  if (schema.anyOf) return schema.anyOf.map((s: any) => JSON.stringify(s.const)).join(' | ')
+function typeName(schema: AnySchema): string {
+  if (schema.anyOf) return schema.anyOf.map((s: AnySchema) => JSON.stringify(s.const)).join(' | ')
   if (schema.type === 'array') return `list of ${schema.items.type}`
   return schema.type
 }
@@ -112,12 +112,12 @@ function applyEnv(merged: Record<string, Record<string, unknown>>, env: Record<s
       problems.push(`${name}: unknown key ${sectionName}.${rest.slice(sep + 1).toLowerCase()}`)
       continue
     }
-    const keySchema = schema.properties[keyName] as TSchema & Record<string, any>
+    const keySchema = schema.properties[keyName] as AnySchema
     merged[sectionName] = { ...(merged[sectionName] ?? {}), [keyName]: coerceEnv(keySchema, value) }
   }
 }
 
-function coerceEnv(schema: TSchema & Record<string, any>, value: string): unknown {
+function coerceEnv(schema: AnySchema, value: string): unknown {
   if (schema.type === 'integer' || schema.type === 'number') return value.trim() === '' ? value : Number.isFinite(Number(value)) ? Number(value) : value
   if (schema.type === 'boolean') return value === 'true' || value === '1' ? true : value === 'false' || value === '0' ? false : value
   if (schema.type === 'array') {

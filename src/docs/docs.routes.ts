@@ -45,12 +45,17 @@ then the visitor's query fills parameters the target lacks and the link's utm va
 \`?qr=1\` marks a scan and is dropped. Other bots are redirected and not counted. A click reaches \`clicks\` and the
 statistics within about a second (one flush window); a crash loses at most that window.`
 
-export function docsRoutes(settings: Pick<Settings, 'apiPrefix' | 'baseUrl'>, api: Elysia<any, any, any, any, any, any, any>) {
+/** The API app whatever its routes: Elysia's type parameters describe them, which the docs do not need. */
+// biome-ignore lint/suspicious/noExplicitAny: any route set
+export type AnyElysia = Elysia<any, any, any, any, any, any, any>
+
+export function docsRoutes(settings: Pick<Settings, 'apiPrefix' | 'baseUrl'>, api: AnyElysia) {
   const prefix = settings.apiPrefix
   let cached: string | null = null
 
   const document = () => {
     if (cached) return cached
+    // biome-ignore lint/suspicious/noExplicitAny: toOpenAPISchema's parameter is typed for a fresh Elysia instance
     const generated = toOpenAPISchema(api as any, { staticFile: true }, undefined, undefined, '3.1.0')
     const paths: Record<string, unknown> = {}
     for (const [path, item] of Object.entries(generated.paths ?? {})) {

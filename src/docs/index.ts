@@ -1,3 +1,3 @@
 /** The OpenAPI document and Swagger UI, and the error responses every route documents. Other modules import this file only. */
-export { docsRoutes, PUBLIC_DOC_PATHS } from './docs.routes'
+export { type AnyElysia, docsRoutes, PUBLIC_DOC_PATHS } from './docs.routes'
 export { errorResponses } from './docs.schema'

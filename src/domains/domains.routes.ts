@@ -37,7 +37,7 @@ export function domainRoutes({ domains }: { domains: DomainService }) {
           summary: 'List domains',
           description:
             'Default short domains (`isDefault`, always valid and active) and custom domains; every user sees all of them. Archived domains only with `includeArchived=true`. `X-Total-Count` holds the number of matches before paging.',
-          parameters: queryParameters(ListDomainsQuery) as any,
+          parameters: queryParameters(ListDomainsQuery),
         },
       },
     )

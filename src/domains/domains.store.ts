@@ -107,7 +107,10 @@ export function createDomainStore(db: Store) {
       updateSettings.run(s.destination, s.notFoundUrl, s.expiredUrl, s.assetLinks, s.appleAppSiteAssociation, s.archived ? 1 : 0, now, slug),
     updateCname: (slug: string, c: CnameState) => updateCname.run(c.cnameStatus, c.cnameDetail, c.cnameCheckedAt, c.cnameAttempts, c.cnameNextAt, slug),
     updateSsl: (slug: string, s: SslState) => updateSsl.run(s.sslStatus, s.sslError, s.sslAttempts, s.sslNextAt, slug),
-    remove: (slug: string) => (dropClicks.run(slug), remove.run(slug).changes > 0),
+    remove(slug: string): boolean {
+      dropClicks.run(slug)
+      return remove.run(slug).changes > 0
+    },
     clicksOf: (slug: string) => clicksOf.get(slug)?.clicks ?? 0,
     addClicks: db.transaction((byDomain: Map<string, number>) => {
       for (const [slug, n] of byDomain) addClicks.run(slug, n)

@@ -52,7 +52,7 @@ export function fileRoutes({ files, maxBytes }: { files: FileService; maxBytes: 
             required: true,
             content: { 'multipart/form-data': { schema: { ...UploadFileBody, required: ['file'] } } },
           },
-        } as any,
+        },
       },
     )
     .get(
@@ -70,7 +70,7 @@ export function fileRoutes({ files, maxBytes }: { files: FileService; maxBytes: 
           summary: 'List files',
           description:
             "Members see their own files, admins everyone's; archived files only with `includeArchived`. `X-Total-Count` holds the number of matches before paging.",
-          parameters: queryParameters(ListFilesQuery) as any,
+          parameters: queryParameters(ListFilesQuery),
         },
       },
     )
@@ -95,14 +95,14 @@ export function fileRoutes({ files, maxBytes }: { files: FileService; maxBytes: 
             'answers 206 with Content-Range; a range that starts past the end, is reversed or malformed answers 416 with ' +
             '`Content-Range: bytes */<size>`; several ranges at once get the whole file (200). `download=true` sets ' +
             'Content-Disposition: attachment. SVG is served with a sandboxing Content-Security-Policy.',
-          parameters: queryParameters(ContentQuery) as any,
+          parameters: queryParameters(ContentQuery),
           responses: {
             200: { description: 'The bytes.' },
             206: { description: 'The requested byte range.' },
             304: { description: 'Not modified.' },
             416: { description: 'Range not satisfiable.' },
           },
-        } as any,
+        },
       },
     )
     .patch('/files/:id', ({ params, body, request }) => files.update(callerOf(request), params.id, body), {

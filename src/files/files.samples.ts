@@ -13,7 +13,10 @@ const concat = (...parts: (Uint8Array | number[] | string)[]) => {
   const arrays = parts.map((p) => (typeof p === 'string' ? enc.encode(p) : p instanceof Uint8Array ? p : Uint8Array.from(p)))
   const out = new Uint8Array(arrays.reduce((n, a) => n + a.length, 0))
   let at = 0
-  for (const a of arrays) out.set(a, at), (at += a.length)
+  for (const a of arrays) {
+    out.set(a, at)
+    at += a.length
+  }
   return out
 }
 const u32be = (n: number) => [(n >>> 24) & 255, (n >>> 16) & 255, (n >>> 8) & 255, n & 255]

@@ -25,6 +25,7 @@ export interface ListFilesInput {
 }
 
 const EXTENSION_ALIASES: Record<string, string> = { jpeg: 'jpg', jpe: 'jpg', svgz: 'svg', oga: 'ogg', wave: 'wav', mpeg: 'mp3', m4v: 'mp4' }
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point (names must not carry them)
 const CONTROL_CHARS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/
 
 /** Display name from an upload: the last path segment, trimmed, at most 255 characters. */

@@ -216,8 +216,8 @@ describe('files API in process', () => {
       ['pageSize=0', 'pageSize'],
       ['pageSize=101', 'pageSize'],
       ['sortBy=size', 'sortBy'],
-      ['extension=' + 'x'.repeat(21), 'extension'],
-      ['search=' + 'x'.repeat(201), 'search'],
+      [`extension=${'x'.repeat(21)}`, 'extension'],
+      [`search=${'x'.repeat(201)}`, 'search'],
       ['page=0', 'page'],
     ]) {
       const r = await h.call('GET', `/files?${q}`, { key: h.keys.member })

@@ -34,6 +34,7 @@ type GeoRecord = {
 
 export function createGeoIp(databasePath: string) {
   // mmdb-lib types its records as MaxMind responses; both layouts are read as GeoRecord.
+  // biome-ignore lint/suspicious/noExplicitAny: the record layout differs between DB-IP and MaxMind files
   let reader: Reader<any> | null = null
   let loading: Promise<void> | null = null
   // Bounded: every client address is a new entry (IPv6 gives one subscriber 2^64 of them).
@@ -41,6 +42,7 @@ export function createGeoIp(databasePath: string) {
 
   async function load() {
     const bytes = Buffer.from(await Bun.file(databasePath || bundledCountryDb).arrayBuffer())
+    // biome-ignore lint/suspicious/noExplicitAny: as above
     reader = new Reader<any>(bytes)
   }
 

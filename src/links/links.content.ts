@@ -8,6 +8,8 @@ import { assertValid, normaliseUrl, parameterError } from '../shared'
 import { DATA_BY_TYPE, DeviceTargets, HOSTED_TYPES, type LinkType, TARGET_ITEM_SCHEMA, type Targeting } from './links.schema'
 
 export { normaliseUrl } from '../shared'
+/** A link's `data` as checked against its type's variant (the schemas say which fields each has). */
+// biome-ignore lint/suspicious/noExplicitAny: sixteen variants, read field by field after validation
 export type LinkDataValue = Record<string, any>
 
 /** Validates `data` against the variant of `type` and normalises its URLs. */
@@ -140,7 +142,7 @@ export function checkTargeting(
   targetDatas.forEach((raw: unknown, i: number) => {
     const field = `linkOptions.Targeting.targetDatas.${i}`
     assertValid(schema, raw, field)
-    const item = raw as Record<string, any>
+    const item = raw as LinkDataValue
     item.url = normaliseUrl(item.url, `${field}.url`)
     if (targetType === 'number' && item.to < item.from) throw parameterError(`'${field}.to' must be ≥ from`)
     if (targetType === 'time') {

@@ -214,7 +214,14 @@ export function createLinkService(deps: LinkServiceDeps) {
       const rows = ids.map((id) => store.getById(id)).filter((r): r is LinkRow => r !== null && r.deleted_at === null)
       for (const r of rows) if (!canAccessOwnedBy(caller, r.user_id)) throw forbidden(`link ${r.id} belongs to another user`)
       const now = clock()
-      const deleted = store.transaction(() => rows.filter((r) => store.softDelete(r.seq, now) && (store.unindexSearch(r.seq), true)).length)
+      const deleted = store.transaction(
+        () =>
+          rows.filter((r) => {
+            if (!store.softDelete(r.seq, now)) return false
+            store.unindexSearch(r.seq)
+            return true
+          }).length,
+      )
       for (const r of rows) emit(r)
       return { deletedCount: deleted }
     },

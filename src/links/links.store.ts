@@ -97,8 +97,14 @@ export function createLinkStore(db: Store) {
         for (const dk of f.domainKeys) args.push(dk.domain, dk.key)
       }
     }
-    if (f.domain) parts.push(`${p}l.domain = ?`), args.push(f.domain.toLowerCase())
-    if (f.linkType) parts.push(`${p}l.link_type = ?`), args.push(f.linkType)
+    if (f.domain) {
+      parts.push(`${p}l.domain = ?`)
+      args.push(f.domain.toLowerCase())
+    }
+    if (f.linkType) {
+      parts.push(`${p}l.link_type = ?`)
+      args.push(f.linkType)
+    }
     if (f.tagIds?.length) {
       parts.push(`${p}l.seq IN (SELECT link_seq FROM link_tags WHERE tag_id IN (${f.tagIds.map(() => '?').join(',')}))`)
       args.push(...f.tagIds)
@@ -170,7 +176,7 @@ export function createLinkStore(db: Store) {
     softDelete: (seq: number, now: number) => softDelete.run(now, now, seq).changes > 0,
     setTags(seq: number, tagIds: string[]) {
       clearTags.run(seq)
-      tagIds.forEach((tag, i) => addTag.run(tag, seq, i))
+      for (const [i, tag] of tagIds.entries()) addTag.run(tag, seq, i)
     },
     tagsOf(seqs: number[]): Map<number, string[]> {
       const out = new Map<number, string[]>()

@@ -104,8 +104,10 @@ export function createLinkRules(deps: LinkRulesDeps) {
     const out: PreparedOptions = {}
     if (o.comment !== undefined) out.comments = o.comment
     if (o.expiration !== undefined) {
-      if (o.expiration === null) (out.expiration = null), (out.expiresAt = null)
-      else {
+      if (o.expiration === null) {
+        out.expiration = null
+        out.expiresAt = null
+      } else {
         const at = Date.parse(o.expiration.time)
         if (!(at > now)) throw parameterError(`'linkOptions.expiration.time' must be in the future`)
         out.expiration = { time: new Date(at).toISOString(), url: normaliseUrl(o.expiration.url, 'linkOptions.expiration.url', 3) }

@@ -45,7 +45,10 @@ export function formatBytes(n: number): string {
   const units = ['KB', 'MB', 'GB']
   let v = n / 1024
   let i = 0
-  while (v >= 1024 && i < units.length - 1) (v /= 1024), i++
+  while (v >= 1024 && i < units.length - 1) {
+    v /= 1024
+    i++
+  }
   return `${v >= 10 ? Math.round(v) : v.toFixed(1)} ${units[i]}`
 }
 

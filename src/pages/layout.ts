@@ -27,7 +27,10 @@ const hashOf = (script: string) => `'sha256-${createHash('sha256').update(script
 const hashCache = new Map<string, string>()
 const cspHash = (script: string) => {
   let h = hashCache.get(script)
-  if (!h) hashCache.set(script, (h = hashOf(script)))
+  if (!h) {
+    h = hashOf(script)
+    hashCache.set(script, h)
+  }
   return h
 }
 

@@ -15,6 +15,7 @@ export interface PreviewData {
 export interface LandingLink {
   linkType: string
   /** The link's `data` as stored (contract: data per type). */
+  // biome-ignore lint/suspicious/noExplicitAny: sixteen variants (contract: data per type), read field by field
   data: Record<string, any>
   previewData?: PreviewData | null
   option?: ContentOption | null

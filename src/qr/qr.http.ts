@@ -14,7 +14,7 @@ export function imageResponse(request: Request, r: RenderedQr, format: ImageForm
   const headers: Record<string, string> = { etag: format === 'base64' ? `"b${r.etag.slice(1)}` : r.etag, 'cache-control': 'private, max-age=300' }
   if (r.repairs.length) headers['x-qr-repaired'] = r.repairs.join(', ')
   const match = request.headers.get('if-none-match')
-  if (match && match.split(',').some((t) => t.trim().replace(/^W\//, '') === headers.etag)) return new Response(null, { status: 304, headers })
+  if (match?.split(',').some((t) => t.trim().replace(/^W\//, '') === headers.etag)) return new Response(null, { status: 304, headers })
   if (format === 'base64') {
     const image = `data:image/png;base64,${Buffer.from(r.body).toString('base64')}`
     return Response.json({ image }, { headers })

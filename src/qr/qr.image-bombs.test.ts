@@ -120,7 +120,10 @@ describe('logos and frames', () => {
     spy = Bun.serve({
       port: 0,
       hostname: '127.0.0.1',
-      fetch: async () => (spyRequests++, new Response((await pngOf(red)) as BodyInit, { headers: { 'content-type': 'image/png' } })),
+      fetch: async () => {
+        spyRequests++
+        return new Response((await pngOf(red)) as BodyInit, { headers: { 'content-type': 'image/png' } })
+      },
     })
     const logo = (inner: string) => ({
       body: `<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="300" height="300"><rect width="300" height="300" fill="#ffffff"/>${inner}</svg>`,

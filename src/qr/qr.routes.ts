@@ -58,7 +58,7 @@ export function qrRoutes({ qr, links, templates }: QrRouteDeps) {
             'Every image is decoded in-process (ZXing and ZBar) before it is served. ' +
             "Uploaded files (`fil_…`) the design names are drawn only while they are live, not archived, and belong to the design's owner (the link's, or the template's with `templateId`; an admin's designs may draw any file); otherwise the code is served without them (`X-QR-Repaired: logo-unavailable` / `frame-unavailable`). " +
             QR_HEADERS_DOC,
-          parameters: queryParameters(QrImageQuery) as any,
+          parameters: queryParameters(QrImageQuery),
           responses: {
             200: {
               description: 'The image',

@@ -328,7 +328,10 @@ function eyeBall(style: EyeBallStyle, x: number, y: number): string {
 export function escapeXml(s: string): string {
   // Characters XML 1.0 cannot carry at all (control characters, lone surrogates, U+FFFE/F) are
   // dropped: the schema refuses them, and a stored text must never make a code unrenderable.
-  return s
-    .replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '')
-    .replace(/[<>&"']/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;', "'": '&apos;' })[c]!)
+  return (
+    s
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: dropping the characters XML cannot carry is the point
+      .replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '')
+      .replace(/[<>&"']/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;', "'": '&apos;' })[c]!)
+  )
 }

@@ -300,7 +300,10 @@ describe('scan', () => {
     const origin = Bun.serve({
       port: 0,
       hostname: '127.0.0.1',
-      fetch: (r) => (hosts.push(r.headers.get('host') ?? ''), new Response(png as BodyInit, { headers: { 'content-type': 'image/png' } })),
+      fetch: (r) => {
+        hosts.push(r.headers.get('host') ?? '')
+        return new Response(png as BodyInit, { headers: { 'content-type': 'image/png' } })
+      },
     })
     try {
       // The first answer is checked and used; a later one (rebinding to 10/8) would be refused.

@@ -74,7 +74,8 @@ export function createWorkerPool<In, Out>(opts: WorkerPoolOptions) {
     if (running) return
     const job = queue.shift()
     if (!job) return
-    const on = (worker ??= start())
+    worker ??= start()
+    const on = worker
     const timer = setTimeout(() => {
       stopWorker()
       settle(job, { error: new Error(`${opts.doing} took longer than ${opts.timeoutMs / 1000} s`) })

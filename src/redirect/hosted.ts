@@ -6,7 +6,7 @@
 
 import type { FileService } from '../files'
 import type { LinkRow, LinkService } from '../links'
-import { NOT_FOUND_PAGE, renderLandingPage, type VisitorOs } from '../pages'
+import { type LandingLink, NOT_FOUND_PAGE, renderLandingPage, type VisitorOs } from '../pages'
 
 export function hostedFilePath(key: string, fileId: string): string {
   return `/${encodeURIComponent(key)}/file/${encodeURIComponent(fileId)}`
@@ -18,7 +18,7 @@ export function renderHostedPage(deps: { links: Pick<LinkService, 'toRecord'>; f
   const html = renderLandingPage(
     {
       linkType: record.linkType,
-      data: record.data as Record<string, any>,
+      data: record.data as LandingLink['data'],
       previewData: record.previewData,
       option: record.option,
       shortLink: record.shortLink,

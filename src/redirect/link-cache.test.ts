@@ -5,12 +5,18 @@ test('hits skip the loader; invalidation reloads; misses are cached with a TTL a
   let loads = 0
   let t = 0
   const store = new Map([['d/a', 'A']])
-  const cache = createLinkCache<string>((d, k) => (loads++, store.get(`${d}/${k}`) ?? null), {
-    maxKeyLength: 190,
-    negativeMax: 2,
-    negativeTtlMs: 1000,
-    now: () => t,
-  })
+  const cache = createLinkCache<string>(
+    (d, k) => {
+      loads++
+      return store.get(`${d}/${k}`) ?? null
+    },
+    {
+      maxKeyLength: 190,
+      negativeMax: 2,
+      negativeTtlMs: 1000,
+      now: () => t,
+    },
+  )
   expect(cache.get('d', 'a')).toBe('A')
   expect(cache.get('d', 'a')).toBe('A')
   expect(loads).toBe(1)
@@ -33,7 +39,13 @@ test('hits skip the loader; invalidation reloads; misses are cached with a TTL a
 
 test('a key longer than any link key is not found, without a lookup and without being remembered', () => {
   let loads = 0
-  const cache = createLinkCache<string>(() => (loads++, null), { maxKeyLength: 190 })
+  const cache = createLinkCache<string>(
+    () => {
+      loads++
+      return null
+    },
+    { maxKeyLength: 190 },
+  )
   expect(cache.get('d', 'k'.repeat(16 * 1024))).toBeNull()
   expect(cache.get('d', 'k'.repeat(191))).toBeNull()
   expect(loads).toBe(0)

@@ -77,7 +77,10 @@ export function createPasswordGate(secret: Buffer, now: () => number = Date.now)
   /** Adds one to a window counter (a new window once the last one ended). */
   const bump = (map: LruCache<Window>, key: string, t: number): Window => {
     const w = map.get(key)
-    if (w && t - w.since < windowMs) return (w.count++, w)
+    if (w && t - w.since < windowMs) {
+      w.count++
+      return w
+    }
     const fresh = { count: 1, since: t }
     map.set(key, fresh)
     return fresh

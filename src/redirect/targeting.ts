@@ -14,6 +14,7 @@ export interface TargetContext {
 
 export interface Targeting {
   targetType: string
+  // biome-ignore lint/suspicious/noExplicitAny: validated per targetType on write (links), read by the case below
   targetDatas: any
 }
 

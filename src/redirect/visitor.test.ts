@@ -53,7 +53,7 @@ test('a long User-Agent is read up to 512 characters and kept only that long', (
   expect(v).toMatchObject({ os: 'IOS', browser: 'Safari', device: 'Mobile', isBot: false })
   expect(visitorCache.bytes - before).toBeLessThan(2 * MAX_USER_AGENT_LENGTH + 1024)
   // The same first 512 characters are the same visitor.
-  expect(parseVisitor(long.slice(0, MAX_USER_AGENT_LENGTH) + 'other tail').id).toBe(v.id)
+  expect(parseVisitor(`${long.slice(0, MAX_USER_AGENT_LENGTH)}other tail`).id).toBe(v.id)
 })
 
 test('random long User-Agents keep the parsed-visitor cache within its byte cap', () => {

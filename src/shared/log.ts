@@ -9,7 +9,7 @@ export interface Logger {
 export function createLogger(quiet = false): Logger {
   const write = (level: string, msg: string, fields?: LogFields) => {
     if (quiet && level === 'info') return
-    process.stderr.write(JSON.stringify({ time: new Date().toISOString(), level, msg, ...fields }) + '\n')
+    process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), level, msg, ...fields })}\n`)
   }
   return {
     info: (m, f) => write('info', m, f),

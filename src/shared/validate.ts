@@ -8,9 +8,12 @@
 import { Kind, type Static, type StringOptions, type TObject, type TSchema, Type as t } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import './formats'
+import type { DocumentDecoration } from 'elysia'
 import { parameterError } from './errors'
 
-type AnySchema = TSchema & Record<string, any>
+/** A JSON schema with its keywords (minLength, anyOf, x-rule …) readable: they are open-ended. */
+// biome-ignore lint/suspicious/noExplicitAny: schema keywords are open-ended JSON
+export type AnySchema = TSchema & Record<string, any>
 
 /**
  * Text without control characters (C0, DEL, C1). They have no business in names, searches
@@ -136,7 +139,10 @@ function coerceScalar(schema: AnySchema, v: string): unknown {
 }
 
 /** OpenAPI query parameters from the same schema that validates them. */
-export function queryParameters(schema: TObject): object[] {
+/** Elysia's `detail.parameters`: OpenAPI parameter objects. */
+export type QueryParameters = NonNullable<DocumentDecoration['parameters']>
+
+export function queryParameters(schema: TObject): QueryParameters {
   const required = new Set(schema.required ?? [])
   return Object.entries(schema.properties).map(([name, prop]) => {
     const p = prop as AnySchema
@@ -146,7 +152,8 @@ export function queryParameters(schema: TObject): object[] {
       in: 'query',
       required: required.has(name),
       description: p.description,
-      schema: plain,
+      // A TypeBox schema is a JSON schema: the OpenAPI 3.1 document takes it as it is.
+      schema: plain as QueryParameters[number] extends { schema?: infer S } ? S : never,
       ...(isArraySchema(p) ? { style: 'form', explode: true } : {}),
     }
   })

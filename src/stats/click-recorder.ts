@@ -74,9 +74,13 @@ function workerSink(path: string): RowSink {
       const m = ev.data
       if (m.type === 'opened') resolve()
       else if (m.type === 'open-failed') reject(new Error(m.error))
-      else if (m.type === 'written') waiting.get(m.id)?.resolve(), waiting.delete(m.id)
-      else if (m.type === 'failed') waiting.get(m.id)?.reject(new Error(m.error)), waiting.delete(m.id)
-      else if (m.type === 'closed') closed?.()
+      else if (m.type === 'written') {
+        waiting.get(m.id)?.resolve()
+        waiting.delete(m.id)
+      } else if (m.type === 'failed') {
+        waiting.get(m.id)?.reject(new Error(m.error))
+        waiting.delete(m.id)
+      } else if (m.type === 'closed') closed?.()
     }
   })
   worker.postMessage({ type: 'open', path })
@@ -151,7 +155,10 @@ export function createClickRecorder(
   function written(rows: ClickEvent[]) {
     const byDomain = new Map<string, number>()
     let visits = 0
-    for (const r of rows) byDomain.set(r.domain, (byDomain.get(r.domain) ?? 0) + r.n), (visits += r.n)
+    for (const r of rows) {
+      byDomain.set(r.domain, (byDomain.get(r.domain) ?? 0) + r.n)
+      visits += r.n
+    }
     for (const hook of afterFlush) {
       try {
         hook({ visits, byDomain })
@@ -203,7 +210,10 @@ export function createClickRecorder(
     entry.done = sinkOf()
       .write(entry.rows)
       .then(
-        () => (release(), written(entry.rows)),
+        () => {
+          release()
+          written(entry.rows)
+        },
         (e) => {
           // Keep them for the next attempt (e.g. the store was busy); never fail a redirect.
           release()

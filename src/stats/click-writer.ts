@@ -86,8 +86,10 @@ export function createEventWriter(db: Database, options: EventWriterOptions = {}
         e.n,
       )
       const agg = perLink.get(e.linkSeq)
-      if (agg) (agg.n += e.n), (agg.last = Math.max(agg.last, e.at))
-      else perLink.set(e.linkSeq, { n: e.n, last: e.at })
+      if (agg) {
+        agg.n += e.n
+        agg.last = Math.max(agg.last, e.at)
+      } else perLink.set(e.linkSeq, { n: e.n, last: e.at })
     }
     const promoted: number[] = []
     for (const [seq, { n, last }] of perLink) {

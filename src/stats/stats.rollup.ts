@@ -56,7 +56,7 @@ const SEP = '\x1f'
 const countryPart = (country: string | null) => (country && country.length === 2 ? country : '--')
 
 /** The stored rollup value of an event for a dimension (null → ''); a dimension's output key is its ClickEvent field. */
-function valueOf(dim: number, e: ClickEvent): string {
+function dimValueOf(dim: number, e: ClickEvent): string {
   if (dim === TOTAL) return ''
   if (dim === 2) return countryPart(e.country) + (e.region ?? '')
   if (dim === 3) return countryPart(e.country) + (e.region ?? '') + SEP + (e.city ?? '')
@@ -150,14 +150,19 @@ export function rollupDeltas(events: ClickEvent[], links: LinkScopes): RollupDel
     // The kind is part of the key: a busy link's dimension rows share its scope with its totals.
     const gk = `${table}|${kind}|${scope}|${t}`
     let byDim = groups.get(gk)
-    if (!byDim) groups.set(gk, (byDim = dims.map(() => new Map())))
+    if (!byDim) {
+      byDim = dims.map(() => new Map())
+      groups.set(gk, byDim)
+    }
     for (let i = 0; i < dims.length; i++) {
       const dim = dims[i]!
-      const value = valueOf(dim, e)
+      const value = dimValueOf(dim, e)
       const g = byDim[i]!
       const row = g.get(value)
-      if (row) (row.clicks += e.n), (row.scans += scans)
-      else g.set(value, { table, scope, dim, t, value, clicks: e.n, scans })
+      if (row) {
+        row.clicks += e.n
+        row.scans += scans
+      } else g.set(value, { table, scope, dim, t, value, clicks: e.n, scans })
     }
   }
   for (const e of events) {

@@ -27,7 +27,7 @@ export function statsRoutes({ stats }: { stats: StatsService }) {
           '`qr=true` counts scans only, `qr=false` clicks that are not scans. Clicks of links deleted later still count.',
           "A member naming another user's link (linkId, linkIds, url) or tag gets 403.",
         ].join(' '),
-        parameters: queryParameters(StatisticsQuery) as any,
+        parameters: queryParameters(StatisticsQuery),
       },
     },
   )

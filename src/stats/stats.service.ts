@@ -121,7 +121,10 @@ export function createStatsService(deps: { store: StatsStore; settings: Settings
     for (const read of plan.reads)
       for (const r of store.readRows(readSql(plan, read, false))) {
         let target = sums.get(r.k)
-        if (!target) sums.set(r.k, (target = { c: 0, s: 0 }))
+        if (!target) {
+          target = { c: 0, s: 0 }
+          sums.set(r.k, target)
+        }
         target.c += r.c
         target.s += r.s
       }

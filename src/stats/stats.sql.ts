@@ -19,11 +19,26 @@ export const RAW_UNIT_MS = 900_000
 export function linkSetSql(links: LinkSet): Statement {
   const where: string[] = []
   const args: SqlArg[] = []
-  if (links.seqs) where.push(`l.seq IN (${links.seqs.map(() => '?').join(',')})`), args.push(...links.seqs)
-  if (links.urlSeq !== undefined) where.push('l.seq = ?'), args.push(links.urlSeq)
-  if (links.domain !== undefined) where.push('l.domain = ?'), args.push(links.domain)
-  if (links.linkType !== undefined) where.push('l.link_type = ?'), args.push(links.linkType)
-  if (links.destination !== undefined) where.push('l.destination = ?'), args.push(links.destination)
+  if (links.seqs) {
+    where.push(`l.seq IN (${links.seqs.map(() => '?').join(',')})`)
+    args.push(...links.seqs)
+  }
+  if (links.urlSeq !== undefined) {
+    where.push('l.seq = ?')
+    args.push(links.urlSeq)
+  }
+  if (links.domain !== undefined) {
+    where.push('l.domain = ?')
+    args.push(links.domain)
+  }
+  if (links.linkType !== undefined) {
+    where.push('l.link_type = ?')
+    args.push(links.linkType)
+  }
+  if (links.destination !== undefined) {
+    where.push('l.destination = ?')
+    args.push(links.destination)
+  }
   if (links.tagIds) {
     where.push(`l.seq IN (SELECT link_seq FROM link_tags WHERE tag_id IN (${links.tagIds.map(() => '?').join(',')}))`)
     args.push(...links.tagIds)
@@ -35,7 +50,10 @@ export function linkSetSql(links: LinkSet): Statement {
     args.push(...names)
     if (ownerId !== null) args.push(ownerId)
   }
-  if (links.ownerId !== undefined) where.push('l.user_id = ?'), args.push(links.ownerId)
+  if (links.ownerId !== undefined) {
+    where.push('l.user_id = ?')
+    args.push(links.ownerId)
+  }
   return { sql: `SELECT l.seq FROM links l${where.length ? ` WHERE ${where.join(' AND ')}` : ''}`, args }
 }
 
@@ -81,8 +99,10 @@ export function rollupSql(level: Level, scope: Scope, read: DimRead, fromUnit: n
   let from = level.table
   let where: string
   if (scope.kind === 'all') where = 'scope = 0'
-  else if (scope.kind === 'group') (where = 'scope = ?'), args.push(-(scope.num ?? 0))
-  else {
+  else if (scope.kind === 'group') {
+    where = 'scope = ?'
+    args.push(-(scope.num ?? 0))
+  } else {
     // Many links: the partial index in time order, links checked against the set.
     if (scope.wide && dim === 0) from += ` INDEXED BY ${level.table}_links`
     if (scope.everyLink) where = 'scope > 0'
@@ -95,7 +115,10 @@ export function rollupSql(level: Level, scope: Scope, read: DimRead, fromUnit: n
   // dim is inlined (a small integer of ours) so the partial indexes' `dim = 0` can be proven.
   where += ` AND dim = ${Math.trunc(dim)} AND t >= ? AND t < ?`
   args.push(fromUnit, toUnit)
-  for (const c of read.conds) (where += ` AND ${c.expr} IN (${c.values.map(() => '?').join(',')})`), args.push(...c.values)
+  for (const c of read.conds) {
+    where += ` AND ${c.expr} IN (${c.values.map(() => '?').join(',')})`
+    args.push(...c.values)
+  }
   const keyCol = key === 'value' ? read.keyExpr! : key === 'link' ? 'scope' : 'NULL'
   const group = [byTime ? 'u' : '', key !== 'none' ? 'k' : ''].filter(Boolean)
   return {
@@ -125,7 +148,10 @@ export function rawSql(
   const timeIndex = scope.kind === 'all' || (scope.kind === 'link' && scope.wide) || to - from <= DAY
   let where = `at >= ? AND at < ?${timeIndex ? sc.sql.replace(' AND link_seq', ' AND +link_seq') : sc.sql}`
   const args: SqlArg[] = [from, to, ...sc.args]
-  for (const [col, vals] of filters) (where += ` AND ${col} IN (${vals.map(() => '?').join(',')})`), args.push(...vals)
+  for (const [col, vals] of filters) {
+    where += ` AND ${col} IN (${vals.map(() => '?').join(',')})`
+    args.push(...vals)
+  }
   const keyCol = key === 'value' ? keyColumn! : key === 'link' ? 'link_seq' : 'NULL'
   const unit = byTime ? `at / ${RAW_UNIT_MS}` : '0'
   const group = [byTime ? 'u' : '', key !== 'none' ? 'k' : ''].filter(Boolean)

@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { type ApiHarness, createHarness } from '../../test/helpers/in-process'
+import { seededRandom } from '../../test/helpers/random'
 import { continentOfCountry } from '../geo/continents'
 import { type ClickEvent, createEventWriter } from './click-writer'
 import { rebuildSql } from './stats.rollup'
@@ -400,8 +401,7 @@ describe('rollups', () => {
       await makeLink(h, 'r3', h.keys.other),
       await makeLink(h, 'r4', h.keys.other, { type: 'text', data: { text: 'y' } }),
     ]
-    let seed = 11
-    const rnd = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31
+    const rnd = seededRandom(11)
     const pick = <T>(xs: T[]) => xs[Math.floor(rnd() * xs.length)]!
     // Regions and a city sharing names across countries (Limburg), unknown parts, unknown places.
     const places: [string | null, string | null, string | null][] = [

@@ -14,6 +14,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os'
 import { dirname, join, relative, resolve } from 'node:path'
 import { type ApiHarness, createHarness } from '../../test/helpers/in-process'
+import { seededRandom } from '../../test/helpers/random'
 import { createApiApp } from '../app'
 import { buildConfig } from '../config/config.load'
 import { createDeps, type Deps } from '../deps'
@@ -103,8 +104,7 @@ async function buildReference() {
   form.set('file', new File([samplePng() as BlobPart], 'menu.png', { type: 'image/png' }))
   await ok('POST', '/files', { key: ref.keys.member, body: form })
 
-  let seed = 7
-  const rnd = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31
+  const rnd = seededRandom(7)
   const pick = <X>(xs: X[]) => xs[Math.floor(rnd() * xs.length)]!
   const places: [string | null, string | null, string | null][] = [
     ['DE', 'Bavaria', 'Munich'],

@@ -29,7 +29,7 @@ export function tagRoutes({ tags }: { tags: TagService }) {
           tags: ['Tags'],
           summary: 'List tags',
           description: "Members see their own tags, admins everyone's. `X-Total-Count` holds the number of matches before paging.",
-          parameters: queryParameters(ListTagsQuery) as any,
+          parameters: queryParameters(ListTagsQuery),
         },
       },
     )

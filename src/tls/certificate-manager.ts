@@ -141,7 +141,7 @@ export function createCertificateManager(opts: {
       if (renewing) {
         // Re-check the CNAME before each renewal: no certificates for names that left us.
         custom = await domains.checkCname(name)
-        if (!custom || custom.cnameStatus !== 'valid') return
+        if (custom?.cnameStatus !== 'valid') return
       } else domains.setSsl(name, { sslStatus: 'issuing', sslError: custom.sslError, sslAttempts: custom.sslAttempts, sslNextAt: custom.sslNextAt })
     }
     try {

@@ -78,7 +78,7 @@ async function makeLeaf(names: string[], ca: { cert: x509.X509Certificate; key: 
       await x509.AuthorityKeyIdentifierExtension.create(ca.cert),
     ],
   })
-  return { cert: cert.toString('pem') + '\n' + ca.cert.toString('pem') + '\n', key: await exportKeyPem(keys.privateKey) }
+  return { cert: `${cert.toString('pem')}\n${ca.cert.toString('pem')}\n`, key: await exportKeyPem(keys.privateKey) }
 }
 
 export function selfSignedNames(extra: string[]): string[] {
@@ -97,7 +97,7 @@ export async function ensureSelfSigned(dataDir: string, names: string[]): Promis
   } else {
     const made = await makeCa()
     writeFileSync(p.caKey, await exportKeyPem(made.keys.privateKey), { mode: 0o600 })
-    writeFileSync(p.caCert, made.cert.toString('pem') + '\n')
+    writeFileSync(p.caCert, `${made.cert.toString('pem')}\n`)
     ca = { cert: made.cert, key: made.keys.privateKey }
   }
 

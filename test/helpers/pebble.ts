@@ -116,7 +116,7 @@ export async function startPebble(opts: { httpPort: number; certValiditySeconds?
     ])
     if (ready.every(Boolean)) break
     if (Date.now() > deadline || procs.some((p) => p.exitCode !== null)) {
-      procs.forEach((p) => p.kill())
+      for (const p of procs) p.kill()
       throw new Error(`pebble did not start:\n${out}`)
     }
     await Bun.sleep(50)
