@@ -20,14 +20,14 @@ import { createDesignFiles, createQrService, createTemplateService, createTempla
 import { createPasswordGate, loadOrCreateSecret, type PasswordGate } from './redirect'
 import { createLogger, type Logger } from './shared'
 import { type ClickRecorder, createClickRecorder, createStatsService, createStatsStore, type StatsService } from './stats'
-import { openStore, type Store } from './store'
+import { type Db, openStore } from './store'
 import { createTagService, createTagStore, type TagService } from './tags'
 import { createTls, type Tls } from './tls'
 
 export interface Deps {
   config: Config
   settings: Settings
-  db: Store
+  db: Db
   log: Logger
   auth: AuthService
   keys: KeyService

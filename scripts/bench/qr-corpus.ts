@@ -25,7 +25,7 @@ import QRCode from 'qrcode'
 import { decodeImageFile, isPng } from '../../src/qr/qr.decode'
 import { enginesReady, type ReaderOptions, readBarcodes, zbarReadGrey } from '../../src/qr/qr.engines'
 import { createQrRenderer } from '../../src/qr/qr.render'
-import { createScanWorker } from '../../src/qr/qr.scan-pool'
+import { createScanWorker } from '../../src/qr/qr.scan-worker'
 import { DIRECTIONS, EYE_BALLS_FOR, EYE_FRAME_STYLES, LOGO_MAX_SIZE, LOGO_SHAPES } from '../../src/qr/qr.schema'
 import { arg, seededRandom } from './args'
 

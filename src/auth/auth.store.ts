@@ -1,4 +1,4 @@
-import type { Store } from '../store'
+import type { Db } from '../store'
 
 export type Role = 'admin' | 'member' | 'readonly'
 export const ROLES: Role[] = ['admin', 'member', 'readonly']
@@ -37,7 +37,7 @@ const KEY_COLUMNS = `id, user_id AS userId, role, name, key_prefix AS prefix, cr
   last_used_at AS lastUsedAt, revoked_at AS revokedAt`
 const USER_COLUMNS = `id, role, created_at AS createdAt, disabled, password_hash IS NOT NULL AS hasPassword, deleted_at AS deletedAt`
 
-export function createAuthStore(db: Store) {
+export function createAuthStore(db: Db) {
   const findKey = db.query<KeyAuthRow, [string]>(
     `SELECT k.id, k.user_id AS userId, k.role, k.revoked_at AS revokedAt, u.disabled AS userDisabled, u.deleted_at AS userDeletedAt
      FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.key_hash = ?`,

@@ -1,4 +1,4 @@
-import type { Store } from '../store'
+import type { Db } from '../store'
 import type { CnameStatus, SslStatus } from './domains.schema'
 
 interface DomainRow {
@@ -72,7 +72,7 @@ export type DomainSettings = Pick<DomainState, 'destination' | 'notFoundUrl' | '
 export type CnameState = Pick<DomainState, 'cnameStatus' | 'cnameDetail' | 'cnameCheckedAt' | 'cnameAttempts' | 'cnameNextAt'>
 export type SslState = Pick<DomainState, 'sslStatus' | 'sslError' | 'sslAttempts' | 'sslNextAt'>
 
-export function createDomainStore(db: Store) {
+export function createDomainStore(db: Db) {
   const clicksOf = db.query<{ clicks: number }, [string]>('SELECT clicks FROM domain_clicks WHERE slug = ?')
   const addClicks = db.query('INSERT INTO domain_clicks (slug, clicks) VALUES (?, ?) ON CONFLICT(slug) DO UPDATE SET clicks = clicks + excluded.clicks')
   const dropClicks = db.query('DELETE FROM domain_clicks WHERE slug = ?')

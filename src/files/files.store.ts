@@ -1,5 +1,5 @@
 import { condition, idIn, type ListPage, listRows, matches, toIso } from '../shared'
-import type { Store } from '../store'
+import type { Db } from '../store'
 
 interface FileRow {
   id: string
@@ -61,7 +61,7 @@ export interface FileFilter extends ListPage {
 }
 
 /** `now` is the clock of the timestamps written (tests step it). */
-export function createFileStore(db: Store, now: () => number = Date.now) {
+export function createFileStore(db: Db, now: () => number = Date.now) {
   const byId = db.query<FileRow, [string]>('SELECT * FROM files WHERE id = ?')
   const insert = db.query(
     `INSERT INTO files (id, user_id, name, name_key, sha256, size, mime_type, extension, created_at, updated_at)

@@ -1,7 +1,7 @@
 /** SQL for links. Rows in, rows out; the service owns the rules. */
 
 import { escapeLike } from '../shared'
-import type { Store } from '../store'
+import type { Db } from '../store'
 
 export interface LinkRow {
   seq: number
@@ -50,7 +50,7 @@ type Arg = string | number | null
 /** Above this many matches a page walks the sort index instead of sorting the matches. */
 const SORT_DRIVEN_ABOVE = 5000
 
-export function createLinkStore(db: Store) {
+export function createLinkStore(db: Db) {
   const byId = db.query<LinkRow, [string]>('SELECT * FROM links WHERE id = ?')
   const byDomainKey = db.query<LinkRow, [string, string]>('SELECT * FROM links WHERE domain = ? AND key = ? AND deleted_at IS NULL')
   const keyTaken = db.query<{ seq: number }, [string, string]>('SELECT seq FROM links WHERE domain = ? AND key = ? AND deleted_at IS NULL')

@@ -13,10 +13,10 @@ import { createHarness } from '../../test/helpers/in-process'
 import { AppError } from '../shared/errors'
 import { decodeImageFile } from './qr.decode'
 import { checkPixelBudget, imageSize, MAX_IMAGE_PIXELS, svgSize } from './qr.image-size'
+import { createJobWorker } from './qr.job-worker'
 import { createQrRenderer } from './qr.render'
 import { MAX_SVG_ELEMENTS, sanitiseSvg } from './qr.svg-sanitise'
 import { jpegBomb, jpegOf, LOGO_SVG, pngBomb, pngOf, serveFixtures, sof } from './qr.test-fixtures'
-import { createWorkerPool } from './qr.worker-pool'
 
 const TEXT = 'https://localhost:8443/AbC12xY?qr=1'
 
@@ -301,26 +301,26 @@ describe('scan', () => {
   })
 })
 
-describe('worker pool', () => {
+describe('job worker', () => {
   const job = { bytes: new TextEncoder().encode(LOGO_SVG), mime: 'image/svg+xml', width: 50, height: 50, fit: 'meet' as const }
   type Job = typeof job
 
   test('a job over its deadline fails alone with a clean error (its worker is terminated)', async () => {
     // 1 ms: the first job, which also loads resvg-wasm, cannot finish in time.
-    const pool = createWorkerPool<Job, { png: Uint8Array }>({ entry: 'qr/qr.image.worker.ts', doing: 'drawing the image', timeoutMs: 1, recycleAtBytes: 1e12 })
-    await expect(pool.run(job)).rejects.toThrow('drawing the image took longer than 0.001 s')
-    pool.stop()
+    const worker = createJobWorker<Job, { png: Uint8Array }>({ entry: 'qr/qr.image.worker.ts', doing: 'drawing the image', timeoutMs: 1, recycleAtBytes: 1e12 })
+    await expect(worker.run(job)).rejects.toThrow('drawing the image took longer than 0.001 s')
+    worker.stop()
   })
 
   test('a job the worker fails answers an error; a worker over its heap limit is replaced and the next job still runs', async () => {
-    const pool = createWorkerPool<unknown, { png: Uint8Array }>({
+    const worker = createJobWorker<unknown, { png: Uint8Array }>({
       entry: 'qr/qr.image.worker.ts',
       doing: 'drawing the image',
       timeoutMs: 30_000,
       recycleAtBytes: 0,
     })
-    await expect(pool.run({ ...job, bytes: null })).rejects.toBeInstanceOf(Error)
-    for (const width of [50, 60]) expect(PNG.sync.read(Buffer.from((await pool.run({ ...job, width, height: width })).png)).width).toBe(width)
-    pool.stop()
+    await expect(worker.run({ ...job, bytes: null })).rejects.toBeInstanceOf(Error)
+    for (const width of [50, 60]) expect(PNG.sync.read(Buffer.from((await worker.run({ ...job, width, height: width })).png)).width).toBe(width)
+    worker.stop()
   })
 })

@@ -7,8 +7,8 @@
  */
 import { initWasm, Resvg } from '@resvg/resvg-wasm'
 import resvgWasmPath from '@resvg/resvg-wasm/index_bg.wasm' with { type: 'file' }
+import { answerJobs } from './qr.job-worker'
 import { encodePng } from './qr.png'
-import { answerJobs } from './qr.worker-pool'
 
 export interface DrawImageJob {
   bytes: Uint8Array

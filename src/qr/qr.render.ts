@@ -15,12 +15,12 @@ import { type FetchedImage, fetchImage, type ImageKind } from './qr.fetch'
 import { fileNotFoundMessage } from './qr.files'
 import type { DrawImageJob, DrawnImage } from './qr.image.worker'
 import { checkPixelBudget } from './qr.image-size'
+import { createJobWorker } from './qr.job-worker'
 import { LruCache } from './qr.lru'
 import { compositeOver, encodePng } from './qr.png'
 import { rasterise, rasteriserReady, rasteriseText, releaseNativeMemory, textsAsPaths } from './qr.raster'
 import { buildSvg, type EmbeddedImage, frameLayout, type Matrix } from './qr.svg'
 import { sanitiseSvg } from './qr.svg-sanitise'
-import { createWorkerPool } from './qr.worker-pool'
 
 export type QrFormat = 'png' | 'svg'
 
@@ -92,7 +92,7 @@ export function createQrRenderer(opts: QrRendererOptions) {
   const assets = new LruCache<Promise<Asset>>({ maxEntries: 64, ttlMs: ASSET_TTL_MS })
   const scaled = new LruCache<Promise<Scaled>>({ maxEntries: 64, ttlMs: ASSET_TTL_MS })
   // User images are decoded off the event loop (see qr.image.worker.ts).
-  const drawer = createWorkerPool<DrawImageJob, DrawnImage>({
+  const drawer = createJobWorker<DrawImageJob, DrawnImage>({
     entry: 'qr/qr.image.worker.ts',
     doing: 'drawing the image',
     timeoutMs: DRAW_TIMEOUT_MS,

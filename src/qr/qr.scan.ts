@@ -2,7 +2,7 @@
 import { AppError, parameterError } from '../shared'
 import { fetchImage } from './qr.fetch'
 import { checkPixelBudget } from './qr.image-size'
-import { createScanWorker } from './qr.scan-pool'
+import { createScanWorker } from './qr.scan-worker'
 
 export const SCAN_LIMITS = { maxBytes: 2 * 1024 * 1024, timeoutMs: 5000, maxRedirects: 3 } as const
 

@@ -4,6 +4,6 @@
  * checked again here, so nothing reaches the decoder unchecked.
  */
 import { decodeImageFile } from './qr.decode'
-import { answerJobs } from './qr.worker-pool'
+import { answerJobs } from './qr.job-worker'
 
 answerJobs((bytes: Uint8Array) => decodeImageFile(bytes))

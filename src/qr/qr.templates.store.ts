@@ -1,5 +1,5 @@
 import { condition, idIn, type ListPage, listRows, matches, toIso } from '../shared'
-import type { Store } from '../store'
+import type { Db } from '../store'
 
 interface TemplateRow {
   id: string
@@ -41,7 +41,7 @@ export interface TemplateFilter extends ListPage {
 }
 
 /** `now` is the clock of the timestamps written (tests step it). */
-export function createTemplateStore(db: Store, now: () => number = Date.now) {
+export function createTemplateStore(db: Db, now: () => number = Date.now) {
   const byId = db.query<TemplateRow, [string]>('SELECT * FROM qr_templates WHERE id = ?')
   const insert = db.query(
     'INSERT INTO qr_templates (id, user_id, name, name_key, comment, qr_options, archived, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?)',

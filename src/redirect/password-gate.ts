@@ -16,7 +16,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 import { isIP } from 'node:net'
 import { LruCache } from '../shared'
-import type { Store } from '../store'
+import type { Db } from '../store'
 
 const COOKIE_TTL_S = 3600
 export const PASSWORD_LIMITS = {
@@ -30,7 +30,7 @@ const MAX_COUNTER_BYTES = 16 * 2 ** 20
 
 export type AttemptVerdict = { allowed: true } | { allowed: false; retryAfterS: number }
 
-export function loadOrCreateSecret(db: Store, name: string): Buffer {
+export function loadOrCreateSecret(db: Db, name: string): Buffer {
   const row = db.query<{ value: string }, [string]>('SELECT value FROM kv WHERE key = ?').get(name)
   if (row) return Buffer.from(row.value, 'base64')
   const secret = randomBytes(32)

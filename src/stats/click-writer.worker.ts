@@ -4,13 +4,13 @@
  * same WAL store. `onmessage` is registered before anything else (a compiled binary
  * needs that of a worker).
  */
-import { connectStore, type Store } from '../store'
+import { connectStore, type Db } from '../store'
 import type { ClickEvent } from './click-event'
 import { createEventWriter } from './click-writer'
 
 declare const self: Worker
 
-let db: Store | null = null
+let db: Db | null = null
 let write: ((events: ClickEvent[]) => void) | null = null
 
 type Message = { type: 'open'; path: string } | { type: 'write'; id: number; events: ClickEvent[] } | { type: 'close' }

@@ -9,10 +9,10 @@ import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { migrate } from './migrate'
 
-export type Store = Database
+export type Db = Database
 
 /** Opens (and migrates) the store; `onMigration` hears of each migration before it runs. */
-export function openStore(path: string, onMigration?: (name: string) => void): Store {
+export function openStore(path: string, onMigration?: (name: string) => void): Db {
   if (path !== ':memory:') keepPrivate(path)
   const db = connectStore(path)
   migrate(db, onMigration)
@@ -20,7 +20,7 @@ export function openStore(path: string, onMigration?: (name: string) => void): S
 }
 
 /** Another connection to a store `openStore` made (and migrated): the click writer's. */
-export function connectStore(path: string): Store {
+export function connectStore(path: string): Db {
   const db = new Database(path, { create: true, strict: true })
   db.exec('PRAGMA journal_mode = WAL')
   db.exec('PRAGMA busy_timeout = 5000')

@@ -1,3 +1,3 @@
 /** The embedded store: opening the SQLite file (pragmas), migrations, the data-dir lock. Other modules import this file only. */
-export { connectStore, openStore, type Store, storePath } from './db'
+export { connectStore, type Db, openStore, storePath } from './db'
 export { DataDirLockedError, lockDataDir } from './lock'

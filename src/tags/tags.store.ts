@@ -1,5 +1,5 @@
 import { condition, idIn, type ListPage, listRows, matches, toIso } from '../shared'
-import type { Store } from '../store'
+import type { Db } from '../store'
 
 interface TagRow {
   id: string
@@ -35,7 +35,7 @@ export interface TagFilter extends ListPage {
 }
 
 /** `now` is the clock of the timestamps written (tests step it). */
-export function createTagStore(db: Store, now: () => number = Date.now) {
+export function createTagStore(db: Db, now: () => number = Date.now) {
   const byId = db.query<TagRow, [string]>('SELECT * FROM tags WHERE id = ?')
   const byName = db.query<TagRow, [string, string]>('SELECT * FROM tags WHERE user_id = ? AND name_key = ?')
   const insert = db.query('INSERT INTO tags (id, user_id, name, name_key, color, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)')

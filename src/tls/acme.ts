@@ -10,7 +10,7 @@ import https from 'node:https'
 import * as acme from 'acme-client'
 import type { Config } from '../config'
 import type { Logger } from '../shared'
-import type { Store } from '../store'
+import type { Db } from '../store'
 import type { ChallengeStore } from './challenges'
 
 export interface IssuedCertificate {
@@ -25,7 +25,7 @@ export interface AcmeIssuer {
   issue(name: string): Promise<IssuedCertificate>
 }
 
-export function createAcmeIssuer(opts: { db: Store; challenges: ChallengeStore; config: Config; log: Logger }): AcmeIssuer {
+export function createAcmeIssuer(opts: { db: Db; challenges: ChallengeStore; config: Config; log: Logger }): AcmeIssuer {
   const { db, challenges, config, log } = opts
   const directory = config.tls.acmeDirectory
   const pollMs = config.tls.acmePollMs

@@ -1,5 +1,5 @@
 /** ACME certificates by host name, kept in the store so a restart serves them at once. */
-import type { Store } from '../store'
+import type { Db } from '../store'
 
 export interface StoredCertificate {
   name: string
@@ -34,7 +34,7 @@ export function renewAt(c: Pick<StoredCertificate, 'notBefore' | 'notAfter'>): n
   return c.notBefore + ((c.notAfter - c.notBefore) * 2) / 3
 }
 
-export function createCertStore(db: Store) {
+export function createCertStore(db: Db) {
   const all = db.query<Row, []>('SELECT * FROM tls_certificates ORDER BY name')
   const one = db.query<Row, [string]>('SELECT * FROM tls_certificates WHERE name = ?')
   const put = db.query(

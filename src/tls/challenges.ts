@@ -2,9 +2,9 @@
  * ACME HTTP-01 challenge answers, kept in the store: the issuer writes them, the port-80
  * listener answers `/.well-known/acme-challenge/<token>` from them.
  */
-import type { Store } from '../store'
+import type { Db } from '../store'
 
-export function createChallengeStore(db: Store) {
+export function createChallengeStore(db: Db) {
   const put = db.query(
     'INSERT INTO acme_challenges (token, key_authorization, created_at) VALUES (?, ?, ?) ON CONFLICT (token) DO UPDATE SET key_authorization = excluded.key_authorization',
   )

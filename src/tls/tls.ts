@@ -6,13 +6,13 @@
 import type { Config, Settings } from '../config'
 import type { DomainService } from '../domains'
 import type { Logger } from '../shared'
-import type { Store } from '../store'
+import type { Db } from '../store'
 import { type AcmeIssuer, createAcmeIssuer } from './acme'
 import { type CertStore, createCertStore } from './cert-store'
 import { type ChallengeStore, createChallengeStore } from './challenges'
 
 export interface TlsDeps {
-  db: Store
+  db: Db
   config: Config
   settings: Settings
   domains: DomainService

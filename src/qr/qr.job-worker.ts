@@ -11,7 +11,7 @@
  */
 import { AppError, type ErrorCode, workerSpec } from '../shared'
 
-export interface WorkerPoolOptions {
+export interface JobWorkerOptions {
   /** Entry file, by path under src/ (listed in WORKER_ENTRYPOINTS). */
   entry: string
   /** What the jobs are, for error messages ("decoding the image"). */
@@ -30,7 +30,7 @@ interface Job<In, Out> {
   reject: (e: Error) => void
 }
 
-export function createWorkerPool<In, Out>(opts: WorkerPoolOptions) {
+export function createJobWorker<In, Out>(opts: JobWorkerOptions) {
   let worker: Worker | null = null
   let running: (Job<In, Out> & { timer: Timer; on: Worker }) | null = null
   const queue: Job<In, Out>[] = []
