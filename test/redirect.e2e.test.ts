@@ -177,13 +177,13 @@ describe('targeting over HTTPS', () => {
       'link',
       { url: 'https://web.example/' },
       {
-        key: 'app',
+        key: 'get-app',
         Targeting: { targetType: 'device', targetDatas: { ios: 'https://apps.apple.com/app/1', android: 'https://play.google.com/store/apps/details?id=x' } },
       },
     )
-    expect((await visit('/app', { ua: UA.iphone })).headers.get('location')).toBe('https://apps.apple.com/app/1')
-    expect((await visit('/app', { ua: UA.pixel })).headers.get('location')).toBe('https://play.google.com/store/apps/details?id=x')
-    expect((await visit('/app', { ua: UA.windows })).headers.get('location')).toBe('https://web.example/')
+    expect((await visit('/get-app', { ua: UA.iphone })).headers.get('location')).toBe('https://apps.apple.com/app/1')
+    expect((await visit('/get-app', { ua: UA.pixel })).headers.get('location')).toBe('https://play.google.com/store/apps/details?id=x')
+    expect((await visit('/get-app', { ua: UA.windows })).headers.get('location')).toBe('https://web.example/')
   })
 
   test('location from the client IP (X-Forwarded-For from a trusted proxy): country, region, city', async () => {
