@@ -6,8 +6,7 @@
  */
 
 import { readFileSync } from 'node:fs'
-import https from 'node:https'
-import * as acme from 'acme-client'
+import type * as AcmeClient from 'acme-client'
 import type { Config } from '../config'
 import type { Logger } from '../shared'
 import type { Db } from '../store'
@@ -30,13 +29,21 @@ export function createAcmeIssuer(opts: { db: Db; challenges: ChallengeStore; con
   const directory = config.tls.acmeDirectory
   const pollMs = config.tls.acmePollMs
 
-  // acme-client's axios instance is process-wide. Its defaults retry a failed request 5
-  // times over 75 s and have no timeout; a failed order is retried by the caller anyway.
-  const settings = (acme.axios.defaults as unknown as { acmeSettings: { retryMaxAttempts: number; retryDefaultDelay: number } }).acmeSettings
-  settings.retryMaxAttempts = 2
-  settings.retryDefaultDelay = 1
-  acme.axios.defaults.timeout = 30_000
-  if (config.tls.acmeCaFile) acme.axios.defaults.httpsAgent = new https.Agent({ ca: readFileSync(config.tls.acmeCaFile) })
+  // acme-client (with axios and node-forge) is loaded on the first order: evaluating it
+  // costs a start-up ~20 ms that a server without ACME work never needs.
+  let library: Promise<typeof AcmeClient> | null = null
+  const acmeClient = () =>
+    (library ??= (async () => {
+      const [acme, https] = await Promise.all([import('acme-client'), import('node:https')])
+      // acme-client's axios instance is process-wide. Its defaults retry a failed request 5
+      // times over 75 s and have no timeout; a failed order is retried by the caller anyway.
+      const settings = (acme.axios.defaults as unknown as { acmeSettings: { retryMaxAttempts: number; retryDefaultDelay: number } }).acmeSettings
+      settings.retryMaxAttempts = 2
+      settings.retryDefaultDelay = 1
+      acme.axios.defaults.timeout = 30_000
+      if (config.tls.acmeCaFile) acme.axios.defaults.httpsAgent = new https.Agent({ ca: readFileSync(config.tls.acmeCaFile) })
+      return acme
+    })())
 
   const accountOf = db.query<{ account_key: string; account_url: string | null }, [string]>(
     'SELECT account_key, account_url FROM acme_accounts WHERE directory = ?',
@@ -45,9 +52,10 @@ export function createAcmeIssuer(opts: { db: Db; challenges: ChallengeStore; con
   const setAccountUrl = db.query('UPDATE acme_accounts SET account_url = ? WHERE directory = ?')
   challenges.dropOlderThan(86_400_000)
 
-  let client: Promise<acme.Client> | null = null
+  let client: Promise<AcmeClient.Client> | null = null
 
-  async function makeClient(): Promise<acme.Client> {
+  async function makeClient(): Promise<AcmeClient.Client> {
+    const acme = await acmeClient()
     let row = accountOf.get(directory)
     if (!row) {
       const key = (await acme.crypto.createPrivateEcdsaKey()).toString()
@@ -88,6 +96,7 @@ export function createAcmeIssuer(opts: { db: Db; challenges: ChallengeStore; con
           throw e
         })
         const c = await client
+        const acme = await acmeClient()
         const [key, csr] = await acme.crypto.createCsr({ commonName: name, altNames: [name] }, await acme.crypto.createPrivateEcdsaKey())
         const cert = await c.auto({
           csr,

@@ -5,11 +5,24 @@
  * or it nears expiry; the CA is kept so a client that trusted it keeps trusting.
  */
 
+import { X509Certificate } from 'node:crypto'
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { isIP } from 'node:net'
-import * as x509 from '@peculiar/x509'
+import type * as X509 from '@peculiar/x509'
 
-x509.cryptoProvider.set(crypto)
+type X509Lib = typeof X509
+
+/**
+ * @peculiar/x509 (with pkijs and asn1js) costs a start-up ~20 ms to evaluate; a restart
+ * on fresh certificates only reads the leaf's expiry (node:crypto), so it is loaded when
+ * something must be made.
+ */
+let x509Lib: Promise<X509Lib> | null = null
+const loadX509 = () =>
+  (x509Lib ??= import('@peculiar/x509').then((x509) => {
+    x509.cryptoProvider.set(crypto)
+    return x509
+  }))
 
 const ALG = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const
 const DAY = 86_400_000
@@ -24,12 +37,12 @@ export interface SelfSignedFiles extends CertPair {
   caFile: string
 }
 
-async function exportKeyPem(key: CryptoKey): Promise<string> {
+async function exportKeyPem(x509: X509Lib, key: CryptoKey): Promise<string> {
   const der = await crypto.subtle.exportKey('pkcs8', key)
   return x509.PemConverter.encode(der, 'PRIVATE KEY')
 }
 
-async function importKeyPem(pem: string): Promise<CryptoKey> {
+async function importKeyPem(x509: X509Lib, pem: string): Promise<CryptoKey> {
   const der = x509.PemConverter.decode(pem)[0]!
   return crypto.subtle.importKey('pkcs8', der, ALG, true, ['sign'])
 }
@@ -40,7 +53,7 @@ function serial(): string {
     .replace(/^[89a-f]/, '1')
 }
 
-async function makeCa(): Promise<{ cert: x509.X509Certificate; keys: CryptoKeyPair }> {
+async function makeCa(x509: X509Lib): Promise<{ cert: X509.X509Certificate; keys: CryptoKeyPair }> {
   const keys = (await crypto.subtle.generateKey(ALG, true, ['sign', 'verify'])) as CryptoKeyPair
   const cert = await x509.X509CertificateGenerator.createSelfSigned({
     serialNumber: serial(),
@@ -58,7 +71,7 @@ async function makeCa(): Promise<{ cert: x509.X509Certificate; keys: CryptoKeyPa
   return { cert, keys }
 }
 
-async function makeLeaf(names: string[], ca: { cert: x509.X509Certificate; key: CryptoKey }): Promise<CertPair> {
+async function makeLeaf(x509: X509Lib, names: string[], ca: { cert: X509.X509Certificate; key: CryptoKey }): Promise<CertPair> {
   const keys = (await crypto.subtle.generateKey(ALG, true, ['sign', 'verify'])) as CryptoKeyPair
   const sans = names.map((n) => (isIP(n) ? { type: 'ip' as const, value: n } : { type: 'dns' as const, value: n }))
   const cert = await x509.X509CertificateGenerator.create({
@@ -78,7 +91,7 @@ async function makeLeaf(names: string[], ca: { cert: x509.X509Certificate; key: 
       await x509.AuthorityKeyIdentifierExtension.create(ca.cert),
     ],
   })
-  return { cert: `${cert.toString('pem')}\n${ca.cert.toString('pem')}\n`, key: await exportKeyPem(keys.privateKey) }
+  return { cert: `${cert.toString('pem')}\n${ca.cert.toString('pem')}\n`, key: await exportKeyPem(x509, keys.privateKey) }
 }
 
 export function selfSignedNames(extra: string[]): string[] {
@@ -91,29 +104,36 @@ export async function ensureSelfSigned(dataDir: string, names: string[]): Promis
   mkdirSync(dir, { recursive: true })
   const p = { caCert: `${dir}/ca.pem`, caKey: `${dir}/ca-key.pem`, cert: `${dir}/cert.pem`, key: `${dir}/key.pem`, names: `${dir}/names.json` }
 
-  let ca: { cert: x509.X509Certificate; key: CryptoKey }
-  if (existsSync(p.caCert) && existsSync(p.caKey)) {
-    ca = { cert: new x509.X509Certificate(readFileSync(p.caCert, 'utf8')), key: await importKeyPem(readFileSync(p.caKey, 'utf8')) }
-  } else {
-    const made = await makeCa()
-    writeFileSync(p.caKey, await exportKeyPem(made.keys.privateKey), { mode: 0o600 })
-    writeFileSync(p.caCert, `${made.cert.toString('pem')}\n`)
-    ca = { cert: made.cert, key: made.keys.privateKey }
-  }
-
+  const hasCa = existsSync(p.caCert) && existsSync(p.caKey)
   const wanted = JSON.stringify(names)
   const current = existsSync(p.names) ? readFileSync(p.names, 'utf8') : ''
   let fresh = current === wanted && existsSync(p.cert) && existsSync(p.key)
   if (fresh) {
-    const leaf = new x509.X509Certificate(readFileSync(p.cert, 'utf8'))
-    fresh = leaf.notAfter.getTime() - Date.now() > 30 * DAY
+    const leaf = new X509Certificate(readFileSync(p.cert, 'utf8'))
+    fresh = leaf.validToDate.getTime() - Date.now() > 30 * DAY
+  }
+  if (hasCa && fresh) return readPair(p)
+
+  const x509 = await loadX509()
+  let ca: { cert: X509.X509Certificate; key: CryptoKey }
+  if (hasCa) {
+    ca = { cert: new x509.X509Certificate(readFileSync(p.caCert, 'utf8')), key: await importKeyPem(x509, readFileSync(p.caKey, 'utf8')) }
+  } else {
+    const made = await makeCa(x509)
+    writeFileSync(p.caKey, await exportKeyPem(x509, made.keys.privateKey), { mode: 0o600 })
+    writeFileSync(p.caCert, `${made.cert.toString('pem')}\n`)
+    ca = { cert: made.cert, key: made.keys.privateKey }
   }
   if (!fresh) {
-    const leaf = await makeLeaf(names, ca)
+    const leaf = await makeLeaf(x509, names, ca)
     writeFileSync(p.key, leaf.key, { mode: 0o600 })
     chmodSync(p.key, 0o600)
     writeFileSync(p.cert, leaf.cert)
     writeFileSync(p.names, wanted)
   }
+  return readPair(p)
+}
+
+function readPair(p: { cert: string; key: string; caCert: string }): SelfSignedFiles {
   return { cert: readFileSync(p.cert, 'utf8'), key: readFileSync(p.key, 'utf8'), caCert: readFileSync(p.caCert, 'utf8'), caFile: p.caCert }
 }
