@@ -68,6 +68,8 @@ function readConfig(flags: Record<string, string>): { config: Config; file: stri
 async function serve(flags: Record<string, string>) {
   const { config, file } = readConfig(flags)
   const log = createLogger()
+  // Checked before listening: the database itself is read in the background (below).
+  if (config.geoip.database && !existsSync(config.geoip.database)) die(`geoip.database: no such file: ${config.geoip.database}`)
   let unlock: () => void
   try {
     unlock = lockDataDir(config.server.dataDir)
@@ -76,10 +78,14 @@ async function serve(flags: Record<string, string>) {
     throw e
   }
   const deps = createDeps(config, storePath(config.server.dataDir), log)
+  // Loaded while the server starts and answers (a city database takes 100-300 ms): a visit
+  // before then gets its location when its click is written, location targeting waits.
+  const geoFailure = deps.geo.warm().then(
+    () => null,
+    (e: unknown) => e as Error,
+  )
   const firstKey = deps.auth.bootstrapAdminKey()
   const cert = await loadServerCertificate(config, deps.settings)
-  // Loaded before listening, so the first visits get their country like every other.
-  await deps.geo.warm()
   let server: ReturnType<typeof startServer>
   try {
     server = startServer(deps, cert)
@@ -101,7 +107,7 @@ async function serve(flags: Record<string, string>) {
   log.info('started', { config: file ?? '(embedded default)', dataDir: config.server.dataDir, tls: config.tls.mode })
 
   let stopping = false
-  const shutdown = async (signal: string) => {
+  const shutdown = async (signal: string, exitCode = 0) => {
     if (stopping) return
     stopping = true
     log.info('shutting down', { signal })
@@ -110,10 +116,16 @@ async function serve(flags: Record<string, string>) {
     deps.db.close()
     unlock()
     log.info('stopped')
-    process.exit(0)
+    process.exit(exitCode)
   }
   process.on('SIGTERM', () => void shutdown('SIGTERM'))
   process.on('SIGINT', () => void shutdown('SIGINT'))
+  // A GeoIP file that cannot be read stops the server, as it did when it was read before listening.
+  void geoFailure.then((e) => {
+    if (!e) return
+    log.error('cannot read the GeoIP database', { file: config.geoip.database || '(bundled)', error: String(e) })
+    void shutdown('geoip', 1)
+  })
 }
 
 async function withStore<T>(flags: Record<string, string>, fn: (deps: ReturnType<typeof createDeps>) => T | Promise<T>): Promise<T> {

@@ -132,6 +132,8 @@ export function createRedirectHandler(deps: RedirectDeps) {
     const targeting = link?.Targeting?.targetType
     const needsGeo = link !== null && (!visitor.isBot || targeting === 'location')
     const geo = needsGeo ? deps.geo.lookup(clientIp()) : null
+    // Just after a start the GeoIP database may still be loading: location targeting waits for the exact answer.
+    if (targeting === 'location' && geo?.resolved) return geo.resolved.then(() => handle(request, path, search, host, clientIp))
     const decision = resolve({
       link,
       domain,

@@ -10,7 +10,7 @@ function setup(opts: { maxHeldRows?: number; maxHeldBytes?: number }) {
   const h = createHarness()
   const db = h.deps.db
   // A store that keeps refusing click rows, so every flush fails and its rows stay held.
-  db.run(`CREATE TRIGGER refuse_clicks BEFORE INSERT ON click_events BEGIN SELECT RAISE(ABORT, 'store refuses'); END`)
+  db.run(`CREATE TRIGGER refuse_clicks BEFORE INSERT ON click_events_compact BEGIN SELECT RAISE(ABORT, 'store refuses'); END`)
   const recorder = createClickRecorder(db, ':memory:', log, { maxBatch: 1_000_000, ...opts })
   const visit = (i: number, refererUrl: string): Visit => ({
     linkSeq: 1,
@@ -50,4 +50,36 @@ test('long referers stay within the held-bytes bound', async () => {
     expect(recorder.held().bytes).toBeLessThanOrEqual(maxHeldBytes)
   }
   expect(recorder.held().rows).toBeGreaterThan(0)
+})
+
+test('a visit recorded while its location is still being looked up is written with that location', async () => {
+  const h = createHarness()
+  const made = await h.call('POST', '/links/link', { key: h.keys.member, json: { data: { url: 'https://dest.example/' }, linkOptions: { key: 'early' } } })
+  const { seq } = h.deps.db.query('SELECT seq FROM links WHERE id = ?').get(made.body.id) as { seq: number }
+  const recorder = createClickRecorder(h.deps.db, ':memory:', log)
+  type Location = { continent: string; country: string; region: string; city: string }
+  let located: (g: Location) => void = () => {}
+  const resolved = new Promise<Location>((r) => {
+    located = r
+  })
+  const visit: Visit = {
+    linkSeq: seq,
+    domain: 'localhost',
+    at: Date.now(),
+    scan: false,
+    referer: null,
+    refererUrl: null,
+    visitor: { id: 1, os: 'IOS', browser: 'Safari', device: 'Mobile' },
+    geo: { id: 7, continent: null, country: null, region: null, city: null, resolved },
+    utm: { id: 0, source: null, medium: null, campaign: null, term: null, content: null },
+  }
+  recorder.record(visit)
+  recorder.record({ ...visit, at: visit.at + 1 }) // the same visitor again: merged into the same row
+  const flushed = recorder.flush()
+  expect(recorder.pendingCount()).toBe(2)
+  located({ continent: 'EU', country: 'GB', region: 'England', city: 'London' })
+  await flushed
+  const by = async (dimension: string) => (await h.call('GET', `/statistics?groupBy=${dimension}`, { key: h.keys.member })).body
+  expect(await by('country')).toEqual([{ country: 'GB', clicks: 2, scans: 0 }])
+  expect(await by('city')).toEqual([{ city: 'London', clicks: 2, scans: 0 }])
 })

@@ -17,9 +17,12 @@ export type { ClickEvent } from './click-event'
 /** Dimensions shared by many visits; `id` tells equal objects apart without comparing fields. */
 export interface VisitDimensions {
   visitor: { id: number; os: string; browser: string; device: string }
-  geo: { id: number; continent: string | null; country: string | null; region: string | null; city: string | null }
+  geo: Location & { id: number; resolved?: Promise<Location> }
   utm: { id: number; source: string | null; medium: string | null; campaign: string | null; term: string | null; content: string | null }
 }
+
+/** Where a visit came from; `resolved` (see geo's GeoLocation) when still being looked up. */
+type Location = { continent: string | null; country: string | null; region: string | null; city: string | null }
 
 export interface Visit extends VisitDimensions {
   linkSeq: number
@@ -151,6 +154,27 @@ export function createClickRecorder(
   let timer: ReturnType<typeof setInterval> | null = null
   let flushQueued = false
   const afterFlush: ((s: FlushSummary) => void)[] = []
+  /** Held rows whose location was still being looked up when recorded (the first visits after a start). */
+  const awaitingLocation = new Map<ClickEvent, Promise<Location>>()
+
+  /** Fills in the locations of the rows that were recorded before the GeoIP database was loaded. */
+  async function locate(rows: ClickEvent[]): Promise<void> {
+    const waits: Promise<void>[] = []
+    for (const r of rows) {
+      const resolved = awaitingLocation.get(r)
+      if (!resolved) continue
+      awaitingLocation.delete(r)
+      waits.push(
+        resolved.then((g) => {
+          r.continent = g.continent
+          r.country = g.country
+          r.region = g.region
+          r.city = g.city
+        }),
+      )
+    }
+    await Promise.all(waits)
+  }
 
   function written(rows: ClickEvent[]) {
     const byDomain = new Map<string, number>()
@@ -207,20 +231,19 @@ export function createClickRecorder(
       inFlightRows -= entry.rows.length
       inFlightBytes -= entry.bytes
     }
-    entry.done = sinkOf()
-      .write(entry.rows)
-      .then(
-        () => {
-          release()
-          written(entry.rows)
-        },
-        (e) => {
-          // Keep them for the next attempt (e.g. the store was busy); never fail a redirect.
-          release()
-          for (const [k, r] of batch) add(k, r)
-          log.error('click flush failed; will retry', { rows: entry.rows.length, error: String(e) })
-        },
-      )
+    const write = () => sinkOf().write(entry.rows)
+    entry.done = (awaitingLocation.size ? locate(entry.rows).then(write) : write()).then(
+      () => {
+        release()
+        written(entry.rows)
+      },
+      (e) => {
+        // Keep them for the next attempt (e.g. the store was busy); never fail a redirect.
+        release()
+        for (const [k, r] of batch) add(k, r)
+        log.error('click flush failed; will retry', { rows: entry.rows.length, error: String(e) })
+      },
+    )
     inFlight.add(entry)
     return entry.done
   }
@@ -240,7 +263,9 @@ export function createClickRecorder(
         cur.at = v.at
         return
       }
-      if (!hold(key, toRow(v))) return
+      const row = toRow(v)
+      if (!hold(key, row)) return
+      if (v.geo.resolved) awaitingLocation.set(row, v.geo.resolved)
       if (pending.size >= maxBatch && !flushQueued) {
         flushQueued = true
         setImmediate(flush)
