@@ -23,7 +23,8 @@ export interface BenchServer {
   stop(): Promise<void>
 }
 
-export async function startBenchServer(opts: { root: string; bin?: string }): Promise<BenchServer> {
+/** `cpus`: pin the server to these CPUs (taskset), so it does not share a core with wrk. */
+export async function startBenchServer(opts: { root: string; bin?: string; cpus?: string }): Promise<BenchServer> {
   const dir = mkdtempSync(join(tmpdir(), 'shortlink-bench-'))
   const httpsPort = await freePort()
   writeFileSync(
@@ -31,7 +32,8 @@ export async function startBenchServer(opts: { root: string; bin?: string }): Pr
     `[server]\nbaseUrl = "https://localhost:${httpsPort}/api"\nhttpsPort = ${httpsPort}\nhttpPort = ${await freePort()}\nhostname = "127.0.0.1"\ndataDir = "${dir}/data"\n[limits]\napiPerMinute = 100000\n`,
   )
   const cmd = opts.bin ? [resolve(opts.root, opts.bin)] : ['bun', join(opts.root, 'src/main.ts')]
-  const proc = Bun.spawn([...cmd, 'serve', '--config', join(dir, 'shortlink.toml')], { cwd: dir, stdout: 'pipe', stderr: 'ignore' })
+  const pin = opts.cpus ? ['taskset', '-c', opts.cpus] : []
+  const proc = Bun.spawn([...pin, ...cmd, 'serve', '--config', join(dir, 'shortlink.toml')], { cwd: dir, stdout: 'pipe', stderr: 'ignore' })
   let out = ''
   const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader()
   while (!/sk_[A-Za-z0-9_-]+/.test(out)) {
