@@ -6,6 +6,7 @@
 import type { Database } from 'bun:sqlite'
 import type { ClickEvent } from './click-event'
 import { BUSY_LINK_CLICKS, busyBackfillSql, type LinkScopes, rollupDeltas } from './stats.rollup'
+import { createValueIds } from './stats.values'
 
 export type { ClickEvent } from './click-event'
 
@@ -16,7 +17,9 @@ export interface EventWriterOptions {
 
 export function createEventWriter(db: Database, options: EventWriterOptions = {}): (events: ClickEvent[]) => void {
   const busyAt = options.busyLinkClicks ?? BUSY_LINK_CLICKS
-  const insert = db.query(`INSERT INTO click_events
+  const values = createValueIds(db)
+  const id = values.idOf
+  const insert = db.query(`INSERT INTO click_events_compact
     (link_seq, at, scan, continent, country, region, city, os, browser, device, referer, referer_url,
      utm_source, utm_medium, utm_campaign, utm_term, utm_content, n)
     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
@@ -69,20 +72,20 @@ export function createEventWriter(db: Database, options: EventWriterOptions = {}
         e.linkSeq,
         e.at,
         e.scan ? 1 : 0,
-        e.continent,
-        e.country,
-        e.region,
-        e.city,
-        e.os,
-        e.browser,
-        e.device,
-        e.referer,
-        e.refererUrl,
-        e.utmSource,
-        e.utmMedium,
-        e.utmCampaign,
-        e.utmTerm,
-        e.utmContent,
+        id(e.continent),
+        id(e.country),
+        id(e.region),
+        id(e.city),
+        id(e.os),
+        id(e.browser),
+        id(e.device),
+        id(e.referer),
+        id(e.refererUrl),
+        id(e.utmSource),
+        id(e.utmMedium),
+        id(e.utmCampaign),
+        id(e.utmTerm),
+        id(e.utmContent),
         e.n,
       )
       const agg = perLink.get(e.linkSeq)
@@ -108,8 +111,9 @@ export function createEventWriter(db: Database, options: EventWriterOptions = {}
     try {
       write(events)
     } catch (e) {
-      // Groups numbered and links promoted inside the failed transaction were rolled back with it.
+      // Groups numbered, strings given ids and links promoted inside the failed transaction were rolled back with it.
       groupScopes.clear()
+      values.forget()
       busy = loadBusy()
       throw e
     }

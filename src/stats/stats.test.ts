@@ -395,9 +395,12 @@ describe('rollups', () => {
 
   test('random events and queries: every answer equals a count over the events', async () => {
     const h = createHarness()
+    // A tag on a busy and a quiet link of the member: a tag's breakdowns read busy rollups and raw events.
+    const hot = (await h.call('POST', '/tags', { key: h.keys.member, json: { name: 'Hot' } })).body.id as string
     const links = [
-      await makeLink(h, 'r1', h.keys.member),
+      await makeLink(h, 'r1', h.keys.member, { tags: [hot] }),
       await makeLink(h, 'r2', h.keys.member, { type: 'text', data: { text: 'x' } }),
+      await makeLink(h, 'r5', h.keys.member, { tags: [hot] }),
       await makeLink(h, 'r3', h.keys.other),
       await makeLink(h, 'r4', h.keys.other, { type: 'text', data: { text: 'y' } }),
     ]
@@ -420,7 +423,7 @@ describe('rollups', () => {
     for (let i = 0; i < 900; i++) {
       const [country, region, city] = pick(places)
       // Skewed: r1 and r2 pass the (lowered) busy threshold part-way through, r3 and r4 never do.
-      const link = links[[0, 0, 0, 0, 1, 1, 1, 2, 3][Math.floor(rnd() * 9)]!]!
+      const link = links[[0, 0, 0, 0, 1, 1, 1, 2, 3, 4][Math.floor(rnd() * 10)]!]!
       events.push(
         event(link.seq, base + Math.floor(rnd() * 20 * 86_400_000), {
           scan: rnd() < 0.3,
@@ -437,7 +440,7 @@ describe('rollups', () => {
     for (let i = 0; i < events.length; i += 50) write(events.slice(i, i + 50))
     const busy = (h.deps.db.query('SELECT seq FROM stats_busy_links ORDER BY seq').all() as { seq: number }[]).map((r) => r.seq)
     expect(busy).toEqual([links[0]!.seq, links[1]!.seq])
-    const info = new Map(links.map((l, i) => [l.seq, { id: l.id, member: i < 2, type: i % 2 ? 'text' : 'link' }]))
+    const info = new Map(links.map((l, i) => [l.seq, { id: l.id, member: i < 3, type: i === 1 || i === 4 ? 'text' : 'link', hot: i === 0 || i === 2 }]))
     const sum = (es: ClickEvent[]) => ({ clicks: es.reduce((a, e) => a + e.n, 0), scans: es.reduce((a, e) => a + (e.scan ? e.n : 0), 0) })
     const grouped = (es: ClickEvent[], keyOf: (e: ClickEvent) => string | null) => {
       const m = new Map<string, ClickEvent[]>()
@@ -461,8 +464,9 @@ describe('rollups', () => {
       const region = pick([undefined, undefined, undefined, 'Limburg', 'Bavaria'])
       const city = pick([undefined, undefined, undefined, undefined, 'Munich', 'Hasselt'])
       const os = pick([undefined, undefined, 'IOS'])
-      const link = pick([undefined, undefined, ...links.filter((_, i) => !asMember || i < 2)])
+      const link = pick([undefined, undefined, ...links.filter((_, i) => !asMember || i < 3)])
       const linkType = pick([undefined, undefined, undefined, 'text'])
+      const tagged = rnd() < 0.25
       const zone = pick(['UTC', 'Europe/Paris', 'Asia/Kolkata', 'America/New_York'])
       const granularity = pick(['hour', 'day', 'week', 'month'] as const)
       const qs = [
@@ -474,6 +478,7 @@ describe('rollups', () => {
         city && `city=${city}`,
         os && `os=${os}`,
         link && `linkId=${link.id}`,
+        tagged && `tagIds=${hot}`,
         linkType && `linkType=${linkType}`,
       ]
         .filter(Boolean)
@@ -489,6 +494,7 @@ describe('rollups', () => {
           (!city || e.city === city) &&
           (!os || e.os === os) &&
           (!link || e.linkSeq === link.seq) &&
+          (!tagged || info.get(e.linkSeq)!.hot) &&
           (!linkType || info.get(e.linkSeq)!.type === linkType) &&
           (!asMember || info.get(e.linkSeq)!.member),
       )
@@ -524,5 +530,5 @@ describe('rollups', () => {
         if (granularity === 'month') expect(local).toMatch(/^\w+ 1,? 00:00$/)
       }
     }
-  })
+  }, 60_000) // 120 random queries with several groupBys each: seconds on a busy 2-core machine
 })

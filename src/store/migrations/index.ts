@@ -8,6 +8,7 @@ import { stats } from './0007_stats'
 import { statsBusyLinks } from './0008_stats_busy_links'
 import { usersKeys } from './0009_users_keys'
 import { statsGroups } from './0010_stats_groups'
+import { clickValues } from './0011_click_values'
 
 export interface Migration {
   id: number
@@ -16,4 +17,4 @@ export interface Migration {
 }
 
 /** Ordered by id; never edit a migration that has shipped, add a new one. */
-export const migrations: Migration[] = [foundation, links, clicks, domains, templates, files, stats, statsBusyLinks, usersKeys, statsGroups]
+export const migrations: Migration[] = [foundation, links, clicks, domains, templates, files, stats, statsBusyLinks, usersKeys, statsGroups, clickValues]
