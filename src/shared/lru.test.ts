@@ -42,3 +42,16 @@ test('entries expire after their time to live; bytes are given back on delete an
   expect(lru.get('a')).toBeUndefined()
   expect([lru.size, lru.bytes]).toEqual([0, 0])
 })
+
+test('a hot key in the younger half stays without being moved, and is never the one evicted', () => {
+  const lru = new LruCache<number>({ maxEntries: 100 })
+  for (let i = 0; i < 100; i++) lru.set(`k${i}`, i)
+  // k0 is the oldest: its first hit moves it to the end; hits while it is young leave it there.
+  for (let i = 0; i < 1000; i++) {
+    expect(lru.get('k0')).toBe(0)
+    lru.set(`n${i}`, i)
+  }
+  expect(lru.get('k0')).toBe(0)
+  expect(lru.size).toBe(100)
+  expect(lru.get('k1')).toBeUndefined()
+})
