@@ -101,7 +101,9 @@ async function serve(flags: Record<string, string>) {
   }
 
   // In the background: the first QR renders are then as quick as later ones (see warmUpChecks).
-  deps.qr.warmUp().catch((e) => log.warn('qr warm-up failed', { error: String(e) }))
+  // A second later, so its first chunks (compiling the decoders' wasm, ~40 ms) do not hold
+  // up the first requests a restart answers.
+  setTimeout(() => deps.qr.warmUp().catch((e) => log.warn('qr warm-up failed', { error: String(e) })), 1000)
 
   // Logged last: tests and scripts wait for this line, the key above is already out.
   log.info('started', { config: file ?? '(embedded default)', dataDir: config.server.dataDir, tls: config.tls.mode })

