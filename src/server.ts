@@ -8,7 +8,7 @@ import { createApiApp } from './app'
 import type { Deps } from './deps'
 import { contentResponse } from './files'
 import { createRedirectHandler, renderHostedPage } from './redirect'
-import { createClientIpResolver, errorResponse } from './shared'
+import { createClientIpResolver, createGcPacer, errorResponse } from './shared'
 import { type CertPair, type HttpsListener, startHttpsListener } from './tls'
 
 export interface RunningServer {
@@ -20,6 +20,8 @@ export interface RunningServer {
 export function startServer(deps: Deps, cert: CertPair): RunningServer {
   const { config, settings, log } = deps
   const api = createApiApp(deps)
+  // Keeps memory near idle under load (see src/shared/gc-pacer.ts).
+  const gc = createGcPacer()
   const clientIpOf = createClientIpResolver(config.server.trustProxy)
   const redirects = createRedirectHandler({
     settings,
@@ -51,6 +53,7 @@ export function startServer(deps: Deps, cert: CertPair): RunningServer {
     // checkBody, the password form), so this one only has to stay above them.
     maxRequestBodySize: Number.MAX_SAFE_INTEGER,
     fetch(request, server) {
+      gc.served()
       // Split the absolute URL by hand: the redirect path needs no URL object.
       const raw = request.url
       const pathStart = raw.indexOf('/', raw.indexOf('//') + 2)
@@ -113,6 +116,7 @@ export function startServer(deps: Deps, cert: CertPair): RunningServer {
     https,
     http,
     async stop() {
+      gc.stop()
       http.stop(true)
       await https.stop(false) // let in-flight requests finish
       await deps.recorder.stop() // then write every buffered click

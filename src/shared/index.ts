@@ -2,6 +2,7 @@
 export { createClientIpResolver } from './client-ip'
 export { AppError, badRequest, type ErrorCode, errorResponse, forbidden, notFound, parameterError, STATUS_BY_CODE } from './errors'
 export { isDateTime } from './formats'
+export { createGcPacer, type GcPacer } from './gc-pacer'
 export { FILE_ID_PATTERN, newId } from './ids'
 export { type ImageSize, imageSize, type SizedKind, svgSize } from './image-size'
 export { type Condition, condition, idIn, type ListPage, listRows, matches } from './list-query'
