@@ -7,6 +7,10 @@
  * per batch), then times GET /statistics through the real API app (in-process) while the
  * click recorder keeps writing visits from its worker thread. Usage:
  *   bun scripts/bench/stats.ts [--events 10000000] [--db /tmp/stats-bench.db] [--reuse] [--runs 9] [--only <label text>]
+ * A/B in one run: `--compare <checkout dir> --compare-db <its copy of the store>` (with --reuse) also opens that
+ * checkout's app (its own code, migrations and recorder) on its copy, and alternates the two on every run of every
+ * query (A = the other checkout, B = this one), with both answers compared. `--bytes` prints where the store's
+ * bytes are (dbstat: pages per table and index).
  */
 import { type ClickEvent, createEventWriter } from '../../src/stats/click-writer'
 import { arg, benchApp, seededRandom } from './args'
@@ -18,6 +22,9 @@ const ONLY = arg('only', '')
 const dbPath = arg('db', '/tmp/stats-bench.db')
 const { reuse, deps, app } = benchApp(dbPath)
 const db = deps.db
+const compareDir = arg('compare', '')
+const other = compareDir ? (await import(`${compareDir}/scripts/bench/args.ts`)).benchApp(arg('compare-db', '')) : null
+if (other && !(reuse && other.reuse)) throw new Error('--compare needs --reuse and an existing --compare-db')
 const LINKS = 20_000
 const USERS = 100
 /** The data ends at the hour the seed ran (kept in kv for --reuse): a year of traffic up to "now". */
@@ -231,6 +238,12 @@ for (let u = 0; u < USERS; u++) if (!reuse) deps.auth.addUser(`u${u}`)
 const adminKey = deps.auth.createKey('usr_admin', 'admin').key
 const bigMemberKey = deps.auth.createKey('usr_u0', 'member').key
 const smallMemberKey = deps.auth.createKey('usr_u40', 'member').key
+/** The same callers on the compared store. */
+const otherKeys = other
+  ? new Map(
+      [adminKey, bigMemberKey, smallMemberKey].map((k, i) => [k, other.deps.auth.createKey(['usr_admin', 'usr_u0', 'usr_u40'][i], i ? 'member' : 'admin').key]),
+    )
+  : null
 
 if (!reuse) {
   const t0 = performance.now()
@@ -332,20 +345,22 @@ if (!reuse) {
 const liveSeqs = [1, 2, 3, 50, 500, 5000]
 let live = 0
 deps.recorder.start()
+other?.deps.recorder.start()
 const traffic = setInterval(() => {
   for (let i = 0; i < 50; i++) {
     live++
-    deps.recorder.record({
-      linkSeq: liveSeqs[i % liveSeqs.length]!,
-      domain: 'localhost',
-      at: Date.now(),
-      scan: i % 3 === 0,
-      referer: null,
-      refererUrl: null,
-      visitor: { id: 1, os: 'Android', browser: 'Chrome', device: 'Mobile' },
-      geo: { id: 1, continent: 'Europe', country: 'DE', region: 'Bavaria', city: 'Munich' },
-      utm: { id: 1, source: null, medium: null, campaign: null, term: null, content: null },
-    })
+    for (const recorder of other ? [deps.recorder, other.deps.recorder] : [deps.recorder])
+      recorder.record({
+        linkSeq: liveSeqs[i % liveSeqs.length]!,
+        domain: 'localhost',
+        at: Date.now(),
+        scan: i % 3 === 0,
+        referer: null,
+        refererUrl: null,
+        visitor: { id: 1, os: 'Android', browser: 'Chrome', device: 'Mobile' },
+        geo: { id: 1, continent: 'Europe', country: 'DE', region: 'Bavaria', city: 'Munich' },
+        utm: { id: 1, source: null, medium: null, campaign: null, term: null, content: null },
+      })
   }
 }, 10)
 
@@ -353,29 +368,74 @@ const iso = (t: number) => new Date(t).toISOString()
 const last30 = `start=${iso(END - 30 * 86_400_000)}&end=${iso(END)}`
 const lastYear = `start=${iso(START)}&end=${iso(END)}`
 
+type App = typeof app
+async function timeOne(target: App, query: string, key: string): Promise<{ ms: number; body: string }> {
+  const t = performance.now()
+  const res = await target.handle(new Request(`https://localhost/api/statistics?${query}`, { headers: { authorization: `Bearer ${key}` } }), '127.0.0.1')
+  const body = await res.text()
+  const ms = performance.now() - t
+  if (res.status !== 200) throw new Error(`${query}: ${res.status} ${body}`)
+  return { ms, body }
+}
+
+const stats = (samples: number[]) => {
+  samples.sort((a, b) => a - b)
+  const ms = (i: number) => samples[i]!.toFixed(1).padStart(6)
+  return `${ms(0)} | ${ms(samples.length >> 1)} | ${ms(samples.length - 1)}`
+}
+
 async function time(label: string, query: string, key = adminKey) {
   if (ONLY && !label.includes(ONLY)) return
   const samples: number[] = []
+  const otherSamples: number[] = []
   let body = ''
+  let same = true
   for (let i = 0; i < RUNS; i++) {
-    const t = performance.now()
-    const res = await app.handle(new Request(`https://localhost/api/statistics?${query}`, { headers: { authorization: `Bearer ${key}` } }), '127.0.0.1')
-    body = await res.text()
-    samples.push(performance.now() - t)
-    if (res.status !== 200) throw new Error(`${query}: ${res.status} ${body}`)
-    await Bun.sleep(1)
+    // A and B alternate, each going first every other run.
+    const order = other && i % 2 ? ['other', 'this'] : ['this', 'other']
+    let otherBody = ''
+    for (const side of order) {
+      if (side === 'this') {
+        const r = await timeOne(app, query, key)
+        samples.push(r.ms)
+        body = r.body
+      } else if (other) {
+        const r = await timeOne(other.app as App, query, otherKeys!.get(key)!)
+        otherSamples.push(r.ms)
+        otherBody = r.body
+      }
+      await Bun.sleep(1)
+    }
+    if (other && otherBody !== body) same = false
   }
-  samples.sort((a, b) => a - b)
   const parsed = JSON.parse(body)
   const what = Array.isArray(parsed) ? `${parsed.length} rows` : `${parsed.clicks} clicks`
-  const ms = (i: number) => samples[i]!.toFixed(1).padStart(6)
-  console.log(`| ${label.padEnd(62)} | ${ms(0)} | ${ms(RUNS >> 1)} | ${ms(RUNS - 1)} | ${what.padEnd(14)} |`)
+  if (other) console.log(`| ${label.padEnd(62)} | ${stats(otherSamples)} | ${stats(samples)} | ${what.padEnd(14)} | ${same ? 'same' : 'DIFFERENT'} |`)
+  else console.log(`| ${label.padEnd(62)} | ${stats(samples)} | ${what.padEnd(14)} |`)
+}
+
+if (process.argv.includes('--bytes')) {
+  const events = db.query<{ rows: number; clicks: number }, []>('SELECT count(*) AS rows, sum(n) AS clicks FROM click_events').get()!
+  const parts = db.query<{ name: string; b: number }, []>('SELECT name, sum(pgsize) AS b FROM dbstat GROUP BY name ORDER BY b DESC').all()
+  const total = parts.reduce((a, p) => a + p.b, 0)
+  console.log(
+    `\nstore: ${(total / 1e6).toFixed(1)} MB for ${events.rows.toLocaleString()} event rows (${events.clicks.toLocaleString()} clicks): ${(total / events.rows).toFixed(1)} B per event row`,
+  )
+  for (const p of parts.filter((p) => p.b > total / 200))
+    console.log(`  ${p.name.padEnd(28)} ${(p.b / 1e6).toFixed(1).padStart(8)} MB ${(p.b / events.rows).toFixed(1).padStart(7)} B/event`)
 }
 
 await Bun.sleep(1500)
-console.log(`\n${N.toLocaleString()} events; GET /statistics through the API app, ms over ${RUNS} runs, while ~5,000 visits/s are recorded`)
-console.log(`| ${'query'.padEnd(62)} | min    | median | max    | result         |`)
-console.log(`|${'-'.repeat(64)}|--------|--------|--------|----------------|`)
+const seeded = reuse ? (db.query('SELECT count(*) AS n FROM click_events').get() as { n: number }).n : N
+console.log(`\n${seeded.toLocaleString()} events; GET /statistics through the API app, ms over ${RUNS} runs, while ~5,000 visits/s are recorded`)
+if (other) {
+  console.log(`A = ${compareDir}, B = this checkout; runs alternate A/B`)
+  console.log(`| ${'query'.padEnd(62)} | A min  | A med  | A max  | B min  | B med  | B max  | result         | answers |`)
+  console.log(`|${'-'.repeat(64)}|--------|--------|--------|--------|--------|--------|----------------|---------|`)
+} else {
+  console.log(`| ${'query'.padEnd(62)} | min    | median | max    | result         |`)
+  console.log(`|${'-'.repeat(64)}|--------|--------|--------|----------------|`)
+}
 await time('admin count, 30 days', `${last30}`)
 await time('admin count, all time (default interval)', '')
 await time('admin count, interval=30d (to now: hour and raw edges)', 'interval=30d')
@@ -433,6 +493,8 @@ await time(
 )
 clearInterval(traffic)
 await deps.recorder.stop()
+await other?.deps.recorder.stop()
+other?.deps.db.close()
 console.log(`\nlive visits recorded during the timings: ${live.toLocaleString()}`)
 deps.db.close()
 
