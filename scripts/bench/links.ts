@@ -1,18 +1,36 @@
 /**
  * Links list/count at scale: seeds N links (default 1,000,000) straight into a store
- * file with the real migrations, then times typical filtered, sorted pages and counts
- * through the real API app (in-process, no sockets). Usage:
- *   bun scripts/bench/links.ts [--links 1000000] [--db /tmp/links-bench.db] [--reuse]
+ * file with the real migrations, then times typical filtered, sorted pages, searches and
+ * counts through the real API app (in-process, no sockets): min, median and max. Usage:
+ *   bun scripts/bench/links.ts [--links 1000000] [--db /tmp/links-bench.db] [--reuse] [--runs 15] [--only <label text>]
+ * A/B in one run: `--compare <checkout dir> --compare-db <its copy of the store>` (with --reuse) also opens that
+ * checkout's app on its copy and alternates the two on every run of every query (A = the other checkout,
+ * B = this one), with both answers compared.
  */
+import type { createApiApp } from '../../src/app'
 import { arg, benchApp, seededRandom } from './args'
 
+type App = ReturnType<typeof createApiApp>
 const N = Number(arg('links', '1000000'))
+const RUNS = Number(arg('runs', '15'))
+/** Time only the queries whose label contains this text. */
+const ONLY = arg('only', '')
 const dbPath = arg('db', '/tmp/links-bench.db')
 const { reuse, deps, app } = benchApp(dbPath)
+const compareDir = arg('compare', '')
+const other = compareDir ? (await import(`${compareDir}/scripts/bench/args.ts`)).benchApp(arg('compare-db', '')) : null
+if (other && !(reuse && other.reuse)) throw new Error('--compare needs --reuse and an existing --compare-db')
 const USERS = 100
 for (let u = 0; u < USERS; u++) deps.auth.addUser(`u${u}`)
 const adminKey = deps.auth.createKey('usr_admin', 'admin').key
 const memberKey = deps.auth.createKey('u1', 'member').key
+/** The same callers on the compared store. */
+const otherKeys = other
+  ? new Map([
+      [adminKey, other.deps.auth.createKey('usr_admin', 'admin').key],
+      [memberKey, other.deps.auth.createKey('u1', 'member').key],
+    ])
+  : null
 
 // Deterministic pseudo-random numbers so runs are comparable.
 const rnd = seededRandom(42)
@@ -68,25 +86,59 @@ if (!reuse) {
   console.log(`\nseed: ${((performance.now() - t0) / 1000).toFixed(1)} s`)
 }
 
-async function time(label: string, path: string, key: string, runs = 15) {
-  const samples: number[] = []
-  let body = ''
-  for (let i = 0; i < runs; i++) {
-    const t = performance.now()
-    const res = await app.handle(new Request(`https://localhost/api${path}`, { headers: { authorization: `Bearer ${key}` } }), '127.0.0.1')
-    body = await res.text()
-    samples.push(performance.now() - t)
-    if (res.status !== 200) throw new Error(`${path}: ${res.status} ${body}`)
-  }
-  samples.sort((a, b) => a - b)
-  const parsed = JSON.parse(body)
-  const n = parsed.total ?? parsed.count
-  console.log(
-    `${label.padEnd(58)} median ${samples[runs >> 1]!.toFixed(1).padStart(6)} ms  max ${samples[runs - 1]!.toFixed(1).padStart(6)} ms  (${n} matches)`,
-  )
+async function timeOne(target: App, path: string, key: string): Promise<{ ms: number; body: string }> {
+  const t = performance.now()
+  const res = await target.handle(new Request(`https://localhost/api${path}`, { headers: { authorization: `Bearer ${key}` } }), '127.0.0.1')
+  const body = await res.text()
+  const ms = performance.now() - t
+  if (res.status !== 200) throw new Error(`${path}: ${res.status} ${body}`)
+  return { ms, body }
 }
 
-console.log(`\n${N.toLocaleString()} links; times through the API app, 15 runs each`)
+const stats = (samples: number[]) => {
+  samples.sort((a, b) => a - b)
+  const ms = (i: number) => samples[i]!.toFixed(1).padStart(6)
+  return `${ms(0)} | ${ms(samples.length >> 1)} | ${ms(samples.length - 1)}`
+}
+
+async function time(label: string, path: string, key: string) {
+  if (ONLY && !label.includes(ONLY)) return
+  const samples: number[] = []
+  const otherSamples: number[] = []
+  let body = ''
+  let same = true
+  for (let i = 0; i < RUNS; i++) {
+    // A and B alternate, each going first every other run.
+    const order = other && i % 2 ? ['other', 'this'] : ['this', 'other']
+    let otherBody = ''
+    for (const side of order) {
+      if (side === 'this') {
+        const r = await timeOne(app, path, key)
+        samples.push(r.ms)
+        body = r.body
+      } else if (other) {
+        const r = await timeOne(other.app as App, path, otherKeys!.get(key)!)
+        otherSamples.push(r.ms)
+        otherBody = r.body
+      }
+    }
+    if (other && otherBody !== body) same = false
+  }
+  const parsed = JSON.parse(body)
+  const what = `${parsed.total ?? parsed.count} matches`
+  if (other) console.log(`| ${label.padEnd(58)} | ${stats(otherSamples)} | ${stats(samples)} | ${what.padEnd(15)} | ${same ? 'same' : 'DIFFERENT'} |`)
+  else console.log(`| ${label.padEnd(58)} | ${stats(samples)} | ${what.padEnd(15)} |`)
+}
+
+console.log(`\n${N.toLocaleString()} links; ms through the API app over ${RUNS} runs`)
+if (other) {
+  console.log(`A = ${compareDir}, B = this checkout; runs alternate A/B`)
+  console.log(`| ${'query'.padEnd(58)} | A min  | A med  | A max  | B min  | B med  | B max  | result          | answers |`)
+  console.log(`|${'-'.repeat(60)}|--------|--------|--------|--------|--------|--------|-----------------|---------|`)
+} else {
+  console.log(`| ${'query'.padEnd(58)} | min    | median | max    | result          |`)
+  console.log(`|${'-'.repeat(60)}|--------|--------|--------|-----------------|`)
+}
 await time('admin: newest page (pageSize 20)', '/links', adminKey)
 await time('admin: page 50, sort clicks desc', '/links?sortBy=clicks&page=50', adminKey)
 await time('admin: sort last click asc (never-clicked last)', '/links?sortBy=last_created_at&sortOrder=asc', adminKey)
@@ -107,4 +159,16 @@ await time('count: admin, includeArchived', '/links/count?includeArchived=true',
 await time('count: member', '/links/count', memberKey)
 await time('count: member, tagIds', '/links/count?tagIds=tag_u1_3&tagIds=tag_u1_4', memberKey)
 await time('count: admin, search "promo"', '/links/count?search=promo', adminKey)
+await time('count: member, search "sale"', '/links/count?search=sale', memberKey)
+// Common terms (each matches about 1 link in 12) under every sort, as an admin and as a member.
+const SORTS = ['sortBy=created_at', 'sortBy=created_at&sortOrder=asc', 'sortBy=clicks', 'sortBy=clicks&sortOrder=asc', 'sortBy=last_created_at']
+for (const [who, key, term] of [
+  ['admin', adminKey, 'summer'],
+  ['member', memberKey, 'sale'],
+] as const)
+  for (const sort of SORTS) await time(`${who}: search "${term}", ${sort}`, `/links?search=${term}&${sort}`, key)
+await time('admin: search "promo", page 20, sort clicks', '/links?search=promo&page=20&sortBy=clicks', adminKey)
+await time('admin: search "coupon", userIds=usr_u3, newest', '/links?search=coupon&userIds=usr_u3', adminKey)
+await time('admin: search "flyer", linkType=link, includeArchived', '/links?search=flyer&linkType=link&includeArchived=true', adminKey)
 deps.db.close()
+other?.deps.db.close()

@@ -50,6 +50,11 @@ type Arg = string | number | null
 /** Above this many matches a page walks the sort index instead of sorting the matches. */
 const SORT_DRIVEN_ABOVE = 5000
 
+/** The trigram FTS phrase for a search of 3+ characters; shorter ones use LIKE. */
+function ftsPhrase(search: string | undefined): string | undefined {
+  return search !== undefined && [...search].length >= 3 ? `"${search.replace(/"/g, '""')}"` : undefined
+}
+
 export function createLinkStore(db: Db) {
   const byId = db.query<LinkRow, [string]>('SELECT * FROM links WHERE id = ?')
   const byDomainKey = db.query<LinkRow, [string, string]>('SELECT * FROM links WHERE domain = ? AND key = ? AND deleted_at IS NULL')
@@ -110,10 +115,11 @@ export function createLinkStore(db: Db) {
       args.push(...f.tagIds)
     }
     if (f.search) {
-      if ([...f.search].length >= 3) {
+      const phrase = ftsPhrase(f.search)
+      if (phrase) {
         // Trigram FTS: a quoted phrase matches any substring of 3+ characters, case-insensitively.
         parts.push(`${p}l.seq IN (SELECT rowid FROM links_search WHERE links_search MATCH ?)`)
-        args.push(`"${f.search.replace(/"/g, '""')}"`)
+        args.push(phrase)
       } else {
         parts.push(`(l.key LIKE ? ESCAPE '\\' OR l.destination LIKE ? ESCAPE '\\' OR l.data LIKE ? ESCAPE '\\')`)
         const like = `%${escapeLike(f.search)}%`
@@ -123,7 +129,56 @@ export function createLinkStore(db: Db) {
     return { sql: parts.join(' AND '), args }
   }
 
+  /**
+   * A search of 3+ characters without id, short-link or tag filters is driven by the FTS
+   * index: its matches (rowid order) each probe the covering index of the remaining filters,
+   * so no table row is read to count them, and "newest" pages stream in rowid order. The
+   * other way round (the FTS matches as an IN list) reads every matching table row.
+   */
+  function ftsDriven(f: LinkFilter): { phrase: string; probe: string; filter: string; args: Arg[] } | undefined {
+    const phrase = ftsPhrase(f.search)
+    if (!phrase || f.ids?.length || f.domainKeys || f.tagIds?.length) return undefined
+    const parts = ['p.deleted_at IS NULL', f.includeArchived ? 'p.archived IN (0, 1)' : 'p.archived = 0']
+    const args: Arg[] = []
+    if (f.userIds?.length) {
+      parts.push(`p.user_id IN (${f.userIds.map(() => '?').join(',')})`)
+      args.push(...f.userIds)
+    }
+    if (f.domain) {
+      parts.push('p.domain = ?')
+      args.push(f.domain.toLowerCase())
+    }
+    if (f.linkType) {
+      parts.push('p.link_type = ?')
+      args.push(f.linkType)
+    }
+    // The partial index whose columns (archived and the rowid included) answer the most filters.
+    const probe = f.userIds?.length
+      ? f.linkType
+        ? 'links_user_type'
+        : 'links_user_archived'
+      : f.linkType
+        ? 'links_type_archived'
+        : f.domain
+          ? 'links_domain'
+          : 'links_live'
+    return { phrase, probe, filter: parts.join(' AND '), args }
+  }
+
+  /** `SELECT <cols> FROM` the FTS matches that pass the filters, without reading table rows. */
+  function ftsMatches(d: NonNullable<ReturnType<typeof ftsDriven>>, cols: string): { sql: string; args: Arg[] } {
+    return {
+      sql: `SELECT ${cols} FROM links_search s CROSS JOIN links p INDEXED BY ${d.probe} ON p.seq = s.rowid WHERE s.links_search MATCH ? AND ${d.filter}`,
+      args: [d.phrase, ...d.args],
+    }
+  }
+
   function count(f: LinkFilter): number {
+    const d = ftsDriven(f)
+    if (d) {
+      const m = ftsMatches(d, 'count(*) AS n')
+      return db.query<{ n: number }, Arg[]>(m.sql).get(...m.args)!.n
+    }
     const run = (archived?: 0 | 1) => {
       const w = where(f, 'count', archived)
       return db.query<{ n: number }, Arg[]>(`SELECT count(*) AS n FROM links l WHERE ${w.sql}`).get(...w.args)!.n
@@ -140,6 +195,45 @@ export function createLinkStore(db: Db) {
     if (s.sortBy === 'last_created_at') return dir === 'DESC' ? 'l.last_clicked DESC, l.seq DESC' : '(l.last_clicked IS NULL), l.last_clicked ASC, l.seq ASC'
     // seq grows with creation time: rowid order is creation order, with no index to maintain.
     return `l.seq ${dir}`
+  }
+
+  /**
+   * An FTS-driven page. Up to SORT_DRIVEN_ABOVE matches are collected in one pass and give
+   * both the total and the page; more are counted, then "newest"/"oldest" pages stream the
+   * matches in rowid order and stop after the page, other sorts walk their sort index.
+   */
+  function searchList(f: LinkFilter, d: NonNullable<ReturnType<typeof ftsDriven>>, s: LinkSort): { rows: LinkRow[]; total: number } {
+    const few = ftsMatches(d, 'p.seq')
+    const seqs = db
+      .query<{ seq: number }, Arg[]>(`${few.sql} LIMIT ${SORT_DRIVEN_ABOVE + 1}`)
+      .all(...few.args)
+      .map((r) => r.seq)
+    const pageOf = (sql: string, args: Arg[]) => db.query<LinkRow, Arg[]>(sql).all(...args)
+    if (seqs.length <= SORT_DRIVEN_ABOVE) {
+      const total = seqs.length
+      if (total === 0 || s.offset >= total) return { rows: [], total }
+      const rows = pageOf(`SELECT l.* FROM links l WHERE l.seq IN (SELECT value FROM json_each(?)) ORDER BY ${orderBy(s)} LIMIT ? OFFSET ?`, [
+        JSON.stringify(seqs),
+        s.limit,
+        s.offset,
+      ])
+      return { rows, total }
+    }
+    const total = count(f)
+    if (s.offset >= total) return { rows: [], total }
+    if (s.sortBy === 'created_at') {
+      const dir = s.sortOrder === 'asc' ? 'ASC' : 'DESC'
+      const m = ftsMatches(d, 's.rowid')
+      const rows = pageOf(`SELECT l.* FROM links l WHERE l.seq IN (${m.sql} ORDER BY s.rowid ${dir} LIMIT ? OFFSET ?) ORDER BY ${orderBy(s)}`, [
+        ...m.args,
+        s.limit,
+        s.offset,
+      ])
+      return { rows, total }
+    }
+    const w = where(f, 'sort')
+    const rows = pageOf(`SELECT l.* FROM links l WHERE ${w.sql} ORDER BY ${orderBy(s)} LIMIT ? OFFSET ?`, [...w.args, s.limit, s.offset])
+    return { rows, total }
   }
 
   const storedClicks = db.query<{ clicks: number }, [number]>('SELECT clicks FROM links WHERE seq = ?')
@@ -204,6 +298,8 @@ export function createLinkStore(db: Db) {
     fileInUse: (fileId: string) => fileUse.get(fileId) !== null,
     /** A page and the number of matches before paging. */
     list(f: LinkFilter, s: LinkSort): { rows: LinkRow[]; total: number } {
+      const d = ftsDriven(f)
+      if (d) return searchList(f, d, s)
       const total = count(f)
       if (total === 0 || s.offset >= total) return { rows: [], total }
       const w = where(f, total > SORT_DRIVEN_ABOVE ? 'sort' : 'filter')
