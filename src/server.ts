@@ -20,7 +20,7 @@ export interface RunningServer {
 export function startServer(deps: Deps, cert: CertPair): RunningServer {
   const { config, settings, log } = deps
   const api = createApiApp(deps)
-  // Keeps memory near idle under load (see src/shared/gc-pacer.ts).
+  // Holds memory down under load (see src/shared/gc-pacer.ts).
   const gc = createGcPacer()
   const clientIpOf = createClientIpResolver(config.server.trustProxy)
   const redirects = createRedirectHandler({
