@@ -108,7 +108,7 @@ describe('resolve: the contract order', () => {
 })
 
 describe('resolve: targeting', () => {
-  const device = { targetType: 'device', targetDatas: { ios: 'https://ios.example/', android: 'https://android.example/' } }
+  const device = { targetType: 'device' as const, targetDatas: { ios: 'https://ios.example/', android: 'https://android.example/' } }
   const location = {
     targetType: 'location',
     targetDatas: [

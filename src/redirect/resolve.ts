@@ -3,27 +3,15 @@
  * the time, in the contract's order: unknown → notFound; expired; social-preview bots;
  * password; hosted page; targeting; UTM merge. The handler only renders the result.
  */
-import { pickTarget, type Targeting } from './targeting'
+
+import type { StoredLinkView } from '../links'
+import { pickTarget } from './targeting'
 import type { Visitor } from './visitor'
 
-export interface ResolvableLink {
-  seq: number
-  id: string
-  domain: string
-  key: string
-  linkType: string
-  destination: string
-  hosted: boolean
-  expiresAt: number | null
-  expirationUrl: string | null
-  passwordHash: string | null
-  utm: Record<string, string> | null
-  previewData: { title?: string; desc?: string; image?: string } | null
-  Targeting: Targeting | null
+/** The link as the decision takes it: links' decoded view, plus what only the redirect computes. */
+export interface ResolvableLink extends StoredLinkView {
   /** The destination with the link's UTM merged: the answer to a visit with no query (precomputed, it is the common case). */
   plainLocation: string
-  /** app-stores links: store URLs iOS and Android visitors go straight to. */
-  appStores: { ios?: string; android?: string } | null
 }
 
 export interface DomainFallbacks {
