@@ -8,6 +8,7 @@
  * B = this one), with both answers compared.
  */
 import type { createApiApp } from '../../src/app'
+import { alternate, minMedianMax } from './ab'
 import { arg, benchApp, seededRandom } from './args'
 
 type App = ReturnType<typeof createApiApp>
@@ -95,39 +96,19 @@ async function timeOne(target: App, path: string, key: string): Promise<{ ms: nu
   return { ms, body }
 }
 
-const stats = (samples: number[]) => {
-  samples.sort((a, b) => a - b)
-  const ms = (i: number) => samples[i]!.toFixed(1).padStart(6)
-  return `${ms(0)} | ${ms(samples.length >> 1)} | ${ms(samples.length - 1)}`
-}
-
 async function time(label: string, path: string, key: string) {
   if (ONLY && !label.includes(ONLY)) return
-  const samples: number[] = []
-  const otherSamples: number[] = []
-  let body = ''
-  let same = true
-  for (let i = 0; i < RUNS; i++) {
-    // A and B alternate, each going first every other run.
-    const order = other && i % 2 ? ['other', 'this'] : ['this', 'other']
-    let otherBody = ''
-    for (const side of order) {
-      if (side === 'this') {
-        const r = await timeOne(app, path, key)
-        samples.push(r.ms)
-        body = r.body
-      } else if (other) {
-        const r = await timeOne(other.app as App, path, otherKeys!.get(key)!)
-        otherSamples.push(r.ms)
-        otherBody = r.body
-      }
-    }
-    if (other && otherBody !== body) same = false
-  }
+  const {
+    aMs: samples,
+    bMs: otherSamples,
+    body,
+    same,
+  } = await alternate(RUNS, () => timeOne(app, path, key), other ? () => timeOne(other.app as App, path, otherKeys!.get(key)!) : null)
   const parsed = JSON.parse(body)
   const what = `${parsed.total ?? parsed.count} matches`
-  if (other) console.log(`| ${label.padEnd(58)} | ${stats(otherSamples)} | ${stats(samples)} | ${what.padEnd(15)} | ${same ? 'same' : 'DIFFERENT'} |`)
-  else console.log(`| ${label.padEnd(58)} | ${stats(samples)} | ${what.padEnd(15)} |`)
+  if (other)
+    console.log(`| ${label.padEnd(58)} | ${minMedianMax(otherSamples)} | ${minMedianMax(samples)} | ${what.padEnd(15)} | ${same ? 'same' : 'DIFFERENT'} |`)
+  else console.log(`| ${label.padEnd(58)} | ${minMedianMax(samples)} | ${what.padEnd(15)} |`)
 }
 
 console.log(`\n${N.toLocaleString()} links; ms through the API app over ${RUNS} runs`)

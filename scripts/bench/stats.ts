@@ -13,6 +13,7 @@
  * bytes are (dbstat: pages per table and index).
  */
 import { type ClickEvent, createEventWriter } from '../../src/stats/click-writer'
+import { alternate, minMedianMax } from './ab'
 import { arg, benchApp, seededRandom } from './args'
 
 const N = Number(arg('events', '10000000'))
@@ -379,40 +380,24 @@ async function timeOne(target: App, query: string, key: string): Promise<{ ms: n
   return { ms, body }
 }
 
-const stats = (samples: number[]) => {
-  samples.sort((a, b) => a - b)
-  const ms = (i: number) => samples[i]!.toFixed(1).padStart(6)
-  return `${ms(0)} | ${ms(samples.length >> 1)} | ${ms(samples.length - 1)}`
-}
-
 async function time(label: string, query: string, key = adminKey) {
   if (ONLY && !label.includes(ONLY)) return
-  const samples: number[] = []
-  const otherSamples: number[] = []
-  let body = ''
-  let same = true
-  for (let i = 0; i < RUNS; i++) {
-    // A and B alternate, each going first every other run.
-    const order = other && i % 2 ? ['other', 'this'] : ['this', 'other']
-    let otherBody = ''
-    for (const side of order) {
-      if (side === 'this') {
-        const r = await timeOne(app, query, key)
-        samples.push(r.ms)
-        body = r.body
-      } else if (other) {
-        const r = await timeOne(other.app as App, query, otherKeys!.get(key)!)
-        otherSamples.push(r.ms)
-        otherBody = r.body
-      }
-      await Bun.sleep(1)
-    }
-    if (other && otherBody !== body) same = false
-  }
+  const {
+    aMs: samples,
+    bMs: otherSamples,
+    body,
+    same,
+  } = await alternate(
+    RUNS,
+    () => timeOne(app, query, key),
+    other ? () => timeOne(other.app as App, query, otherKeys!.get(key)!) : null,
+    () => Bun.sleep(1),
+  )
   const parsed = JSON.parse(body)
   const what = Array.isArray(parsed) ? `${parsed.length} rows` : `${parsed.clicks} clicks`
-  if (other) console.log(`| ${label.padEnd(62)} | ${stats(otherSamples)} | ${stats(samples)} | ${what.padEnd(14)} | ${same ? 'same' : 'DIFFERENT'} |`)
-  else console.log(`| ${label.padEnd(62)} | ${stats(samples)} | ${what.padEnd(14)} |`)
+  if (other)
+    console.log(`| ${label.padEnd(62)} | ${minMedianMax(otherSamples)} | ${minMedianMax(samples)} | ${what.padEnd(14)} | ${same ? 'same' : 'DIFFERENT'} |`)
+  else console.log(`| ${label.padEnd(62)} | ${minMedianMax(samples)} | ${what.padEnd(14)} |`)
 }
 
 if (process.argv.includes('--bytes')) {
