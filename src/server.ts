@@ -8,7 +8,7 @@ import { createApiApp } from './app'
 import type { Deps } from './deps'
 import { contentResponse } from './files'
 import { createRedirectHandler, renderHostedPage } from './redirect'
-import { createClientIpResolver, createGcPacer, errorResponse } from './shared'
+import { createClientIpResolver, createGcPacer, errorResponse, withHsts } from './shared'
 import { type CertPair, type HttpsListener, startHttpsListener } from './tls'
 
 export interface RunningServer {
@@ -72,10 +72,9 @@ export function startServer(deps: Deps, cert: CertPair): RunningServer {
         // Redirects answer synchronously when they can; only promises get a catch handler.
         const isApi = isApiRequest(host, path)
         const res = isApi ? api.handle(request, clientIp()) : redirects.handle(request, path, search, host, clientIp)
-        // HSTS where this server is the host's HTTPS for good: the API host, default domains, custom domains with an active certificate.
-        const hsts = isApi || deps.domains.lookup(host)?.hsts === true
-        if (res instanceof Promise) return res.then((r) => (hsts ? withHsts(r) : r), failed)
-        return hsts ? withHsts(res) : res
+        // The API host always answers with HSTS; short domains get it from the redirect handler, which knows the domain.
+        if (res instanceof Promise) return res.then((r) => (isApi ? withHsts(r) : r), failed)
+        return isApi ? withHsts(res) : res
       } catch (e) {
         return failed(e)
       }
@@ -122,13 +121,6 @@ export function startServer(deps: Deps, cert: CertPair): RunningServer {
       await deps.recorder.stop() // then write every buffered click
     },
   }
-}
-
-/** One year; no includeSubDomains: subdomains of customer domains are not ours to pin. */
-const HSTS = 'max-age=31536000'
-function withHsts(res: Response): Response {
-  res.headers.set('strict-transport-security', HSTS)
-  return res
 }
 
 /** Host header → lower-case host name without port (IPv6 brackets removed). */

@@ -7,7 +7,7 @@ import type { Settings } from '../config'
 import { type GeoIp, UNKNOWN_LOCATION } from '../geo'
 import { type LinkRow, MAX_KEY_LENGTH, storedDataOf, storedLinkViewOf } from '../links'
 import { EXPIRED_PAGE, NOT_FOUND_PAGE, passwordPage, previewPage, TOO_MANY_ATTEMPTS_PAGE } from '../pages'
-import { LruCache, readCapped } from '../shared'
+import { LruCache, readCapped, withHsts } from '../shared'
 import type { ClickRecorder } from '../stats'
 import { createLinkCache } from './link-cache'
 import type { PasswordGate } from './password-gate'
@@ -34,6 +34,8 @@ export interface ShortDomain extends DomainFallbacks {
   destination: string | null
   assetLinks: string | null
   appleAppSiteAssociation: string | null
+  /** Its HTTPS answers carry Strict-Transport-Security (a default domain, or an active certificate). */
+  hsts: boolean
 }
 
 export interface RedirectDeps {
@@ -102,9 +104,15 @@ export function createRedirectHandler(deps: RedirectDeps) {
    * URL object is built on the common path. `clientIp` is asked for only when needed.
    */
   function handle(request: Request, path: string, search: string, host: string, clientIp: () => string): Response | Promise<Response> {
+    const domain = deps.domainOf(host)
+    const res = answer(request, path, search, domain, clientIp)
+    if (!domain?.hsts) return res
+    return res instanceof Promise ? res.then(withHsts) : withHsts(res)
+  }
+
+  function answer(request: Request, path: string, search: string, domain: ShortDomain | null, clientIp: () => string): Response | Promise<Response> {
     if (path === '/robots.txt') return new Response('User-agent: *\nDisallow: /\n', { headers: { 'content-type': 'text/plain' } })
     if (path === '/favicon.ico') return new Response(null, { status: 204, headers: { 'cache-control': 'public, max-age=86400' } })
-    const domain = deps.domainOf(host)
     if (!domain) return html(NOT_FOUND_PAGE, 404)
     if (path === '/') return redirect(domain.destination ?? `${settings.baseUrl}/docs`)
     if (path.startsWith('/.well-known/')) return wellKnown(domain, path) ?? html(NOT_FOUND_PAGE, 404)
@@ -133,7 +141,7 @@ export function createRedirectHandler(deps: RedirectDeps) {
     const needsGeo = link !== null && (!visitor.isBot || targeting === 'location')
     const geo = needsGeo ? deps.geo.lookup(clientIp()) : null
     // Just after a start the GeoIP database may still be loading: location targeting waits for the exact answer.
-    if (targeting === 'location' && geo?.resolved) return geo.resolved.then(() => handle(request, path, search, host, clientIp))
+    if (targeting === 'location' && geo?.resolved) return geo.resolved.then(() => answer(request, path, search, domain, clientIp))
     const decision = resolve({
       link,
       domain,
