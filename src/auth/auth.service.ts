@@ -9,7 +9,7 @@
  * second node, SQL by hand) within EPOCH_CHECK_MS.
  */
 import { createHash, randomBytes } from 'node:crypto'
-import { AppError, forbidden, type Logger, newId, parameterError } from '../shared'
+import { AppError, forbidden, type Logger, LruCache, newId, parameterError } from '../shared'
 import { type AuthStore, ROLES, type Role } from './auth.store'
 
 export interface Caller {
@@ -54,8 +54,8 @@ export function createAuthService(store: AuthStore, options: AuthOptions) {
   const adminKeyHash = options.adminKey ? hashKey(options.adminKey) : null
   const epochCheckMs = options.epochCheckMs ?? EPOCH_CHECK_MS
   const cacheMax = options.cacheMaxEntries ?? CACHE_MAX_ENTRIES
-  // Key hash → caller, oldest first (a hit moves to the end), at most CACHE_MAX_ENTRIES.
-  const cache = new Map<string, Caller>()
+  // Key hash → caller, least recently used evicted first, at most CACHE_MAX_ENTRIES.
+  const cache = new LruCache<Caller>({ maxEntries: cacheMax })
   let knownEpoch = store.authEpoch()
   let epochCheckedAt = Date.now()
   const pendingUses = new Map<string, number>()
@@ -76,12 +76,6 @@ export function createAuthService(store: AuthStore, options: AuthOptions) {
       knownEpoch = epoch
       cache.clear()
     }
-  }
-
-  function remember(hash: string, caller: Caller) {
-    cache.delete(hash)
-    cache.set(hash, caller)
-    if (cache.size > cacheMax) cache.delete(cache.keys().next().value!)
   }
 
   function flushLastUsed() {
@@ -166,8 +160,8 @@ export function createAuthService(store: AuthStore, options: AuthOptions) {
           if (row.userDisabled) throw new AppError('unauthorized', `the user of this API key (${row.userId}) is disabled`)
           caller = { userId: row.userId, role: row.role, keyId: row.id }
         }
+        cache.set(hash, caller)
       }
-      remember(hash, caller)
       recordUse(caller.keyId, now)
       return caller
     },
