@@ -5,15 +5,18 @@
 
 import { mkdirSync } from 'node:fs'
 import { $ } from 'bun'
+import { buildAssetPack, encodePack } from '../src/dashboard'
 import { WORKER_ENTRYPOINTS } from '../src/shared/worker-spec'
 
 mkdirSync('dist', { recursive: true })
 const started = performance.now()
 // Workers are extra entrypoints so the binary can start them (see src/shared/worker-spec.ts).
 const workers = WORKER_ENTRYPOINTS.map((p) => `src/${p}`)
+// The dashboard (web/app) is built first and embedded as one file the binary finds in Bun.embeddedFiles.
+await Bun.write('dist/dashboard.pack', encodePack(await buildAssetPack()))
 // --bytecode: the binary carries compiled bytecode, so a start skips parsing and compiling
 // the ~2 MB of bundled JavaScript (about half the start-up; scripts/bench/startup.ts).
-await $`bun build --compile --bytecode --format=esm --minify --sourcemap src/main.ts ${workers} --outfile dist/shortlink`.quiet()
+await $`bun build --compile --bytecode --format=esm --minify --sourcemap src/main.ts ${workers} dist/dashboard.pack --outfile dist/shortlink`.quiet()
 const size = Bun.file('dist/shortlink').size
 console.log(`built dist/shortlink: ${(size / 1024 / 1024).toFixed(1)} MiB in ${((performance.now() - started) / 1000).toFixed(1)} s`)
 

@@ -12,6 +12,7 @@ import {
   type UserService,
 } from './auth'
 import { type Config, deriveSettings, type Settings } from './config'
+import { createDashboard, type Dashboard } from './dashboard'
 import { createCnameChecker, createDomainService, createDomainStore, type DomainService } from './domains'
 import { createBlobStore, createFileService, createFileStore, type FileService } from './files'
 import { createGeoIp, type GeoIp } from './geo'
@@ -44,6 +45,7 @@ export interface Deps {
   domains: DomainService
   tls: Tls
   stats: StatsService
+  dashboard: Dashboard
 }
 
 /** `now` is the clock of every timestamp the services write; tests pass one that steps instead of sleeping. */
@@ -108,6 +110,7 @@ export function createDeps(config: Config, dbPath: string, log: Logger = createL
     tls: createTls({ db, config, settings, domains, log }),
     templates: createTemplateService({ store: createTemplateStore(db, now), baseUrl: settings.baseUrl, assertScannable: qr.assertScannable }),
     stats: createStatsService({ store: createStatsStore(db), settings }),
+    dashboard: createDashboard({ apiPrefix: settings.apiPrefix, log }),
   }
   return deps
 }

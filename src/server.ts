@@ -45,6 +45,8 @@ export function startServer(deps: Deps, cert: CertPair): RunningServer {
   const prefix = settings.apiPrefix
 
   const isApiRequest = (host: string, path: string) => host === settings.apiHost && (prefix === '' || path === prefix || path.startsWith(`${prefix}/`))
+  // The dashboard lives at <origin of baseUrl>/app/ (`app` is a reserved key on every domain).
+  const isDashboardRequest = (host: string, path: string) => host === settings.apiHost && (path === '/app' || path.startsWith('/app/'))
 
   // SNI certificates per domain, swapped in as ACME issues them (src/tls/https-listener.ts).
   const https = startHttpsListener(deps.tls, {
@@ -70,6 +72,7 @@ export function startServer(deps: Deps, cert: CertPair): RunningServer {
         // only when they need it (a counted visit's location, password attempts).
         const clientIp = () => clientIpOf(server.requestIP(request)?.address ?? '', request.headers.get('x-forwarded-for'))
         // Redirects answer synchronously when they can; only promises get a catch handler.
+        if (isDashboardRequest(host, path)) return deps.dashboard.handle(request, path).then(withHsts, failed)
         const isApi = isApiRequest(host, path)
         const res = isApi ? api.handle(request, clientIp()) : redirects.handle(request, path, search, host, clientIp)
         // The API host always answers with HSTS; short domains get it from the redirect handler, which knows the domain.
