@@ -26,6 +26,8 @@ export interface DomainLookup
 export interface DomainRecord extends Omit<DomainLookup, 'hsts'> {
   clicks: number
   cnameStatus: CnameStatus
+  cnameTarget: string
+  cnameDetail: string | null
   sslStatus: SslStatus
   sslError: string | null
   createdAt: string
@@ -107,6 +109,8 @@ export function createDomainService(opts: {
         ...recordPart(defaultLookup(slug)),
         clicks: 0,
         cnameStatus: 'valid',
+        cnameTarget: cname.target,
+        cnameDetail: null,
         sslStatus: 'active',
         sslError: null,
         createdAt: defaultCreatedAt,
@@ -129,6 +133,8 @@ export function createDomainService(opts: {
     ...recordPart(toLookup(s)),
     clicks: store.clicksOf(s.slug),
     cnameStatus: s.cnameStatus,
+    cnameTarget: cname.target,
+    cnameDetail: s.cnameDetail,
     sslStatus: s.sslStatus,
     sslError: s.sslError,
     createdAt: toIso(s.createdAt)!,

@@ -51,6 +51,8 @@ describe('domains API', () => {
       destination: null,
       clicks: 0,
       cnameStatus: 'pending',
+      cnameTarget: 'localhost',
+      cnameDetail: null,
       sslStatus: 'pending',
       sslError: null,
       expiredUrl: null,
@@ -255,7 +257,11 @@ describe.skipIf(!pebbleInstalled())('CNAME verification against a real DNS serve
     expect(made.status).toBe(200)
     expect(made.body.shortLink).toStartWith('https://good.example.com')
 
-    expect((await h.call('POST', '/domains/elsewhere.example.com/verify')).body.cnameStatus).toBe('invalid')
+    expect(good.body.cnameTarget).toBe(TARGET)
+    const elsewhere = (await h.call('POST', '/domains/elsewhere.example.com/verify')).body
+    expect(elsewhere.cnameStatus).toBe('invalid')
+    // The record says what the check found, so a person can see which host the name points at instead.
+    expect(elsewhere.cnameDetail).toContain('other-service.example.org')
     expect((await h.call('POST', '/domains/broken.example.com/verify')).body.cnameStatus).toBe('pending')
     expect((await h.call('POST', '/domains/localhost/verify')).body).toMatchObject({ isDefault: true, cnameStatus: 'valid' })
     expect((await h.call('POST', '/domains/nope.example.com/verify')).status).toBe(404)
