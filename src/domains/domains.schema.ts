@@ -34,9 +34,11 @@ export const DomainRecord = t.Object({
   }),
   cnameTarget: t.String({
     description:
-      'The host this domain must point at: create a CNAME record from the domain to it (an apex domain, which cannot hold a CNAME: A/AAAA records with the same addresses, or the DNS provider\'s ALIAS/flattening). From the configuration (`[domains] cnameTarget`, else the API host).',
+      "The host this domain must point at: create a CNAME record from the domain to it (an apex domain, which cannot hold a CNAME: A/AAAA records with the same addresses, or the DNS provider's ALIAS/flattening). From the configuration (`[domains] cnameTarget`, else the API host).",
   }),
-  cnameDetail: nullable(t.String({ description: 'What the last CNAME check found, in words (e.g. which host the name points at instead); null before the first check.' })),
+  cnameDetail: nullable(
+    t.String({ description: 'What the last CNAME check found, in words (e.g. which host the name points at instead); null before the first check.' }),
+  ),
   sslError: nullable(t.String({ description: 'Why the last certificate order failed; null when it did not.' })),
   expiredUrl: nullable(t.String()),
   notFoundUrl: nullable(t.String()),
