@@ -3,8 +3,9 @@ import { Elysia } from 'elysia'
 import { callerOf } from '../auth'
 import { errorResponses } from '../docs'
 import { parseQuery, queryParameters } from '../shared'
-import { imageResponse, QR_HEADERS_DOC } from './qr.http'
-import { Base64Image, LinkIdParams, QrImageQuery, ScanBody, ScanResult } from './qr.schema'
+import { type ImageFormat, imageResponse, QR_HEADERS_DOC } from './qr.http'
+import { SAMPLE_TEXT } from './qr.render'
+import { Base64Image, LinkIdParams, QrImageQuery, RenderBody, ScanBody, ScanResult } from './qr.schema'
 import { type LinkLookup, type OwnedDesign, type QrService, qrTextFor } from './qr.service'
 
 export interface QrRouteDeps {
@@ -28,6 +29,47 @@ export function qrRoutes({ qr, links, templates }: QrRouteDeps) {
           'A fetch that fails (DNS, refused, timeout, non-2xx) is 502 `bad_gateway`; content that is not a PNG/JPEG, or is too large, is 422.',
       },
     })
+    .post(
+      '/qr/render',
+      async ({ body, request }) => {
+        const caller = callerOf(request)
+        const text = body.linkId ? qrTextFor(links.get(caller, body.linkId).shortLink) : SAMPLE_TEXT
+        const format: ImageFormat = (body.format as ImageFormat | undefined) ?? 'image'
+        // A design being edited draws the designer's own files, as it will once saved by them.
+        const rendered = await qr.renderQr({
+          text,
+          qrOptions: body.qrOptions ?? {},
+          ownerId: caller.userId,
+          format: format === 'svg' ? 'svg' : 'png',
+          width: body.width ?? 300,
+          texts: body.texts,
+        })
+        return imageResponse(request, rendered, format)
+      },
+      {
+        body: RenderBody,
+        response: { 200: t.Union([Base64Image, t.Any()]), ...errorResponses(400, 401, 403, 404, 410, 422, 429, 500) },
+        detail: {
+          tags: ['QR'],
+          summary: 'Render a QR design without saving it (a preview)',
+          description:
+            "Renders `qrOptions` as given, for a design editor's live preview: on the link's short link with `?qr=1` when `linkId` names one the caller may read, else on the sample link " +
+            `${SAMPLE_TEXT}. The same rules as GET /qr/{linkId}: the image is decoded before it is served; a design that cannot scan is refused (422, the message says why) or repaired. ` +
+            "Uploaded files (`fil_…`) are drawn when they are the caller's (an admin's: any). " +
+            QR_HEADERS_DOC,
+          responses: {
+            200: {
+              description: 'The image',
+              content: {
+                'image/png': { schema: { type: 'string', format: 'binary' } },
+                'image/svg+xml': { schema: { type: 'string' } },
+                'application/json': { schema: Base64Image },
+              },
+            },
+          },
+        },
+      },
+    )
     .get(
       '/qr/:linkId',
       async ({ params, request }) => {

@@ -220,6 +220,17 @@ export const QrImageQuery = t.Object({
   width: t.Optional(t.Integer({ minimum: 100, maximum: 1000, default: 300, description: 'Image width in pixels, 100-1000.' })),
 })
 
+export const RenderBody = t.Object(
+  {
+    qrOptions: t.Optional(QrOptions),
+    linkId: t.Optional(t.String({ minLength: 1, maxLength: 100, description: 'A link (lnk_…) whose short link the code encodes; absent: the sample link.' })),
+    texts: QrImageQuery.properties.texts,
+    format: QrImageQuery.properties.format,
+    width: QrImageQuery.properties.width,
+  },
+  { additionalProperties: false },
+)
+
 export const LinkIdParams = t.Object({ linkId: t.String({ minLength: 1, maxLength: 100 }) })
 
 export const ScanBody = t.Object(
