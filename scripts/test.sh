@@ -25,6 +25,8 @@ run_suite() { # name, then the command
 }
 
 run_suite unit bun test ./src
+# The dashboard's own logic (CSV parsing and the like), outside the server's sources.
+run_suite web bun test ./web/app
 echo "== build"
 if bun run build; then
   SHORTLINK_BIN=dist/shortlink run_suite e2e bun test ./test
