@@ -233,7 +233,7 @@ export function LogoControls({
   const [busy, setBusy] = useState(false)
   const [error, setError] = useState<string | null>(null)
   const input = useRef<HTMLInputElement>(null)
-  const images = files.filter((f) => f.mimeType.startsWith('image/'))
+  const images = files.filter((f) => ['image/png', 'image/jpeg', 'image/svg+xml'].includes(f.mimeType))
   const upload = async (file: File | undefined) => {
     if (!file) return
     setBusy(true)
