@@ -1,17 +1,108 @@
-/** Checks deep-link file text as the server does (a JSON object or array, at most 2,000 characters) and says where it breaks. */
+/**
+ * Checks deep-link file text as the server does (a JSON object or array, at most 2,000
+ * characters) and says where it breaks. Browsers word and place JSON.parse errors
+ * differently (Safari gives no position), so a small scanner finds the spot itself.
+ */
 export const JSON_FILE_MAX = 2000
 
 export interface JsonProblem {
   message: string
-  /** 1-based, when the parser tells a position. */
+  /** 1-based, when known. */
   line: number | null
   column: number | null
 }
 
+class ScanError extends Error {
+  constructor(
+    message: string,
+    readonly pos: number,
+  ) {
+    super(message)
+  }
+}
+
+/** Walks the text as JSON (RFC 8259) and throws a ScanError at the first character that cannot be. */
+function scan(text: string): void {
+  let i = 0
+  const ws = () => {
+    while (i < text.length && ' \t\n\r'.includes(text[i]!)) i++
+  }
+  const what = () => (i >= text.length ? 'the text ends' : `unexpected ${JSON.stringify(text[i])}`)
+  const expect = (c: string, wanted: string) => {
+    if (text[i] !== c) throw new ScanError(`Expected ${wanted}, but ${what()}`, i)
+    i++
+  }
+  const string = () => {
+    expect('"', 'a "quoted" name')
+    for (;;) {
+      if (i >= text.length) throw new ScanError('A string is not closed with "', i)
+      const c = text[i]!
+      if (c === '"') return void i++
+      if (c === '\n' || c < ' ') throw new ScanError('A string cannot span lines (missing closing ")', i)
+      if (c === '\\') {
+        const e = text[i + 1]
+        if (e === 'u') {
+          if (!/^[0-9a-fA-F]{4}$/.test(text.slice(i + 2, i + 6))) throw new ScanError('Bad \\u escape', i)
+          i += 6
+        } else if (e !== undefined && '"\\/bfnrt'.includes(e)) i += 2
+        else throw new ScanError('Bad escape: \\ must be followed by one of " \\ / b f n r t u', i)
+      } else i++
+    }
+  }
+  const value = (): void => {
+    ws()
+    const c = text[i]
+    if (c === '{') {
+      i++
+      ws()
+      if (text[i] === '}') return void i++
+      for (;;) {
+        ws()
+        string()
+        ws()
+        expect(':', '":" after the name')
+        value()
+        ws()
+        if (text[i] === ',') {
+          i++
+          ws()
+          if (text[i] === '}') throw new ScanError('A comma before "}" is not allowed in JSON', i - 1)
+          continue
+        }
+        expect('}', '"," or "}"')
+        return
+      }
+    }
+    if (c === '[') {
+      i++
+      ws()
+      if (text[i] === ']') return void i++
+      for (;;) {
+        value()
+        ws()
+        if (text[i] === ',') {
+          i++
+          ws()
+          if (text[i] === ']') throw new ScanError('A comma before "]" is not allowed in JSON', i - 1)
+          continue
+        }
+        expect(']', '"," or "]"')
+        return
+      }
+    }
+    if (c === '"') return string()
+    const m = /^(-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?|true|false|null)/.exec(text.slice(i, i + 400))
+    if (!m) throw new ScanError(`Expected a value, but ${what()}`, i)
+    i += m[0].length
+  }
+  value()
+  ws()
+  if (i < text.length) throw new ScanError(`Unexpected ${JSON.stringify(text[i])} after the end of the JSON`, i)
+}
+
 function lineAndColumn(text: string, position: number): { line: number; column: number } {
   const before = text.slice(0, position)
-  const line = before.split('\n').length
-  return { line, column: position - before.lastIndexOf('\n') }
+  return { line: before.split('\n').length, column: position - before.lastIndexOf('\n') }
 }
 
 /** null when the text is fine (empty text means "no file"). */
@@ -19,24 +110,14 @@ export function jsonProblem(text: string): JsonProblem | null {
   if (text.trim() === '') return null
   if (text.length > JSON_FILE_MAX)
     return { message: `Too long: ${text.length.toLocaleString()} of at most ${JSON_FILE_MAX.toLocaleString()} characters`, line: null, column: null }
-  let parsed: unknown
   try {
-    parsed = JSON.parse(text)
+    scan(text)
   } catch (e) {
-    const raw = (e as Error).message
-    // Browsers name the spot differently: "at position 42", "(line 3 column 5)", "line 3 column 5 of the JSON data".
-    const lc = /line (\d+) column (\d+)/.exec(raw)
-    const pos = /position (\d+)/.exec(raw)
-    const at = lc ? { line: Number(lc[1]), column: Number(lc[2]) } : pos ? lineAndColumn(text, Number(pos[1])) : null
-    const message = raw
-      .replace(/^JSON\.parse: /, '')
-      .replace(/\s*\(line \d+ column \d+\)/, '')
-      .replace(/ at line \d+ column \d+ of the JSON data/, '')
-      .replace(/,? in JSON at position \d+/, '')
-      .replace(/ at position \d+/, '')
-    return { message: message || 'Not valid JSON', line: at?.line ?? null, column: at?.column ?? null }
+    if (!(e instanceof ScanError)) throw e
+    return { message: e.message, ...lineAndColumn(text, e.pos) }
   }
-  if (typeof parsed !== 'object' || parsed === null) return { message: 'Must be a JSON object { … } or array [ … ]', line: 1, column: 1 }
+  const start = text.trimStart()[0]
+  if (start !== '{' && start !== '[') return { message: 'Must be a JSON object { … } or array [ … ]', line: 1, column: 1 }
   return null
 }
 
