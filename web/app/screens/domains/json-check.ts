@@ -90,7 +90,10 @@ function scan(text: string): void {
         return
       }
     }
-    if (c === '"') return string()
+    if (c === '"') {
+      string()
+      return
+    }
     const m = /^(-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?|true|false|null)/.exec(text.slice(i, i + 400))
     if (!m) throw new ScanError(`Expected a value, but ${what()}`, i)
     i += m[0].length
