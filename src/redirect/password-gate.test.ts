@@ -1,5 +1,6 @@
 import { expect, test } from 'bun:test'
-import { createPasswordGate, ipBucket, PASSWORD_LIMITS } from './password-gate'
+import { ipBucket } from '../shared'
+import { createPasswordGate, PASSWORD_LIMITS } from './password-gate'
 
 const { perIpAndLink, perLink, windowMs } = PASSWORD_LIMITS
 const gate = (now: () => number = () => 0) => createPasswordGate(Buffer.alloc(32, 1), now)

@@ -14,8 +14,7 @@
  * enter, so flooding the counters with fresh addresses does not unblock anyone.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
-import { isIP } from 'node:net'
-import { LruCache } from '../shared'
+import { ipBucket, LruCache } from '../shared'
 import type { Db } from '../store'
 
 const COOKIE_TTL_S = 3600
@@ -36,23 +35,6 @@ export function loadOrCreateSecret(db: Db, name: string): Buffer {
   const secret = randomBytes(32)
   db.query('INSERT INTO kv (key, value) VALUES (?, ?) ON CONFLICT(key) DO NOTHING').run(name, secret.toString('base64'))
   return Buffer.from(db.query<{ value: string }, [string]>('SELECT value FROM kv WHERE key = ?').get(name)!.value, 'base64')
-}
-
-/** The address a limit counts by: an IPv4 address, or the /64 of an IPv6 one. */
-export function ipBucket(ip: string): string {
-  if (isIP(ip) !== 6) return ip
-  const [head = '', tail] = ip.split('::')
-  const groups = head ? head.split(':') : []
-  if (tail !== undefined && groups.length < 4) {
-    const rest = tail ? tail.split(':') : []
-    // Zeros stand for '::' between the head and the tail groups.
-    while (groups.length < 8 - rest.length && groups.length < 4) groups.push('0')
-    groups.push(...rest)
-  }
-  return `${groups
-    .slice(0, 4)
-    .map((g) => g.toLowerCase().replace(/^0+(?=.)/, ''))
-    .join(':')}::/64`
 }
 
 interface Window {
