@@ -68,9 +68,7 @@ export function JsonFileEditor({
 
   return (
     <form class="domains-jsonfile" aria-labelledby={headingId} onSubmit={save}>
-      <h4 id={headingId}>
-        {spec.file} <span class="muted">· {spec.platform}</span>
-      </h4>
+      <h4 id={headingId}>{spec.platform}</h4>
       <Field
         label={spec.file}
         hint={
