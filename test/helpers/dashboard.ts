@@ -95,5 +95,6 @@ export async function signInThroughForm(page: Page, origin: string, signIn: Excl
     await page.locator('input[name="password"]').fill(signIn.password)
   }
   await page.getByRole('button', { name: 'Sign in' }).click()
-  await page.getByRole('navigation', { name: 'Main' }).waitFor()
+  // At phone width the menu is closed (hidden) after sign-in: wait for it to exist, not to show.
+  await page.locator('nav#nav').waitFor({ state: 'attached' })
 }
