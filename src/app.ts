@@ -46,6 +46,8 @@ export function createApiApp(deps: Deps): ApiApp {
   elysia.compile()
 
   const publicPaths = new Set(PUBLIC_DOC_PATHS.map((p) => prefix + p))
+  // Signing in needs no credentials; signing out is allowed to readonly sessions.
+  const sessionPath = `${prefix}/session`
   const multipartPaths = new Set([`${prefix}/files`])
 
   async function handle(request: Request, clientIp: string): Promise<Response> {
@@ -55,13 +57,24 @@ export function createApiApp(deps: Deps): ApiApp {
     let rateHeaders: Record<string, string> = {}
     const fail = (e: AppError) => withHeaders(errorResponse(e.code, e.message, requestId, e.headers), rateHeaders, requestId)
     try {
-      const isPublic = publicPaths.has(url.pathname) || url.pathname.startsWith(`${prefix}/docs/`)
+      const isSessionPath = url.pathname === sessionPath
+      const isPublic = publicPaths.has(url.pathname) || url.pathname.startsWith(`${prefix}/docs/`) || (isSessionPath && request.method === 'POST')
       let bucket = `ip:${clientIp}`
       let authError: AppError | null = null
       if (!isPublic) {
         try {
-          ctx.caller = deps.auth.authenticate(request.headers.get('authorization'))
-          bucket = `key:${ctx.caller.keyId}`
+          const authorization = request.headers.get('authorization')
+          // An Authorization header decides alone; without one, the dashboard's session cookie may sign the request in.
+          const token = authorization === null ? deps.sessions.tokenOf(request.headers.get('cookie')) : null
+          if (token !== null) {
+            const session = deps.sessions.authenticate(token)
+            ctx.caller = session.caller
+            bucket = session.caller.keyId === null ? `user:${session.caller.userId}` : `key:${session.caller.keyId}`
+            deps.sessions.assertWriteAllowed(session, request.method, request.headers)
+          } else {
+            ctx.caller = deps.auth.authenticate(authorization)
+            bucket = `key:${ctx.caller.keyId}`
+          }
         } catch (e) {
           authError = e as AppError
         }
@@ -73,7 +86,7 @@ export function createApiApp(deps: Deps): ApiApp {
           'Retry-After': String(rate.reset),
         })
       if (authError) throw authError
-      if (ctx.caller) assertMethodAllowed(ctx.caller, request.method)
+      if (ctx.caller && !(isSessionPath && request.method === 'DELETE')) assertMethodAllowed(ctx.caller, request.method)
       if (BODY_METHODS.has(request.method)) request = await checkBody(request, multipartPaths.has(url.pathname), deps)
     } catch (e) {
       if (e instanceof AppError) return fail(e)

@@ -6,9 +6,12 @@ import {
   createAuthStore,
   createKeyService,
   createRateLimiter,
+  createSessionService,
+  createSessionStore,
   createUserService,
   type KeyService,
   type RateLimiter,
+  type SessionService,
   type UserService,
 } from './auth'
 import { type Config, deriveSettings, type Settings } from './config'
@@ -33,6 +36,7 @@ export interface Deps {
   auth: AuthService
   keys: KeyService
   users: UserService
+  sessions: SessionService
   limiter: RateLimiter
   tags: TagService
   links: LinkService
@@ -56,6 +60,7 @@ export function createDeps(config: Config, dbPath: string, log: Logger = createL
   const authStore = createAuthStore(db)
   const auth = createAuthService(authStore, { adminKey: config.auth.adminKey, log })
   auth.ensureAdminUser()
+  const sessions = createSessionService({ store: createSessionStore(db), authStore, auth, publicOrigin: new URL(settings.baseUrl).origin, now, log })
   const tagStore = createTagStore(db, now)
   const linkStore = createLinkStore(db)
   const domains = createDomainService({
@@ -89,7 +94,8 @@ export function createDeps(config: Config, dbPath: string, log: Logger = createL
     log,
     auth,
     keys: createKeyService(authStore, auth),
-    users: createUserService(authStore, auth),
+    users: createUserService(authStore, auth, sessions),
+    sessions,
     limiter: createRateLimiter(config.limits.apiPerMinute),
     files,
     tags: createTagService(tagStore),

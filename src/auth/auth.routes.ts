@@ -10,20 +10,79 @@ import {
   KeyRecord,
   ListKeysQuery,
   ListUsersQuery,
+  SessionRecord,
+  SignInBody,
   UpdateUserBody,
   UserIdParams,
   UserRecord,
 } from './auth.schema'
 import type { KeyService } from './keys.service'
-import { callerOf } from './request-context'
+import { callerOf, requestContextOf } from './request-context'
+import { SESSION_COOKIE, type SessionService } from './session.service'
 import type { UserService } from './users.service'
 
 const errors = errorResponses(400, 401, 403, 404, 410, 422, 429)
 const LOCK_OUT =
   "`usr_admin` (the operator's user: the config adminKey and the first printed key act as it) and the caller's own user cannot be disabled, deleted or demoted from admin here (422 parameter_error); another admin, or the CLI, can."
 
-export function authRoutes({ keys, users }: { keys: KeyService; users: UserService }) {
+const SESSION_TAG = 'Dashboard session'
+const SESSION_ERRORS = errorResponses(400, 401, 403, 422, 429)
+
+export function authRoutes({ keys, users, sessions }: { keys: KeyService; users: UserService; sessions: SessionService }) {
   return new Elysia({ name: 'auth', normalize: false })
+    .post(
+      '/session',
+      async ({ body, request, set }) => {
+        const signedIn = await sessions.signIn(body, {
+          clientIp: requestContextOf(request)?.clientIp ?? '',
+          origin: request.headers.get('origin'),
+          previousToken: sessions.tokenOf(request.headers.get('cookie')),
+        })
+        set.headers['set-cookie'] = signedIn.cookie
+        set.headers['cache-control'] = 'no-store'
+        return signedIn.session
+      },
+      {
+        body: SignInBody,
+        response: { 200: SessionRecord, ...SESSION_ERRORS },
+        detail: {
+          tags: [SESSION_TAG],
+          summary: 'Sign in (dashboard)',
+          description: `No Authorization header needed. Send \`{ userId, password }\` (the password set by \`shortlink users passwd\` or POST /users) or \`{ apiKey }\`. The answer sets \`${SESSION_COOKIE}\` (HttpOnly, Secure, SameSite=Strict, Path=/), which then authenticates API requests sent without an Authorization header: a password session acts with the user's role, an API-key session with that key's role (revoking the key ends it); disabling or deleting the user ends both. Requests other than GET/HEAD/OPTIONS made with the cookie must come from the server's origin (\`Origin\`, or \`Sec-Fetch-Site: same-origin\`) and carry \`X-CSRF-Token: <csrfToken>\`, else 403. A session ends after 12 hours unused and 7 days after sign-in. Every failure is 401 with one message (wrong user or password, unknown or revoked key, disabled user, no password set); after 10 failures in 15 minutes from one address (an IPv6 /64) it is 429 with Retry-After. An \`Origin\` other than the server's is 403.`,
+        },
+      },
+    )
+    .get(
+      '/session',
+      ({ request, set }) => {
+        set.headers['cache-control'] = 'no-store'
+        return sessions.current(callerOf(request))
+      },
+      {
+        response: { 200: SessionRecord, ...SESSION_ERRORS },
+        detail: {
+          tags: [SESSION_TAG],
+          summary: 'The current session',
+          description: 'Who the session cookie signs in, with its CSRF token (the dashboard reads it on load). 401 without a working session cookie.',
+        },
+      },
+    )
+    .delete(
+      '/session',
+      ({ request, set }) => {
+        set.headers['set-cookie'] = sessions.signOut(callerOf(request)).cookie
+        return {}
+      },
+      {
+        response: { 200: t.Object({}), ...SESSION_ERRORS },
+        detail: {
+          tags: [SESSION_TAG],
+          summary: 'Sign out',
+          description:
+            'Ends the session the cookie names (it answers 401 from then on, on every node within a second) and expires the cookie. Needs the Origin and X-CSRF-Token checks like every cookie write; readonly sessions may sign out too.',
+        },
+      },
+    )
     .post('/keys', ({ body, request }) => keys.create(callerOf(request), body), {
       body: CreateKeyBody,
       response: { 200: CreatedKey, ...errors },

@@ -86,3 +86,27 @@ export const UpdateUserBody = t.Object(
 export const ListUsersQuery = t.Object({ ...pagingQuery(100) })
 
 export const UserIdParams = t.Object({ id: UserId })
+
+export const SignInBody = t.Object(
+  {
+    userId: t.Optional(t.String({ minLength: 1, maxLength: 64, description: 'With `password`: the user to sign in as (`alice` or `usr_alice`).' })),
+    password: t.Optional(
+      t.String({ minLength: 1, maxLength: PASSWORD_MAX, description: "With `userId`: the user's password (set by `shortlink users passwd` or POST /users)." }),
+    ),
+    apiKey: t.Optional(t.String({ minLength: 1, maxLength: 200, description: 'Alone: an API key; the session acts with its user, role and key.' })),
+  },
+  { additionalProperties: false, description: 'Exactly one form: `userId` and `password`, or `apiKey`.' },
+)
+
+export const SessionRecord = t.Object({
+  userId: t.String({ description: 'The user the session acts as.' }),
+  role: RoleSchema,
+  method: t.Union([t.Literal('password'), t.Literal('apiKey')], { description: 'How the session was opened.' }),
+  csrfToken: t.String({
+    description: 'Send it as `X-CSRF-Token` on every request other than GET/HEAD/OPTIONS made with the session cookie; valid for this session only.',
+  }),
+  expiresAt: t.String({
+    format: 'date-time',
+    description: 'When the session ends unless used again: 12 hours after its last use, and never later than 7 days after sign-in.',
+  }),
+})

@@ -15,7 +15,10 @@ import { type AuthStore, ROLES, type Role } from './auth.store'
 export interface Caller {
   userId: string
   role: Role
-  keyId: string
+  /** The API key acted with; null for a dashboard session opened with a password. */
+  keyId: string | null
+  /** Set when the request came with the dashboard's session cookie. */
+  sessionId?: string
 }
 
 export const ADMIN_USER_ID = 'usr_admin'
@@ -56,6 +59,11 @@ export function createAuthService(store: AuthStore, options: AuthOptions) {
   const cacheMax = options.cacheMaxEntries ?? CACHE_MAX_ENTRIES
   // Key hash → caller, least recently used evicted first, at most CACHE_MAX_ENTRIES.
   const cache = new LruCache<Caller>({ maxEntries: cacheMax })
+  /** Caches of what the store says about credentials (this one, and the sessions'), dropped together. */
+  const caches: { clear(): void }[] = [cache]
+  const clearCaches = () => {
+    for (const c of caches) c.clear()
+  }
   let knownEpoch = store.authEpoch()
   let epochCheckedAt = Date.now()
   const pendingUses = new Map<string, number>()
@@ -65,7 +73,7 @@ export function createAuthService(store: AuthStore, options: AuthOptions) {
   function invalidate() {
     knownEpoch = store.authEpoch()
     epochCheckedAt = Date.now()
-    cache.clear()
+    clearCaches()
   }
 
   function checkEpoch(now: number) {
@@ -74,7 +82,7 @@ export function createAuthService(store: AuthStore, options: AuthOptions) {
     const epoch = store.authEpoch()
     if (epoch !== knownEpoch) {
       knownEpoch = epoch
-      cache.clear()
+      clearCaches()
     }
   }
 
@@ -92,8 +100,8 @@ export function createAuthService(store: AuthStore, options: AuthOptions) {
     }
   }
 
-  function recordUse(keyId: string, now: number) {
-    if (keyId === CONFIG_KEY_ID) return
+  function recordUse(keyId: string | null, now: number) {
+    if (keyId === null || keyId === CONFIG_KEY_ID) return
     pendingUses.set(keyId, now)
     if (now - usesFlushedAt >= LAST_USED_FLUSH_MS) flushLastUsed()
   }
@@ -139,6 +147,14 @@ export function createAuthService(store: AuthStore, options: AuthOptions) {
 
     ensureAdminUser,
     invalidate,
+    /** Another cache of credentials (the sessions'), to be dropped whenever the key cache is. */
+    trackCache(c: { clear(): void }) {
+      caches.push(c)
+    },
+    /** Compares the store's auth epoch when due; drops every tracked cache when it moved. */
+    syncEpoch: () => checkEpoch(Date.now()),
+    /** Whether a key hash is the config file's adminKey (it is not a stored key). */
+    isConfigKeyHash: (hash: string) => adminKeyHash !== null && hash === adminKeyHash,
     flushLastUsed,
     /** Uses seen since the last flush, for listings to show before they are written. */
     pendingLastUsed: (keyId: string) => pendingUses.get(keyId),

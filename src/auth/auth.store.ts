@@ -49,6 +49,7 @@ export function createAuthStore(db: Db) {
   const touchKey = db.query('UPDATE api_keys SET last_used_at = max(coalesce(last_used_at, 0), ?) WHERE id = ?')
   const insertUser = db.query('INSERT INTO users (id, role, created_at) VALUES (?, ?, ?) ON CONFLICT(id) DO NOTHING')
   const getUser = db.query<UserRow, [string]>(`SELECT ${USER_COLUMNS} FROM users WHERE id = ?`)
+  const passwordHash = db.query<{ hash: string | null }, [string]>('SELECT password_hash AS hash FROM users WHERE id = ?')
   const countKeys = db.query<{ n: number }, []>('SELECT count(*) AS n FROM api_keys WHERE revoked_at IS NULL')
   const epoch = db.query<{ epoch: number }, []>('SELECT epoch FROM auth_epoch WHERE id = 1')
 
@@ -83,6 +84,8 @@ export function createAuthStore(db: Db) {
     addUser: (id: string, role: Role = 'member') => insertUser.run(id, role, Date.now()).changes > 0,
     getUser: (id: string) => getUser.get(id),
     userExists: (id: string) => getUser.get(id) !== null,
+    /** The argon2id hash of a user's dashboard password; null when the user has none or does not exist. */
+    passwordHashOf: (id: string) => passwordHash.get(id)?.hash ?? null,
     listUsers(q: { limit: number; offset: number }): { users: UserRow[]; total: number } {
       const total = db.query<{ n: number }, []>('SELECT count(*) AS n FROM users WHERE deleted_at IS NULL').get()!.n
       const users = db
@@ -98,10 +101,11 @@ export function createAuthStore(db: Db) {
       if (columns.length === 0) return
       db.query(`UPDATE users SET ${columns.map(([c]) => `${c} = ?`).join(', ')} WHERE id = ?`).run(...columns.map(([, v]) => v), id)
     },
-    /** Soft delete: the id stays taken; its keys are revoked in the same transaction. */
+    /** Soft delete: the id stays taken; its keys are revoked and its dashboard sessions ended in the same transaction. */
     deleteUser: db.transaction((id: string, at: number) => {
       db.query('UPDATE users SET deleted_at = ?, password_hash = NULL WHERE id = ? AND deleted_at IS NULL').run(at, id)
       revokeUserKeys.run(at, id)
+      db.query('DELETE FROM sessions WHERE user_id = ?').run(id)
     }),
     activeKeyCount: () => countKeys.get()!.n,
     /** Moves on every change that can end a key's access (triggers in migration 0009). */

@@ -34,7 +34,12 @@ const toRecord = (u: UserRow): UserRecord => ({
   hasPassword: u.hasPassword === 1,
 })
 
-export function createUserService(store: AuthStore, auth: AuthService) {
+/** What a password change does to the user's dashboard sessions (the session service). */
+export interface PasswordSessions {
+  endPasswordSessions(userId: string, keep: string | null): void
+}
+
+export function createUserService(store: AuthStore, auth: AuthService, sessions: PasswordSessions) {
   function assertAdmin(caller: Caller) {
     if (caller.role !== 'admin') throw forbidden('only admin keys manage users')
   }
@@ -85,6 +90,8 @@ export function createUserService(store: AuthStore, auth: AuthService) {
       const passwordHash = typeof input.password === 'string' ? await hashPassword(input.password) : input.password
       getLive(id) // hashing awaited: the user may have been deleted meanwhile
       store.updateUser(user.id, { role: input.role, disabled: input.disabled, passwordHash })
+      // A new or removed password signs out the user's other password sessions (the caller's own stays).
+      if (input.password !== undefined) sessions.endPasswordSessions(user.id, caller.sessionId ?? null)
       auth.invalidate()
       return toRecord(store.getUser(user.id)!)
     },

@@ -9,6 +9,7 @@ import { statsBusyLinks } from './0008_stats_busy_links'
 import { usersKeys } from './0009_users_keys'
 import { statsGroups } from './0010_stats_groups'
 import { clickValues } from './0011_click_values'
+import { sessions } from './0012_sessions'
 
 export interface Migration {
   id: number
@@ -17,4 +18,17 @@ export interface Migration {
 }
 
 /** Ordered by id; never edit a migration that has shipped, add a new one. */
-export const migrations: Migration[] = [foundation, links, clicks, domains, templates, files, stats, statsBusyLinks, usersKeys, statsGroups, clickValues]
+export const migrations: Migration[] = [
+  foundation,
+  links,
+  clicks,
+  domains,
+  templates,
+  files,
+  stats,
+  statsBusyLinks,
+  usersKeys,
+  statsGroups,
+  clickValues,
+  sessions,
+]
