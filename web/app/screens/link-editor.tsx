@@ -317,6 +317,9 @@ function SavedLink({ record }: { record: LinkRecord }) {
         <Link href={`/links/${record.id}/stats`} class="btn">
           Statistics
         </Link>
+        <Link href="/links/new" class="btn btn-ghost">
+          New link
+        </Link>
       </div>
     </section>
   )

@@ -315,9 +315,9 @@ function MenuFields({ type, form, set, readOnly }: ContentProps) {
               <Button
                 class="le-write"
                 onClick={() => setSection(si, { items: [...s.items, emptyItem()] })}
-                aria-label={`Add a dish to ${s.name || `section ${si + 1}`}`}
+                aria-label={`Add dish to ${s.name || `section ${si + 1}`}`}
               >
-                + Add dish
+                <span aria-hidden="true">+</span> Add dish
               </Button>
             </fieldset>
           ))}
