@@ -93,7 +93,7 @@ test('tags: create with a colour, rename and recolour, delete', async () => {
   const created = answered(p, 'POST', /\/tags$/)
   await page.getByRole('button', { name: 'Add tag' }).click()
   const tag = (await (await created).json()) as { id: string }
-  await page.getByText('Summer menu').waitFor()
+  await page.getByText('Summer menu', { exact: true }).waitFor()
   expect((await json(`/tags/${tag.id}`)).body).toMatchObject({ name: 'Summer menu', color: 'green' })
 
   await page.getByRole('button', { name: 'Edit Summer menu' }).click()
@@ -103,13 +103,13 @@ test('tags: create with a colour, rename and recolour, delete', async () => {
   const saved = answered(p, 'PATCH', /\/tags\/tag_/)
   await edit.getByRole('button', { name: 'Save' }).click()
   expect((await saved).status()).toBe(200)
-  await page.getByText('Autumn menu').waitFor()
+  await page.getByText('Autumn menu', { exact: true }).waitFor()
   expect((await json(`/tags/${tag.id}`)).body).toMatchObject({ name: 'Autumn menu', color: 'orange' })
   await p.screenshot('tags')
   expect(await p.seriousA11yViolations()).toEqual([])
 
   await phone.goto('/tags')
-  await phone.page.getByText('Autumn menu').waitFor()
+  await phone.page.getByText('Autumn menu', { exact: true }).waitFor()
   await phone.screenshot('tags')
   expect(await phone.seriousA11yViolations()).toEqual([])
 
@@ -133,7 +133,7 @@ test('templates: a thumbnail, open in designer, rename, delete', async () => {
   await p.goto('/templates')
   expect((await thumb).headers()['content-type']).toBe('image/png')
   await page.getByRole('img', { name: 'QR code in the Night market design' }).waitFor()
-  expect(await page.getByRole('link', { name: 'Open Night market in the designer' }).getAttribute('href')).toBe(`/app/qr?template=${tpl.id}`)
+  expect(await page.getByRole('link', { name: 'Open in designer: Night market' }).getAttribute('href')).toBe(`/app/qr?template=${tpl.id}`)
 
   await page.getByRole('button', { name: 'Rename Night market' }).click()
   const rename = page.getByRole('dialog', { name: 'Rename template' })
@@ -151,7 +151,7 @@ test('templates: a thumbnail, open in designer, rename, delete', async () => {
   expect(await phone.seriousA11yViolations()).toEqual([])
 
   // The designer opens with the template's design.
-  await page.getByRole('link', { name: 'Open Night market stalls in the designer' }).click()
+  await page.getByRole('link', { name: 'Open in designer: Night market stalls' }).click()
   await page.getByText('Template: Night market stalls').waitFor()
   expect(await page.getByLabel('Body style').inputValue()).toBe('rounded')
 

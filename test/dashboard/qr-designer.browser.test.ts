@@ -76,7 +76,7 @@ test("design a link's code, save it to the link and as a template, download PNG 
   const file = (await (await uploaded).json()) as { id: string }
   await page.getByLabel('Put the code in a frame with text').check()
   next = renders(page)
-  await page.getByLabel('Frame text 1').fill('Scan for the menu')
+  await page.getByLabel('Frame text 1', { exact: true }).fill('Scan for the menu')
   const lastRender = await next
   expect(lastRender.status()).toBe(200)
   await settled(page)

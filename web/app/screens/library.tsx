@@ -227,7 +227,7 @@ function UploadZone({ onUploaded }: { onUploaded: () => void }) {
   }
   return (
     <section
-      aria-label="Upload files"
+      aria-label="File drop zone"
       class={`library-drop${over ? ' library-drop-over' : ''}`}
       onDragOver={(e) => {
         e.preventDefault()
@@ -477,7 +477,7 @@ export function TemplatesScreen({ query }: ScreenProps) {
                 {t.comment ? <p class="muted library-template-comment">{t.comment}</p> : null}
                 <p class="muted library-template-date">Saved {formatDate(t.updatedAt)}</p>
                 <div class="library-row-actions">
-                  <Link href={`/qr?template=${encodeURIComponent(t.id)}`} class="btn" aria-label={`Open ${t.name} in the designer`}>
+                  <Link href={`/qr?template=${encodeURIComponent(t.id)}`} class="btn" aria-label={`Open in designer: ${t.name}`}>
                     Open in designer
                   </Link>
                   {mayChange(t) ? (

@@ -177,7 +177,7 @@ export function ColourControls({ design, update }: { design: QrOptions; update: 
               })
             }
           />
-          Eyes in the foreground colour
+          Same colour for the eyes
         </label>
         {eyeOwn ? (
           <Field label="Eye colour">
