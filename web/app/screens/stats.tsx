@@ -280,18 +280,18 @@ function Totals({ count }: { count: Count }) {
     <dl class="stats-totals">
       <div class="card stats-total stats-total-clicks">
         <dt>Clicks</dt>
-        <dd>{count.clicks.toLocaleString()}</dd>
-        <p class="hint">every visit, scans included</p>
+        <dd class="stats-total-value">{count.clicks.toLocaleString()}</dd>
+        <dd class="hint">every visit, scans included</dd>
       </div>
       <div class="card stats-total stats-total-scans">
         <dt>QR scans</dt>
-        <dd>{count.scans.toLocaleString()}</dd>
-        <p class="hint">{share}% of visits came from a QR code</p>
+        <dd class="stats-total-value">{count.scans.toLocaleString()}</dd>
+        <dd class="hint">{share}% of visits came from a QR code</dd>
       </div>
       <div class="card stats-total stats-total-direct">
         <dt>Link clicks</dt>
-        <dd>{direct.toLocaleString()}</dd>
-        <p class="hint">visits not from a QR code</p>
+        <dd class="stats-total-value">{direct.toLocaleString()}</dd>
+        <dd class="hint">visits not from a QR code</dd>
       </div>
     </dl>
   )
