@@ -350,3 +350,46 @@ test('phone width: picker, URL form, menu and options in one column', async () =
     await phone.close()
   }
 }, 60_000)
+
+test('archive, unarchive and delete (after confirming) from the edit screen', async () => {
+  const id = created.text!
+  expect(id).toBeDefined()
+  await dash.goto(`/links/${id}`)
+  const patched = () => page.waitForResponse((r) => r.request().method() === 'PATCH' && r.url().endsWith(`/api/links/${id}`))
+  let answer = patched()
+  await page.getByRole('button', { name: 'Archive', exact: true }).click()
+  expect((await answer).status()).toBe(200)
+  expect((await linkOf(id)).archived).toBe(true)
+  answer = patched()
+  await page.getByRole('button', { name: 'Unarchive' }).click()
+  expect((await answer).status()).toBe(200)
+  expect((await linkOf(id)).archived).toBe(false)
+  await page.getByRole('button', { name: 'Delete', exact: true }).click()
+  const dialog = page.getByRole('dialog', { name: 'Delete this link?' })
+  await dialog.getByRole('button', { name: 'Keep it' }).click()
+  expect((await server.api(`/links/${id}`)).status).toBe(200)
+  await page.getByRole('button', { name: 'Delete', exact: true }).click()
+  await dialog.getByRole('button', { name: 'Delete link' }).click()
+  await page.waitForURL(/\/app\/links$/)
+  expect((await server.api(`/links/${id}`)).status).toBe(410)
+  expect(unexpectedErrors()).toEqual([])
+}, 30_000)
+
+test('a read-only user sees the link without write controls', async () => {
+  expect(optionsLink).not.toBe('')
+  const readonlyKey = await server.keyFor('usr_admin', 'readonly')
+  const reader = await browser.open(server, { width: 'desktop', signIn: { apiKey: readonlyKey } })
+  try {
+    await reader.goto(`/links/${optionsLink}`)
+    await reader.page.getByRole('heading', { level: 1, name: 'Website link' }).waitFor()
+    expect(await reader.page.getByLabel('Destination URL').isDisabled()).toBe(true)
+    for (const name of ['Save changes', 'Delete', 'Archive', '+ Add rule', 'Create tag'])
+      expect(await reader.page.getByRole('button', { name, exact: true }).count()).toBe(0)
+    await reader.goto('/links/new')
+    await reader.page.getByText('Your role is read-only').waitFor()
+    expect(await reader.page.getByRole('list', { name: 'Link types' }).count()).toBe(0)
+    expect(reader.errors).toEqual([])
+  } finally {
+    await reader.close()
+  }
+}, 30_000)

@@ -188,7 +188,7 @@ function Editor({ type, record: initial, readOnly }: { type: LinkType; record: L
   const url = URL_TYPES.has(type) ? content.url : null
   const shortLink = record
     ? `https://${options.domain || record.domain}/${options.key || record.key}`.replace(`https://${record.domain}/${record.key}`, record.shortLink)
-    : `https://${options.domain || 'default domain'}/${options.key || 'random key'}`
+    : `${options.domain || 'default domain'}/${options.key || '(7 random characters)'}`
   const title = editing ? (readOnly ? `${info.label} link` : `Edit ${info.label.toLowerCase()} link`) : `New ${info.label.toLowerCase()} link`
 
   return (
@@ -224,7 +224,10 @@ function Editor({ type, record: initial, readOnly }: { type: LinkType; record: L
               <legend class="visually-hidden">{info.label}</legend>
               <section class="card le-content" aria-labelledby="le-content-title">
                 <h2 id="le-content-title">
-                  <span aria-hidden="true">{info.icon}</span> {info.label}
+                  <span class="le-badge" aria-hidden="true">
+                    {info.icon}
+                  </span>{' '}
+                  {info.label}
                 </h2>
                 <p class="hint le-type-hint">{info.description}</p>
                 <ContentFields type={type} form={content} set={setC} readOnly={readOnly} />
@@ -267,6 +270,7 @@ function Editor({ type, record: initial, readOnly }: { type: LinkType; record: L
         <LivePreview
           type={type}
           shortLink={shortLink}
+          host={record ? new URL(record.shortLink).host : options.domain || 'your short domain'}
           destination={destinationText(type, content)}
           title={options.previewTitle}
           desc={options.previewDesc}

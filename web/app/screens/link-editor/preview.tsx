@@ -8,6 +8,7 @@ import { type LinkType, TYPE_INFO } from './types'
 export function LivePreview({
   type,
   shortLink,
+  host: cardHost,
   destination,
   title,
   desc,
@@ -15,6 +16,8 @@ export function LivePreview({
 }: {
   type: LinkType
   shortLink: string
+  /** The short link's host, as cards print it. */
+  host: string
   destination: string
   title: string
   desc: string
@@ -30,21 +33,12 @@ export function LivePreview({
   } catch {
     host = ''
   }
-  const cardHost = (() => {
-    try {
-      return new URL(shortLink).host
-    } catch {
-      return shortLink
-    }
-  })()
   return (
     <aside class="le-preview" aria-label="Live preview">
       <div class="card le-preview-link">
         <p class="label">Short link</p>
         <p class="mono le-preview-short">{shortLink}</p>
-        <p class="label">
-          <span aria-hidden="true">{info.icon}</span> Visitors get
-        </p>
+        <p class="label">Visitors get</p>
         <p class="le-preview-dest">{destination}</p>
       </div>
       <figure class="le-card" aria-label="Social preview card">

@@ -30,26 +30,27 @@ export interface TypeInfo {
   label: string
   /** One line on the picker card. */
   description: string
+  /** A short badge (no emoji: not every system has an emoji font). */
   icon: string
 }
 
 export const TYPE_INFO: Record<LinkType, TypeInfo> = {
-  link: { label: 'Website', description: 'Send people to any web page.', icon: '🔗' },
-  'google-form': { label: 'Google Form', description: 'Open a survey or sign-up form.', icon: '📝' },
-  menu: { label: 'Menu', description: 'A restaurant menu: sections, dishes and prices, or a PDF.', icon: '🍽️' },
-  text: { label: 'Text', description: 'A short page of text: a note, opening hours, instructions.', icon: '📄' },
-  'wi-fi': { label: 'Wi-Fi', description: 'Guests join your network by scanning.', icon: '📶' },
-  email: { label: 'Email', description: 'Open a pre-filled email to you.', icon: '✉️' },
-  sms: { label: 'SMS', description: 'Open a pre-filled text message.', icon: '💬' },
-  whatsapp: { label: 'WhatsApp', description: 'Start a WhatsApp chat with a first message.', icon: '🟢' },
-  map: { label: 'Map', description: 'Show a place or address on a map.', icon: '📍' },
-  'app-stores': { label: 'App stores', description: 'One link to your app on the App Store and Google Play.', icon: '📱' },
-  document: { label: 'Document', description: 'Share a PDF: brochure, price list, manual.', icon: '📘' },
-  image: { label: 'Image', description: 'Show a picture: a poster, a flyer, a photo.', icon: '🖼️' },
-  video: { label: 'Video', description: 'Play a video in the browser.', icon: '🎬' },
-  audio: { label: 'Audio', description: 'Play a sound file: a podcast, a message, music.', icon: '🎵' },
-  svg: { label: 'SVG', description: 'Show a vector graphic (SVG).', icon: '✏️' },
-  file: { label: 'File', description: 'Offer any stored file for download.', icon: '📦' },
+  link: { label: 'Website', description: 'Send people to any web page.', icon: 'URL' },
+  'google-form': { label: 'Google Form', description: 'Open a survey or sign-up form.', icon: 'FORM' },
+  menu: { label: 'Menu', description: 'A restaurant menu: sections, dishes and prices, or a PDF.', icon: 'MENU' },
+  text: { label: 'Text', description: 'A short page of text: a note, opening hours, instructions.', icon: 'TXT' },
+  'wi-fi': { label: 'Wi-Fi', description: 'Guests join your network by scanning.', icon: 'WIFI' },
+  email: { label: 'Email', description: 'Open a pre-filled email to you.', icon: '@' },
+  sms: { label: 'SMS', description: 'Open a pre-filled text message.', icon: 'SMS' },
+  whatsapp: { label: 'WhatsApp', description: 'Start a WhatsApp chat with a first message.', icon: 'WA' },
+  map: { label: 'Map', description: 'Show a place or address on a map.', icon: 'MAP' },
+  'app-stores': { label: 'App stores', description: 'One link to your app on the App Store and Google Play.', icon: 'APP' },
+  document: { label: 'Document', description: 'Share a PDF: brochure, price list, manual.', icon: 'PDF' },
+  image: { label: 'Image', description: 'Show a picture: a poster, a flyer, a photo.', icon: 'IMG' },
+  video: { label: 'Video', description: 'Play a video in the browser.', icon: 'VID' },
+  audio: { label: 'Audio', description: 'Play a sound file: a podcast, a message, music.', icon: 'AUD' },
+  svg: { label: 'SVG', description: 'Show a vector graphic (SVG).', icon: 'SVG' },
+  file: { label: 'File', description: 'Offer any stored file for download.', icon: 'FILE' },
 }
 
 /** The order of the picker: the everyday types first. */
