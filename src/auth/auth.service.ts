@@ -158,6 +158,8 @@ export function createAuthService(store: AuthStore, options: AuthOptions) {
     flushLastUsed,
     /** Uses seen since the last flush, for listings to show before they are written. */
     pendingLastUsed: (keyId: string) => pendingUses.get(keyId),
+    /** A request a key's dashboard session made counts as the key's use. */
+    recordUse: (keyId: string | null) => recordUse(keyId, Date.now()),
     cacheSize: () => cache.size,
 
     authenticate(authorization: string | null): Caller {
@@ -185,9 +187,10 @@ export function createAuthService(store: AuthStore, options: AuthOptions) {
 }
 export type AuthService = ReturnType<typeof createAuthService>
 
-/** Readonly keys may only read; the check is global so no write route can forget it. */
+/** Readonly keys and sessions may only read; the check is global so no write route can forget it. */
 export function assertMethodAllowed(caller: Caller, method: string) {
-  if (caller.role === 'readonly' && method !== 'GET' && method !== 'HEAD') throw forbidden('this API key is read-only')
+  if (caller.role === 'readonly' && method !== 'GET' && method !== 'HEAD')
+    throw forbidden(caller.sessionId ? 'this session is read-only (its role is readonly)' : 'this API key is read-only')
 }
 
 /** Members act on their own records; admins on everyone's. */

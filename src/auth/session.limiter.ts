@@ -19,9 +19,9 @@ interface Window {
   since: number
 }
 
-export function createSignInLimiter(now: () => number = Date.now, limits: { failures: number; windowMs: number } = SIGN_IN_LIMITS) {
-  const { failures, windowMs } = limits
-  const lru = <V>() => new LruCache<V>({ maxEntries: MAX_COUNTERS, maxBytes: MAX_COUNTER_BYTES, ttlMs: windowMs, sizeOf: () => 32, now })
+export function createSignInLimiter(now: () => number = Date.now, { maxCounters = MAX_COUNTERS }: { maxCounters?: number } = {}) {
+  const { failures, windowMs } = SIGN_IN_LIMITS
+  const lru = <V>() => new LruCache<V>({ maxEntries: maxCounters, maxBytes: MAX_COUNTER_BYTES, ttlMs: windowMs, sizeOf: () => 32, now })
   const tries = lru<Window>()
   /** Addresses that used their budget → when their window ends. */
   const blocked = lru<number>()

@@ -108,14 +108,14 @@ export function createSessionService(options: SessionOptions) {
   function active(id: string): ActiveSession {
     auth.syncEpoch()
     const t = now()
-    let s = cache.get(id) ?? load(id)
-    if (!s) throw new AppError('unauthorized', SESSION_ENDED)
-    if (t - s.lastSeenAt >= SESSION_IDLE_MS) {
-      // Idle as far as this process saw; another one may have served it since.
-      s = load(id)
-      if (s && t - s.lastSeenAt >= SESSION_IDLE_MS) s = null
+    let s = cache.get(id)
+    if (!s || t - s.lastSeenAt >= SESSION_IDLE_MS) {
+      // Not cached, or idle as far as this process saw (another one may have served it since).
+      s = load(id) ?? undefined
+      if (s) cache.set(id, s)
     }
-    if (!s || t >= s.expiresAt) {
+    if (!s) throw new AppError('unauthorized', SESSION_ENDED)
+    if (t >= s.expiresAt || t - s.lastSeenAt >= SESSION_IDLE_MS) {
       end(id)
       throw new AppError('unauthorized', SESSION_ENDED)
     }
@@ -128,7 +128,7 @@ export function createSessionService(options: SessionOptions) {
       }
       s.lastSeenAt = t
     }
-    cache.set(id, s)
+    auth.recordUse(s.caller.keyId)
     return s
   }
 
