@@ -130,10 +130,43 @@ test('across links: totals, chart, a range change, a device bar that filters, th
   const byDevice = (await stats('interval=7d&device=Mobile&groupBy=device')) as any[]
   expect(csvRows((await topFile.path())!)).toEqual([['device', 'clicks', 'scans'], ...byDevice.map((r) => [r.device, String(r.clicks), String(r.scans)])])
 
-  // Back undoes the filter.
-  const unfiltered = statsRequest(page, 'count')
-  await page.goBack()
-  expect(params(await unfiltered).get('device')).toBeNull()
+  // A time zone and a custom range (days in that zone) travel with every request.
+  const zoned = statsRequest(page, 'time')
+  await page.getByLabel('Time zone').selectOption('Asia/Tokyo')
+  expect(params(await zoned).get('timezone')).toBe('Asia/Tokyo')
+  const custom = statsRequest(page, 'count')
+  await page.getByLabel('Date range').selectOption('custom')
+  const range = params(await custom)
+  expect(range.get('interval')).toBeNull()
+  expect(range.get('start')).toMatch(/T15:00:00\.000Z$/) // midnight in Tokyo
+  expect(range.get('device')).toBe('Mobile')
+  await page.getByLabel('From').waitFor()
+  await page.locator('.stats-body:not([aria-busy])').waitFor()
+  const inRange = `start=${range.get('start')}&end=${range.get('end')}`
+  expect(await totals(page)).toEqual(await stats(`${inRange}&device=Mobile`))
+
+  // The filter form: a browser from its list, applied with the device filter.
+  await page.locator('.stats-filters summary').click()
+  await page.getByLabel('Browser', { exact: true }).selectOption('Safari')
+  const formFiltered = statsRequest(page, 'count')
+  await page.getByRole('button', { name: 'Apply filters' }).click()
+  expect(params(await formFiltered).get('browser')).toBe('Safari')
+  await page.getByRole('button', { name: 'Remove filter Browser: Safari' }).waitFor()
+  await page.locator('.stats-body:not([aria-busy])').waitFor()
+  expect(await totals(page)).toEqual(await stats(`${inRange}&device=Mobile&browser=Safari`))
+  expect(await totals(page)).toEqual({ clicks: 2, scans: 0 })
+
+  // Back undoes one choice at a time: the browser filter, the range, the zone, then the device filter.
+  for (const [name, value] of [
+    ['browser', 'Safari'],
+    ['start', range.get('start')],
+    ['timezone', 'Asia/Tokyo'],
+    ['device', 'Mobile'],
+  ]) {
+    const before = statsRequest(page, 'count')
+    await page.goBack()
+    expect(params(await before).get(name!)).not.toBe(value!)
+  }
   await page.getByRole('button', { name: 'Remove filter Device: Mobile' }).waitFor({ state: 'detached' })
 
   await desktop.goto('/stats')

@@ -138,6 +138,17 @@ export interface StatsView {
 
 export const browserTimeZone = () => Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC'
 
+/** A zone the browser knows (a hand-edited URL may name none; dates are computed with it before the API sees it). */
+function knownZone(zone: string | null): string | null {
+  if (!zone) return null
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone })
+    return zone
+  } catch {
+    return null
+  }
+}
+
 const DAY_RE = /^\d{4}-\d{2}-\d{2}$/
 
 export function readView(query: URLSearchParams, linkId: string | null): StatsView {
@@ -155,12 +166,13 @@ export function readView(query: URLSearchParams, linkId: string | null): StatsVi
   }
   const top = dimensionOf(query.get('top') ?? '')?.groupBy ?? (linkId ? 'country' : 'link')
   const qr = query.get('qr')
+  const timezone = knownZone(query.get('timezone')) ?? browserTimeZone()
   const view: StatsView = {
     linkId,
     interval,
     startDay: custom ? startDay : null,
-    endDay: custom ? (endDay ?? todayIn(query.get('timezone') ?? browserTimeZone())) : null,
-    timezone: query.get('timezone') || browserTimeZone(),
+    endDay: custom ? (endDay ?? todayIn(timezone)) : null,
+    timezone,
     granularity: 'day',
     granularityChosen,
     audience: qr === 'true' ? 'scans' : qr === 'false' ? 'clicks' : 'all',
