@@ -48,6 +48,7 @@ export function authRoutes({ keys, users, sessions }: { keys: KeyService; users:
         detail: {
           tags: [SESSION_TAG],
           summary: 'Sign in (dashboard)',
+          security: [],
           description: `No Authorization header needed. Send \`{ userId, password }\` (the password set by \`shortlink users passwd\` or POST /users) or \`{ apiKey }\`. The answer sets \`${SESSION_COOKIE}\` (HttpOnly, Secure, SameSite=Strict, Path=/), which then authenticates API requests sent without an Authorization header: a password session acts with the user's role, an API-key session with that key's role (revoking the key ends it); disabling or deleting the user ends both. Requests other than GET/HEAD/OPTIONS made with the cookie must come from the server's origin (\`Origin\`, or \`Sec-Fetch-Site: same-origin\`) and carry \`X-CSRF-Token: <csrfToken>\`, else 403. A session ends after 12 hours unused and 7 days after sign-in. Every failure is 401 with one message (wrong user or password, unknown or revoked key, disabled user, no password set); after 10 failures in 15 minutes from one address (an IPv6 /64) it is 429 with Retry-After. An \`Origin\` other than the server's is 403.`,
         },
       },

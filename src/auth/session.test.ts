@@ -126,6 +126,13 @@ describe('sign-in', () => {
     expect(answers.size).toBe(1)
   })
 
+  test('a stored hash that is not one (SQL by hand) is a 401, not a 500', async () => {
+    await addUserWithPassword('dave')
+    deps.db.query("UPDATE users SET password_hash = 'not-a-hash' WHERE id = 'usr_dave'").run()
+    const r = await call('POST', '/session', { json: { userId: 'dave', password: PASSWORD } })
+    expect([r.status, r.body.code]).toEqual([401, 'unauthorized'])
+  })
+
   test('exactly one form, and no unknown fields (422); no bearer key needed', async () => {
     for (const json of [
       {},
