@@ -196,9 +196,15 @@ test("one link's statistics show only that link", async () => {
 }, 30_000)
 
 test('phone width, and the empty state of a link nobody visited', async () => {
+  // The map's shapes are a chunk of their own, fetched only by this screen.
+  const chunks: string[] = []
+  phone.page.on('request', (r) => chunks.push(new URL(r.url()).pathname))
+  await phone.goto('/links')
+  expect(chunks.filter((c) => c.includes('world-map-data'))).toEqual([])
   await phone.goto('/stats')
   await phone.page.locator('.stats-chart .uplot canvas').first().waitFor()
   await phone.page.locator('.stats-map path[data-country]').first().waitFor()
+  expect(chunks.filter((c) => /^\/app\/world-map-data-\w+\.js$/.test(c))).toHaveLength(1)
   await phone.screenshot('stats')
   expect(await phone.seriousA11yViolations()).toEqual([])
 
