@@ -176,6 +176,8 @@ test('a link of each of the 16 types, created through the form', async () => {
     await newLink(label)
     await upload(name, mime, bytes as Uint8Array)
     created[type] = await create()
+    // The saved link's page names the file (the link holds only its id).
+    await page.locator('.le-file-chosen').getByText(name).waitFor()
     const link = await linkOf(created[type])
     expect(link.linkType).toBe(type)
     expect(link.data.fileId).toMatch(/^fil_/)

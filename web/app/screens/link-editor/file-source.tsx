@@ -20,6 +20,12 @@ export function FileSource({ type, form, set, readOnly }: { type: string; form: 
   const [uploading, setUploading] = useState(false)
   const [uploadError, setUploadError] = useState<string | null>(null)
   const fileError = useFieldError('data.fileId')
+  // A saved link holds only the file's id: its name comes from the files API.
+  const named = useResource(
+    (signal) => (form.fileId && !form.fileName ? get<FileRecord>(`/files/${encodeURIComponent(form.fileId)}`, undefined, signal) : Promise.resolve(null)),
+    [form.fileId],
+  )
+  const fileName = form.fileName || named.data?.name
 
   const upload = async (file: File | undefined) => {
     if (!file) return
@@ -62,7 +68,7 @@ export function FileSource({ type, form, set, readOnly }: { type: string; form: 
         <div class={`le-file-box${fileError ? ' field-invalid' : ''}`}>
           {form.fileId ? (
             <p class="le-file-chosen">
-              <span aria-hidden="true">📎</span> <strong>{form.fileName || form.fileId}</strong> <span class="muted mono">{form.fileId}</span>
+              <span aria-hidden="true">📎</span> <strong>{fileName || form.fileId}</strong> <span class="muted mono">{form.fileId}</span>
             </p>
           ) : (
             <p class="muted">No file chosen yet.</p>

@@ -201,6 +201,7 @@ function Rows({ type, t, set, readOnly }: { type: ListType; t: TargetingForm; se
                 </span>
               )}
             </div>
+            <GroupError path={`${BASE}.${i}`} />
             <RuleFields type={type} row={row as Record<string, string>} i={i} setRow={(p) => setRow(i, p)} />
           </li>
         ))}
