@@ -297,7 +297,8 @@ function PreviewTable({ rows, results }: { rows: ImportRow[]; results: Map<numbe
   }, [rows])
   return (
     <>
-      <div class="table-wrap import-table">
+      {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a table wider than a phone scrolls sideways; keyboards reach it only when it can take focus (axe scrollable-region-focusable) */}
+      <section class="table-wrap import-table" tabIndex={0} aria-label="Rows of the file">
         <table>
           <caption class="visually-hidden">Rows of the file</caption>
           <thead>
@@ -336,7 +337,7 @@ function PreviewTable({ rows, results }: { rows: ImportRow[]; results: Map<numbe
             })}
           </tbody>
         </table>
-      </div>
+      </section>
       {rows.length > shown.length ? (
         <p class="hint">
           Showing {shown.length} of {rows.length.toLocaleString()} rows (every row with a problem first).
