@@ -229,15 +229,16 @@ export function createSessionService(options: SessionOptions) {
       limiter.succeeded(request.clientIp)
 
       const t = now()
+      let ended = 0
       if (t - sweptAt >= SWEEP_MS) {
         sweptAt = t
-        store.removeExpired(t, t - SESSION_IDLE_MS)
+        ended += store.removeExpired(t, t - SESSION_IDLE_MS)
       }
       if (request.previousToken) end(sessionIdOf(request.previousToken))
       const token = randomBytes(32).toString('base64url')
       const id = sessionIdOf(token)
       const isConfigKey = keyCaller?.keyId === CONFIG_KEY_ID
-      store.insert({
+      ended += store.insert({
         id,
         userId,
         keyId: keyCaller && !isConfigKey ? keyCaller.keyId : null,
@@ -247,6 +248,8 @@ export function createSessionService(options: SessionOptions) {
         createdAt: t,
         expiresAt: t + SESSION_MAX_MS,
       })
+      // Sessions ended here must not live on in this process's cache until the next epoch check.
+      if (ended > 0) auth.invalidate()
       const s = load(id)
       if (!s) throw new AppError('unauthorized', SIGN_IN_FAILED) // changed while we checked
       cache.set(id, s)

@@ -50,10 +50,10 @@ export function createSessionStore(db: Db) {
   )
 
   return {
-    /** Adds a session and ends the user's oldest beyond MAX_SESSIONS_PER_USER. */
-    insert: db.transaction((s: NewSession) => {
+    /** Adds a session and ends the user's oldest beyond MAX_SESSIONS_PER_USER; returns how many ended. */
+    insert: db.transaction((s: NewSession): number => {
       insert.run(s.id, s.userId, s.keyId, s.configKeyHash, s.method, s.csrfSecret, s.createdAt, s.createdAt, s.expiresAt)
-      removeOldest.run(s.userId, MAX_SESSIONS_PER_USER)
+      return removeOldest.run(s.userId, MAX_SESSIONS_PER_USER).changes
     }),
     find: (id: string) => find.get(id),
     touch: (id: string, at: number) => touch.run(at, id),

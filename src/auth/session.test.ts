@@ -11,6 +11,7 @@ import { createDeps, type Deps } from '../deps'
 import { createLogger } from '../shared/log'
 import { createSignInLimiter, SIGN_IN_LIMITS } from './session.limiter'
 import { LAST_SEEN_WRITE_MS, SESSION_COOKIE, SESSION_IDLE_MS, SESSION_MAX_MS } from './session.service'
+import { MAX_SESSIONS_PER_USER } from './session.store'
 
 // Each password check is an argon2id hash: seconds on a loaded machine.
 setDefaultTimeout(60_000)
@@ -323,6 +324,20 @@ describe('what ends a session', () => {
     }
     clock = end
     expect((await call('GET', '/links', { cookie })).status).toBe(401)
+  })
+
+  test('the store stays bounded: at most MAX_SESSIONS_PER_USER per user (the oldest end), ended sessions swept on a later sign-in', async () => {
+    const first = await signIn({ apiKey: keys.member })
+    for (let i = 0; i < MAX_SESSIONS_PER_USER; i++) {
+      clock += 1
+      await signIn({ apiKey: keys.member })
+    }
+    expect(deps.db.query("SELECT count(*) AS n FROM sessions WHERE user_id = 'usr_alice'").get()).toEqual({ n: MAX_SESSIONS_PER_USER })
+    expect((await call('GET', '/links', { cookie: first.cookie })).status).toBe(401)
+    // Nobody uses them for 12 hours; the next sign-in (an hour or more since the last sweep) sweeps them.
+    clock += SESSION_IDLE_MS
+    await signIn({ apiKey: keys.admin })
+    expect(deps.db.query('SELECT user_id AS userId FROM sessions').all()).toEqual([{ userId: 'usr_admin' }])
   })
 
   test('a session deleted by another process (SQL by hand) ends once the epoch is read', async () => {
