@@ -5,7 +5,8 @@
  * moved clock.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
-import { json, startServer, type TestServer } from './helpers/server'
+import { join } from 'node:path'
+import { json, shortlinkCommand, startServer, type TestServer } from './helpers/server'
 
 // Password checks are argon2id hashes: seconds each on a loaded machine.
 setDefaultTimeout(60_000)
@@ -96,10 +97,37 @@ describe('dashboard session', () => {
     expect((await s.api('/users', { method: 'POST', json: { id: 'frank', password: PASSWORD, role: 'member' } })).status).toBe(200)
     const { cookie, session } = await signIn({ userId: 'frank', password: PASSWORD })
     expect(session).toMatchObject({ userId: 'usr_frank', role: 'member', method: 'password' })
-    const made = await json(await withCookie(cookie, '/links/link', { method: 'POST', json: { data: { url: 'https://example.com/frank' } }, headers: { origin, 'x-csrf-token': session.csrfToken } }))
+    const made = await json(
+      await withCookie(cookie, '/links/link', {
+        method: 'POST',
+        json: { data: { url: 'https://example.com/frank' } },
+        headers: { origin, 'x-csrf-token': session.csrfToken },
+      }),
+    )
     expect(made).toMatchObject({ status: 200, body: { userId: 'usr_frank' } })
     expect((await s.api('/users/frank', { method: 'PATCH', json: { disabled: true } })).status).toBe(200)
     expect((await withCookie(cookie, '/links')).status).toBe(401)
+  })
+
+  test('`shortlink users passwd` (another process) ends the user’s password sessions within a second; the new password signs in', async () => {
+    expect((await s.api('/users', { method: 'POST', json: { id: 'hugo', password: PASSWORD } })).status).toBe(200)
+    const { cookie } = await signIn({ userId: 'hugo', password: PASSWORD })
+    expect((await withCookie(cookie, '/links')).status).toBe(200)
+    const p = Bun.spawn([...shortlinkCommand(), 'users', 'passwd', 'hugo', '--config', join(s.dir, 'shortlink.toml')], {
+      cwd: s.dir,
+      stdin: new Blob(['a brand new password\n']),
+      stdout: 'pipe',
+      stderr: 'pipe',
+    })
+    expect(await p.exited).toBe(0)
+    const deadline = Date.now() + 1000
+    let status = 200
+    while (status !== 401 && Date.now() <= deadline) {
+      status = (await withCookie(cookie, '/links')).status
+      if (status !== 401) await Bun.sleep(20) // a poll interval: the server reads the store's auth epoch every 250 ms
+    }
+    expect(status).toBe(401)
+    expect((await signIn({ userId: 'hugo', password: 'a brand new password' })).session.method).toBe('password')
   })
 
   // Last: it uses up this address's sign-in budget.

@@ -343,8 +343,11 @@ describe('what ends a session', () => {
   test('a session deleted by another process (SQL by hand) ends once the epoch is read', async () => {
     const { cookie } = await signIn({ apiKey: keys.member })
     expect((await call('GET', '/links', { cookie })).status).toBe(200)
+    const epoch = () => (deps.db.query('SELECT epoch FROM auth_epoch').get() as { epoch: number }).epoch
+    const before = epoch()
     deps.db.query('DELETE FROM sessions').run()
-    deps.auth.invalidate() // what the epoch check does when it sees the trigger's bump
+    expect(epoch()).toBe(before + 1) // the trigger every process's epoch check sees
+    deps.auth.invalidate() // what that check does when it sees the epoch move
     expect((await call('GET', '/links', { cookie })).status).toBe(401)
   })
 
