@@ -316,6 +316,9 @@ function PreviewTable({ rows, results }: { rows: ImportRow[]; results: Map<numbe
               <th scope="col" class="hide-phone">
                 Tags
               </th>
+              <th scope="col" class="hide-phone">
+                Type
+              </th>
               <th scope="col">Status</th>
             </tr>
           </thead>
@@ -329,6 +332,7 @@ function PreviewTable({ rows, results }: { rows: ImportRow[]; results: Map<numbe
                   <td class="hide-phone mono">{r.key || <span class="muted">random</span>}</td>
                   <td class="hide-phone">{r.domain}</td>
                   <td class="hide-phone">{r.tags.join(', ')}</td>
+                  <td class="hide-phone">{r.type}</td>
                   <td class="import-status">
                     <RowStatus row={r} result={result} importing={results !== null} />
                   </td>
