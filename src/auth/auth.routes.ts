@@ -57,14 +57,20 @@ export function authRoutes({ keys, users, sessions }: { keys: KeyService; users:
       '/session',
       ({ request, set }) => {
         set.headers['cache-control'] = 'no-store'
-        return sessions.current(callerOf(request))
+        const { session, cookie } = sessions.probe(request.headers.get('cookie'))
+        if (cookie) set.headers['set-cookie'] = cookie
+        if (session) return session
+        set.status = 204
+        return undefined
       },
       {
-        response: { 200: SessionRecord, ...SESSION_ERRORS },
+        response: { 200: SessionRecord, 204: t.Void(), ...SESSION_ERRORS },
         detail: {
           tags: [SESSION_TAG],
           summary: 'The current session',
-          description: 'Who the session cookie signs in, with its CSRF token (the dashboard reads it on load). 401 without a working session cookie.',
+          security: [],
+          description:
+            'Who the session cookie signs in, with its CSRF token (the dashboard reads it on load). 204 with no body when the request carries no working session cookie (none, ended or expired; an ended one is expired in the answer), so a signed-out page can ask without an error. An Authorization header plays no part here.',
         },
       },
     )

@@ -256,7 +256,23 @@ export function createSessionService(options: SessionOptions) {
       return { session: view(s), cookie: cookie(token, SESSION_MAX_MS / 1000) }
     },
 
-    /** The caller's session (GET /session), or 401 when the request did not come with one. */
+    /**
+     * GET /session: the session a Cookie header names, or null when it names none that works (a signed-out
+     * page asks without an error), with a cookie that expires a dead one.
+     */
+    probe(cookieHeader: string | null): { session: SessionView | null; cookie: string | null } {
+      const token = this.tokenOf(cookieHeader)
+      const stale = cookieHeader?.includes(SESSION_COOKIE) ? cookie('', 0) : null
+      if (token === null) return { session: null, cookie: stale }
+      try {
+        return { session: view(active(sessionIdOf(token))), cookie: null }
+      } catch (e) {
+        if (e instanceof AppError && e.code === 'unauthorized') return { session: null, cookie: stale }
+        throw e
+      }
+    },
+
+    /** The caller's session, or 401 when the request did not come with one. */
     current(caller: Caller): SessionView {
       if (!caller.sessionId) throw new AppError('unauthorized', 'no session: this request was not made with the session cookie')
       return view(active(caller.sessionId))

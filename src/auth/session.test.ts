@@ -232,13 +232,15 @@ describe('requests with the cookie', () => {
 })
 
 describe('what ends a session', () => {
-  test('sign-out: 200 {}, the cookie expired, the session 401 from then on', async () => {
+  test('sign-out: 200 {}, the cookie expired, the session 401 from then on (GET /session: 204, expiring it)', async () => {
     const { cookie, session } = await signIn({ apiKey: keys.member })
     const r = await call('DELETE', '/session', { cookie, headers: writeHeaders(session.csrfToken) })
     expect([r.status, r.body]).toEqual([200, {}])
     expect(r.headers.get('set-cookie')).toStartWith(`${SESSION_COOKIE}=; Path=/; Max-Age=0;`)
     expect((await call('GET', '/links', { cookie })).status).toBe(401)
-    expect((await call('GET', '/session', { cookie })).status).toBe(401)
+    const probe = await call('GET', '/session', { cookie })
+    expect(probe.status).toBe(204)
+    expect(probe.headers.get('set-cookie')).toStartWith(`${SESSION_COOKIE}=; Path=/; Max-Age=0;`)
     expect(deps.db.query('SELECT count(*) AS n FROM sessions').get()).toEqual({ n: 0 })
   })
 
@@ -351,9 +353,11 @@ describe('what ends a session', () => {
     expect((await call('GET', '/links', { cookie })).status).toBe(401)
   })
 
-  test('without a session: GET /session is 401; a forged or malformed cookie is 401', async () => {
-    expect((await call('GET', '/session')).status).toBe(401)
-    expect((await call('GET', '/session', { key: keys.member })).status).toBe(401)
+  test('without a session: GET /session is 204 (a signed-out page asks without an error), a key plays no part; a forged or malformed cookie is 401', async () => {
+    const none = await call('GET', '/session')
+    expect([none.status, none.headers.get('set-cookie')]).toEqual([204, null])
+    expect((await call('GET', '/session', { key: keys.member })).status).toBe(204)
+    expect((await call('GET', '/session', { cookie: `${SESSION_COOKIE}=${'A'.repeat(43)}` })).status).toBe(204)
     for (const cookie of [`${SESSION_COOKIE}=${'A'.repeat(43)}`, `${SESSION_COOKIE}=short`, `${SESSION_COOKIE}=${'x'.repeat(5000)}`, 'other=1'])
       expect((await call('GET', '/links', { cookie })).status).toBe(401)
   })

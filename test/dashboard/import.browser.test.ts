@@ -44,8 +44,6 @@ beforeAll(async () => {
     browser.open(server, { signIn: { apiKey: memberKey } }),
     browser.open(server, { width: 'phone', signIn: { apiKey: memberKey } }),
   ])
-  // Forget what the sign-in page logged (Chromium reports its GET /session 401 before signing in): only this screen's errors count.
-  for (const p of [desktop, phone]) p.errors.length = 0
 }, 60_000)
 
 afterAll(async () => {

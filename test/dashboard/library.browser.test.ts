@@ -13,17 +13,10 @@ let browser: DashboardBrowser
 let desktop: DashboardPage
 let phone: DashboardPage
 
-/** Signs in; forgets what the sign-in page logged (its GET /session before signing in answers 401, which Chromium reports as a console error), so only this screen's errors count. */
-async function signedIn(...args: Parameters<DashboardBrowser['open']>): Promise<DashboardPage> {
-  const p = await browser.open(...args)
-  p.errors.length = 0
-  return p
-}
-
 beforeAll(async () => {
   server = await startServer()
   browser = await dashboardBrowser()
-  ;[desktop, phone] = await Promise.all([signedIn(server), signedIn(server, { width: 'phone' })])
+  ;[desktop, phone] = await Promise.all([browser.open(server), browser.open(server, { width: 'phone' })])
 }, 60_000)
 
 afterAll(async () => {
@@ -179,7 +172,7 @@ test('phone: files list and upload zone', async () => {
 })
 
 test('a read-only user sees the lists without write controls', async () => {
-  const reader = await signedIn(server, { signIn: { apiKey: await server.keyFor('rex', 'readonly') } })
+  const reader = await browser.open(server, { signIn: { apiKey: await server.keyFor('rex', 'readonly') } })
   await reader.goto('/files')
   await reader.page.getByRole('heading', { name: 'Files' }).waitFor()
   expect(await reader.page.getByLabel('Upload files').count()).toBe(0)

@@ -63,8 +63,6 @@ beforeAll(async () => {
     browser.open(server, { signIn: { apiKey: memberKey } }),
     browser.open(server, { width: 'phone', signIn: { apiKey: memberKey } }),
   ])
-  // Forget what the sign-in page logged (Chromium reports its GET /session 401 before signing in): only this screen's errors count.
-  for (const p of [desktop, phone]) p.errors.length = 0
   desktop.page.on('response', (r) => {
     if (new URL(r.url()).pathname.startsWith('/api/qr/')) qrStatuses.push(r.status())
   })
@@ -226,7 +224,6 @@ test('phone width: short link, clicks and actions; the rest hidden', async () =>
 
 test('a user with no links is invited to create one; a readonly user sees no write controls', async () => {
   const newcomer = await browser.open(server, { signIn: { apiKey: await server.keyFor('newcomer', 'member') } })
-  newcomer.errors.length = 0
   await newcomer.goto('/links')
   await newcomer.page.getByText('No links yet').waitFor()
   expect(await newcomer.page.getByRole('link', { name: 'Create a link' }).getAttribute('href')).toBe('/app/links/new')
@@ -236,7 +233,6 @@ test('a user with no links is invited to create one; a readonly user sees no wri
   await newcomer.close()
 
   const reader = await browser.open(server, { width: 'phone', signIn: { apiKey: await server.keyFor('reader', 'readonly') } })
-  reader.errors.length = 0
   await reader.goto('/links')
   await reader.page.getByText('No links to show').waitFor()
   await reader.screenshot('links-empty')

@@ -20,20 +20,13 @@ let phone: DashboardPage
 let link: { id: string; shortLink: string; key: string }
 const dir = mkdtempSync(join(tmpdir(), 'qr-designer-'))
 
-/** Signs in; forgets what the sign-in page logged (its GET /session before signing in answers 401, which Chromium reports as a console error), so only this screen's errors count. */
-async function signedIn(...args: Parameters<DashboardBrowser['open']>): Promise<DashboardPage> {
-  const p = await browser.open(...args)
-  p.errors.length = 0
-  return p
-}
-
 beforeAll(async () => {
   if (!Bun.which('zbarimg')) throw new Error('zbarimg is missing: apt-get install -y zbar-tools')
   server = await startServer()
   const created = await server.api('/links/link', { method: 'POST', json: { data: { url: 'https://bistro-test.example/menu' } } })
   link = (await created.json()) as typeof link
   browser = await dashboardBrowser()
-  ;[desktop, phone] = await Promise.all([signedIn(server), signedIn(server, { width: 'phone' })])
+  ;[desktop, phone] = await Promise.all([browser.open(server), browser.open(server, { width: 'phone' })])
 }, 60_000)
 
 afterAll(async () => {
@@ -152,7 +145,7 @@ test('the designer at phone width shows the preview first', async () => {
 }, 30_000)
 
 test('a pale design is refused and a light-on-dark one repaired, each said next to the preview', async () => {
-  const p = await signedIn(server)
+  const p = await browser.open(server)
   const { page } = p
   await p.goto('/qr')
   await settled(page)
@@ -183,7 +176,7 @@ test('a pale design is refused and a light-on-dark one repaired, each said next 
 
 test('a read-only user gets no design controls', async () => {
   const readerKey = await server.keyFor('rita', 'readonly')
-  const reader = await signedIn(server, { signIn: { apiKey: readerKey } })
+  const reader = await browser.open(server, { signIn: { apiKey: readerKey } })
   await reader.goto('/qr')
   await reader.page.getByText('Your account is read-only').waitFor()
   expect(await reader.page.getByRole('button', { name: 'Save to link' }).count()).toBe(0)

@@ -62,8 +62,6 @@ beforeAll(async () => {
   await server.clicksFlushed()
   browser = await dashboardBrowser()
   ;[desktop, phone] = await Promise.all([browser.open(server), browser.open(server, { width: 'phone' })])
-  // Forget what the sign-in page logged (Chromium reports its GET /session 401 before signing in): only this screen's errors count.
-  for (const p of [desktop, phone]) p.errors.length = 0
 }, 60_000)
 
 afterAll(async () => {

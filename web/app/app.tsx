@@ -14,7 +14,8 @@ export function App() {
 
   const load = () => {
     setError(null)
-    api<Session>('GET', '/session').then(
+    // 204 (no body) when signed out: the page asks without an error.
+    api<Session | null>('GET', '/session').then(
       ({ data }) => accept(data),
       (e) => (e instanceof ApiError && e.status === 401 ? accept(null) : setError(e)),
     )
