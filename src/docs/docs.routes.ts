@@ -19,6 +19,9 @@ const API_DESCRIPTION = `Short links with QR codes, tags, branded domains, files
 (\`shortlink keys create --user ID --role admin|member|readonly\`) or through \`POST /keys\`, and shown once. \`readonly\` keys may only GET;
 \`member\` keys act on their own links, tags and files; \`admin\` keys on everyone's. A revoked key, or a disabled or
 deleted user's key, answers 401 within a second.
+The dashboard (\`/app/\` on this host) signs in through \`POST /session\` instead and sends the \`__Host-shortlink_session\`
+cookie (HttpOnly, Secure, SameSite=Strict) with no Authorization header; such requests act with the session's user and role,
+and every write made with the cookie must carry the server's \`Origin\` and \`X-CSRF-Token\` (from \`GET /session\`), else 403.
 
 **Errors** have the body \`{ "code", "message" }\` (plus \`requestId\`). Status per code:
 ${Object.entries(STATUS_BY_CODE)
@@ -66,7 +69,7 @@ export function docsRoutes(settings: Pick<Settings, 'apiPrefix' | 'baseUrl'>, ap
       openapi: '3.1.0',
       info: { title: 'shortlink API', version: pkg.version, description: API_DESCRIPTION },
       servers: [{ url: settings.baseUrl }],
-      security: [{ bearer: [] }],
+      security: [{ bearer: [] }, { session: [] }],
       tags: [
         { name: 'Links' },
         { name: 'Tags' },
@@ -76,11 +79,20 @@ export function docsRoutes(settings: Pick<Settings, 'apiPrefix' | 'baseUrl'>, ap
         { name: 'QR templates' },
         { name: 'Statistics' },
         { name: 'Keys and users' },
+        { name: 'Dashboard session' },
       ],
       paths,
       components: {
         ...(generated.components ?? {}),
-        securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'An API key.' } },
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer', description: 'An API key.' },
+          session: {
+            type: 'apiKey',
+            in: 'cookie',
+            name: '__Host-shortlink_session',
+            description: 'The dashboard session set by POST /session; writes also need Origin and X-CSRF-Token.',
+          },
+        },
       },
     })
     return cached
