@@ -83,3 +83,31 @@ test('an API key signs in with its role; a revoked key ends the session at the n
   expect(dash.externalRequests).toEqual([])
   await dash.close()
 }, 60_000)
+
+test('by keyboard alone: sign in, skip to the content, move between screens', async () => {
+  const dash = await browser.open(server, { signIn: null })
+  const { page } = dash
+  await dash.goto('/')
+  await page.getByRole('heading', { name: 'Sign in to shortlink' }).waitFor()
+  // Tab order: the sign-in choice, then the user id and the password; Enter submits.
+  await page.getByRole('radio', { name: 'Password' }).focus()
+  await page.keyboard.press('Tab')
+  expect(await page.evaluate(() => document.activeElement?.getAttribute('name'))).toBe('userId')
+  await page.keyboard.type('maria')
+  await page.keyboard.press('Tab')
+  await page.keyboard.type('terrace-menu-2026')
+  await page.keyboard.press('Enter')
+  await page.locator('nav#nav').waitFor({ state: 'attached' })
+
+  // The first Tab reaches "Skip to content"; the navigation's links follow and open screens with Enter.
+  await page.keyboard.press('Tab')
+  expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Skip to content')
+  const statistics = page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Statistics' })
+  await statistics.focus()
+  await page.keyboard.press('Enter')
+  await page.getByRole('heading', { level: 1, name: 'Statistics' }).waitFor()
+  expect(new URL(page.url()).pathname).toBe('/app/stats')
+  expect(await statistics.getAttribute('aria-current')).toBe('page')
+  expect(dash.errors).toEqual([])
+  await dash.close()
+}, 60_000)
