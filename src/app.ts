@@ -58,7 +58,10 @@ export function createApiApp(deps: Deps): ApiApp {
     const fail = (e: AppError) => withHeaders(errorResponse(e.code, e.message, requestId, e.headers), rateHeaders, requestId)
     try {
       const isSessionPath = url.pathname === sessionPath
-      const isPublic = publicPaths.has(url.pathname) || url.pathname.startsWith(`${prefix}/docs/`) || (isSessionPath && (request.method === 'POST' || request.method === 'GET'))
+      const isPublic =
+        publicPaths.has(url.pathname) ||
+        url.pathname.startsWith(`${prefix}/docs/`) ||
+        (isSessionPath && (request.method === 'POST' || request.method === 'GET'))
       let bucket = `ip:${clientIp}`
       let authError: AppError | null = null
       if (!isPublic) {
