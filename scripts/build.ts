@@ -13,10 +13,11 @@ const started = performance.now()
 // Workers are extra entrypoints so the binary can start them (see src/shared/worker-spec.ts).
 const workers = WORKER_ENTRYPOINTS.map((p) => `src/${p}`)
 // The dashboard (web/app) is built first and embedded as one file the binary finds in Bun.embeddedFiles.
+// `--root src` keeps src/ the bundle root although the pack lies outside it: workers are addressed from there.
 await Bun.write('dist/dashboard.pack', encodePack(await buildAssetPack()))
 // --bytecode: the binary carries compiled bytecode, so a start skips parsing and compiling
 // the ~2 MB of bundled JavaScript (about half the start-up; scripts/bench/startup.ts).
-await $`bun build --compile --bytecode --format=esm --minify --sourcemap src/main.ts ${workers} dist/dashboard.pack --outfile dist/shortlink`.quiet()
+await $`bun build --compile --bytecode --format=esm --minify --sourcemap --root src src/main.ts ${workers} dist/dashboard.pack --outfile dist/shortlink`.quiet()
 const size = Bun.file('dist/shortlink').size
 console.log(`built dist/shortlink: ${(size / 1024 / 1024).toFixed(1)} MiB in ${((performance.now() - started) / 1000).toFixed(1)} s`)
 
