@@ -1,0 +1,11 @@
+import { schema } from './0001_schema'
+
+/** A PostgreSQL migration: statements run as one script inside its own transaction. */
+export interface PgMigration {
+  id: number
+  name: string
+  sql: string
+}
+
+/** Ordered by id; never edit a migration that has shipped, add a new one. */
+export const pgMigrations: PgMigration[] = [schema]
