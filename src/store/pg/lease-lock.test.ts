@@ -113,6 +113,17 @@ describe('lease locks on PostgreSQL', () => {
     await lock.release()
   }, 20_000)
 
+  test('a renewal that finds the row taken by someone else reports lost before the lease would run out', async () => {
+    const locks = createLeaseLocks(nodes[0]!, { holder: 'node-0', leaseMs: 3_000, pollMs: 10 })
+    const lock = await locks.acquire('overwritten')
+    // An operator (or a node whose clock or lease settings differ) takes the row.
+    await nodes[1]!`UPDATE locks SET holder = 'intruder' WHERE key = 'overwritten'`
+    await until(() => lock.lost.aborted, 5_000, 'the next renewal to notice')
+    expect((lock.lost.reason as Error).message).toContain('taken over by another holder')
+    expect(await lock.release()).toBe(false)
+    expect(await locks.holderOf('overwritten')).toBe('intruder')
+  })
+
   test('renewal keeps a critical section three times as long as the lease exclusive', async () => {
     const [a, b] = nodes.map((sql, i) => createLeaseLocks(sql, { holder: `node-${i}`, leaseMs: 600, pollMs: 10 }))
     const lock = await a!.acquire('long')
