@@ -5,26 +5,9 @@
  * trims and drops empty optional fields so the API's own rules judge what is left.
  */
 
-export const LINK_TYPES = [
-  'link',
-  'document',
-  'file',
-  'google-form',
-  'menu',
-  'app-stores',
-  'image',
-  'audio',
-  'video',
-  'wi-fi',
-  'email',
-  'map',
-  'whatsapp',
-  'text',
-  'sms',
-  'svg',
-] as const
-export type LinkType = (typeof LINK_TYPES)[number]
-export const isLinkType = (s: string | null | undefined): s is LinkType => (LINK_TYPES as readonly string[]).includes(s ?? '')
+import { isLinkType, LINK_TYPES, type LinkType } from '../../link-types'
+
+export { isLinkType, LINK_TYPES, type LinkType }
 
 export interface TypeInfo {
   label: string

@@ -45,24 +45,7 @@ export interface User {
 export const MAX_PAGE_SIZE = 100
 export const PAGE_SIZES = [10, 25, 50, 100] as const
 export const DEFAULT_PAGE_SIZE = 25
-export const LINK_TYPES = [
-  'link',
-  'document',
-  'file',
-  'google-form',
-  'menu',
-  'app-stores',
-  'image',
-  'audio',
-  'video',
-  'wi-fi',
-  'email',
-  'map',
-  'whatsapp',
-  'text',
-  'sms',
-  'svg',
-] as const
+export { LINK_TYPES } from '../../link-types'
 export const SORTS = {
   newest: { label: 'Newest first', sortBy: 'created_at', sortOrder: 'desc' },
   oldest: { label: 'Oldest first', sortBy: 'created_at', sortOrder: 'asc' },
