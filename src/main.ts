@@ -1,6 +1,6 @@
 #!/usr/bin/env bun
 /**
- * CLI entry: serve | keys create/list/revoke | users add/passwd | backup | check.
+ * CLI entry: serve | keys create/list/revoke | users add/passwd | backup | migrate-store | check.
  * `bun src/main.ts` and the compiled `shortlink` binary behave the same.
  */
 import { existsSync } from 'node:fs'
@@ -10,7 +10,20 @@ import { type Config, ConfigError, loadConfig } from './config'
 import { createDeps } from './deps'
 import { startServer } from './server'
 import { AppError, createLogger, readCapped } from './shared'
-import { DataDirLockedError, lockDataDir, storePath } from './store'
+import {
+  COPIED_TABLES,
+  type CopyProgress,
+  CopyRefusedError,
+  connectPostgres,
+  copySqliteToPostgres,
+  DataDirLockedError,
+  lockDataDir,
+  openSqliteSource,
+  parsePostgresUrl,
+  redactUrl,
+  StoreUrlError,
+  storePath,
+} from './store'
 import { loadServerCertificate } from './tls'
 
 const REQUIRED_BUN = pkg.packageManager.replace(/^bun@/, '')
@@ -27,6 +40,12 @@ Usage:
   shortlink users add ID                          add a user
   shortlink users passwd ID                       set a user's dashboard password (prompted, or one line on stdin)
   shortlink backup FILE                           consistent copy of the live database into FILE
+  shortlink migrate-store --from sqlite:PATH --to postgres://USER:PASS@HOST:PORT/DB [--force]
+                                                  copy a single node's store (PATH: shortlink.db or its data dir,
+                                                  server stopped) into PostgreSQL: one snapshot, one transaction;
+                                                  refuses a target holding data unless --force (which replaces it);
+                                                  checks every table's row count. Exit 0 all match, 1 failed
+                                                  (nothing kept), 2 refused (bad input, unreachable, not empty)
   shortlink check [--config FILE]                 validate the configuration and exit
 `
 
@@ -37,6 +56,9 @@ function versionAtLeast(actual: string, wanted: string): boolean {
   return true
 }
 
+/** Flags that take no value. */
+const SWITCHES = new Set(['force'])
+
 function parseFlags(args: string[]): { positional: string[]; flags: Record<string, string> } {
   const positional: string[] = []
   const flags: Record<string, string> = {}
@@ -45,6 +67,7 @@ function parseFlags(args: string[]): { positional: string[]; flags: Record<strin
     if (a.startsWith('--')) {
       const eq = a.indexOf('=')
       if (eq > 0) flags[a.slice(2, eq)] = a.slice(eq + 1)
+      else if (SWITCHES.has(a.slice(2))) flags[a.slice(2)] = 'true'
       else flags[a.slice(2)] = args[++i] ?? ''
     } else positional.push(a)
   }
@@ -141,6 +164,80 @@ async function withStore<T>(flags: Record<string, string>, fn: (deps: ReturnType
   } finally {
     deps.db.close()
   }
+}
+
+/** `migrate-store`: the copy itself is src/store/pg/copy.ts; here arguments, progress and the exit code. */
+async function migrateStore(flags: Record<string, string>) {
+  const usage = 'usage: shortlink migrate-store --from sqlite:PATH --to postgres://USER:PASS@HOST:PORT/DB [--force]'
+  const from = flags.from ?? ''
+  const to = flags.to ?? ''
+  if (!from.startsWith('sqlite:') || from.length === 'sqlite:'.length || !to) die(usage, 2)
+  try {
+    parsePostgresUrl(to)
+  } catch (e) {
+    if (e instanceof StoreUrlError) die(`--to: ${e.message}`, 2)
+    throw e
+  }
+  const target = redactUrl(to)
+  const sql = connectPostgres(to, { max: 2 })
+  try {
+    await sql`SELECT 1`
+  } catch (e) {
+    await sql.close().catch(() => {})
+    die(`cannot connect to ${target}: ${(e as Error).message}`, 2)
+  }
+  let source: ReturnType<typeof openSqliteSource>
+  try {
+    source = openSqliteSource(from.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, ''))
+  } catch (e) {
+    await sql.close()
+    if (e instanceof CopyRefusedError) die(e.message, 2)
+    throw e
+  }
+  const out = process.stdout
+  const width = Math.max(...COPIED_TABLES.map((t) => t.length))
+  const rate = (p: CopyProgress) => `${Math.round(p.copied / Math.max(p.elapsedMs / 1000, 0.001)).toLocaleString('en-US')} rows/s`
+  // On a terminal, one line per table redrawn in place; otherwise a line per finished table.
+  const progress = (p: CopyProgress) => {
+    if (out.isTTY) {
+      const share = p.total ? p.copied / p.total : 1
+      const bar = '#'.repeat(Math.round(share * 24)).padEnd(24, '.')
+      const line = `${p.table.padEnd(width)} [${bar}] ${p.copied.toLocaleString('en-US')}/${p.total.toLocaleString('en-US')} ${rate(p)}`
+      out.write(`\r${line}\x1b[K${p.done ? '\n' : ''}`)
+    } else if (p.done) out.write(`${p.table}: ${p.copied} rows in ${(p.elapsedMs / 1000).toFixed(1)} s (${rate(p)})\n`)
+  }
+  out.write(`copying ${source.path} into ${target}\n`)
+  const started = performance.now()
+  let code = 0
+  try {
+    const result = await copySqliteToPostgres(source, sql, {
+      force: 'force' in flags,
+      onProgress: progress,
+      onMigration: (name) => out.write(`applying PostgreSQL migration ${name}\n`),
+    })
+    out.write(`\n${'table'.padEnd(width)}  ${'sqlite'.padStart(10)}  ${'postgres'.padStart(10)}\n`)
+    for (const c of result.counts)
+      out.write(`${c.table.padEnd(width)}  ${String(c.source).padStart(10)}  ${String(c.target).padStart(10)}  ${c.source === c.target ? 'ok' : 'DIFFERENT'}\n`)
+    for (const id of result.missingBlobs) process.stderr.write(`shortlink: warning: file ${id}: its bytes are missing from the data dir; copied without them\n`)
+    const seconds = ((performance.now() - started) / 1000).toFixed(1)
+    if (result.ok) out.write(`every count matches; copied in ${seconds} s\n`)
+    else {
+      process.stderr.write('shortlink: the counts differ; the copy was rolled back, the target is as it was\n')
+      code = 1
+    }
+  } catch (e) {
+    if (e instanceof CopyRefusedError) {
+      process.stderr.write(`shortlink: ${e.message}\n`)
+      code = 2
+    } else {
+      process.stderr.write(`shortlink: copy failed, rolled back (the target is as it was): ${(e as Error).message}\n`)
+      code = 1
+    }
+  } finally {
+    source.close()
+    await sql.close().catch(() => {})
+  }
+  process.exit(code)
 }
 
 /** The command line acts as the operator: an admin, as usr_admin. */
@@ -280,6 +377,8 @@ async function main(argv: string[]) {
       process.stdout.write(`backup written to ${target}\n`)
       return
     }
+    case 'migrate-store':
+      return migrateStore(flags)
     case undefined:
     case 'help':
     case '--help':

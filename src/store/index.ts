@@ -2,15 +2,21 @@
 export { connectStore, type Db, openStore, storePath } from './db'
 export { DataDirLockedError, lockDataDir } from './lock'
 export {
+  COPIED_TABLES,
+  type CopyProgress,
+  CopyRefusedError,
   connectPostgres,
+  copySqliteToPostgres,
   ensureClickPartitions,
   MIGRATION_LOCK_KEY,
   migratePostgres,
   monthStart,
+  openSqliteSource,
   type PgMigration,
   PgMigrationError,
   parsePostgresUrl,
   pgMigrations,
   redactUrl,
   StoreUrlError,
+  type TableCount,
 } from './pg'

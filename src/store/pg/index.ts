@@ -3,3 +3,14 @@ export { connectPostgres, parsePostgresUrl, redactUrl, StoreUrlError } from './c
 export { MIGRATION_LOCK_KEY, migratePostgres, PgMigrationError } from './migrate'
 export { type PgMigration, pgMigrations } from './migrations'
 export { ensureClickPartitions, monthStart } from './partitions'
+export {
+  COPIED_TABLES,
+  type CopiedTable,
+  type CopyProgress,
+  type CopyResult,
+  CopyRefusedError,
+  copySqliteToPostgres,
+  openSqliteSource,
+  type SqliteSource,
+  type TableCount,
+} from './copy'

@@ -1,0 +1,275 @@
+/**
+ * `shortlink migrate-store`: copies a single node's SQLite store into PostgreSQL.
+ *
+ * - The source is opened read-only, with its data dir locked (no server may run on it during
+ *   the copy, nor start), and read inside one read transaction: the copy is one consistent
+ *   snapshot. File bytes come from `<dataDir>/files/<sha256>` beside the database.
+ * - The target is migrated first, then must be empty (every copied table) unless `force`,
+ *   which empties those tables first. Everything is written in ONE PostgreSQL transaction:
+ *   a failure, or a count that does not match, rolls it all back and leaves the target as
+ *   it was; a second run needs no `force`.
+ * - Big tables go through `COPY … FROM STDIN` in chunks as the rows are read (memory stays
+ *   bounded by one chunk, whatever the number of clicks); click events are expanded from the
+ *   compact dictionary form by reading the `click_events` view, after each month with
+ *   events has its partition. Files go one row at a time (bytes bound as bytea).
+ * - Identities (`links.seq`, `stats_groups.num`, click ids) move past the copied maxima.
+ */
+import { Database } from 'bun:sqlite'
+import type { SQL } from 'bun'
+import { existsSync, statSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { DataDirLockedError, lockDataDir } from '../lock'
+import { migrations as sqliteMigrations } from '../migrations'
+import { migratePostgres } from './migrate'
+import { monthStart } from './partitions'
+
+/** The copy was refused before anything was written (bad source, busy source, non-empty target). */
+export class CopyRefusedError extends Error {}
+
+/** Copied in this order (foreign keys); `click_events` is read from the SQLite view of that name. */
+export const COPIED_TABLES = [
+  'users',
+  'api_keys',
+  'sessions',
+  'tags',
+  'links',
+  'link_tags',
+  'kv',
+  'domains',
+  'domain_clicks',
+  'tls_certificates',
+  'acme_accounts',
+  'acme_challenges',
+  'qr_templates',
+  'files',
+  'stats_groups',
+  'stats_busy_links',
+  'stats_quarter',
+  'stats_hour',
+  'stats_day',
+  'stats_week',
+  'click_events',
+] as const
+export type CopiedTable = (typeof COPIED_TABLES)[number]
+
+/** Cleared along with the copied tables under `force`: state derived from the old links. */
+const CLEARED_TOO = ['visit_counters']
+
+const IDENTITIES: Partial<Record<CopiedTable, string>> = { links: 'seq', stats_groups: 'num', click_events: 'id' }
+
+export interface SqliteSource {
+  db: Database
+  path: string
+  filesDir: string
+  /** Ends the read transaction, closes the file, unlocks the data dir. */
+  close(): void
+}
+
+/** Opens the SQLite store at `path` (a file, or a data dir holding shortlink.db) for the copy. */
+export function openSqliteSource(path: string): SqliteSource {
+  let file = path
+  if (existsSync(file) && statSync(file).isDirectory()) file = join(file, 'shortlink.db')
+  if (!existsSync(file)) throw new CopyRefusedError(`no SQLite store at ${path}`)
+  const dataDir = dirname(file)
+  let unlock: () => void
+  try {
+    unlock = lockDataDir(dataDir)
+  } catch (e) {
+    if (e instanceof DataDirLockedError) throw new CopyRefusedError(`${e.message} (the copy must see every write)`)
+    throw new CopyRefusedError(`cannot lock ${dataDir}: ${(e as Error).message}`)
+  }
+  let db: Database | undefined
+  try {
+    db = new Database(file, { readonly: true, strict: true })
+    db.exec('PRAGMA busy_timeout = 5000')
+    db.exec('BEGIN') // one read transaction for the whole copy: one snapshot
+    const latest = sqliteMigrations.at(-1)!
+    const version = db.query<{ v: number | null }, []>('SELECT max(id) AS v FROM schema_migrations').get()?.v ?? 0
+    if (version < latest.id)
+      throw new CopyRefusedError(
+        `${file} is at SQLite migration ${version}, this shortlink expects ${latest.id}: start this version's server on it once (it migrates at start), stop it, then copy`,
+      )
+    if (version > latest.id) throw new CopyRefusedError(`${file} was written by a newer shortlink (migration ${version}); use that version to copy it`)
+  } catch (e) {
+    db?.close()
+    unlock()
+    if (e instanceof CopyRefusedError) throw e
+    throw new CopyRefusedError(`cannot read ${file} as a shortlink store: ${(e as Error).message}`)
+  }
+  const opened = db
+  return {
+    db: opened,
+    path: file,
+    filesDir: join(dataDir, 'files'),
+    close() {
+      try {
+        opened.exec('COMMIT')
+      } catch {}
+      opened.close()
+      unlock()
+    },
+  }
+}
+
+export interface TableCount {
+  table: CopiedTable
+  source: number
+  target: number
+}
+
+export interface CopyProgress {
+  table: CopiedTable
+  copied: number
+  total: number
+  /** Milliseconds since this table started. */
+  elapsedMs: number
+  done: boolean
+}
+
+export interface CopyOptions {
+  /** Empty the copied tables of a non-empty target first. */
+  force?: boolean
+  onProgress?: (p: CopyProgress) => void
+  /** Hears of each PostgreSQL migration applied to the target. */
+  onMigration?: (name: string) => void
+  /** Rows per COPY chunk (default 5000). */
+  chunkRows?: number
+}
+
+export interface CopyResult {
+  counts: TableCount[]
+  /** Every count matched (else nothing was kept). */
+  ok: boolean
+  /** Live files whose bytes were missing from the data dir (copied with no bytes). */
+  missingBlobs: string[]
+}
+
+/** Rolled back on purpose: a count differed. */
+class CountMismatch extends Error {
+  constructor(readonly counts: TableCount[]) {
+    super('counts differ')
+  }
+}
+
+export async function copySqliteToPostgres(source: SqliteSource, sql: SQL, opts: CopyOptions = {}): Promise<CopyResult> {
+  await migratePostgres(sql, { onMigration: opts.onMigration })
+  const lite = source.db
+  const totals = new Map<CopiedTable, number>()
+  for (const t of COPIED_TABLES) totals.set(t, lite.query<{ n: number }, []>(`SELECT count(*) AS n FROM ${t}`).get()!.n)
+
+  const nonEmpty: string[] = []
+  for (const t of COPIED_TABLES) {
+    const [{ n }] = await sql.unsafe(`SELECT count(*)::bigint::text AS n FROM (SELECT 1 FROM ${t} LIMIT 1) AS x`)
+    if (n !== '0') nonEmpty.push(t)
+  }
+  if (nonEmpty.length && !opts.force)
+    throw new CopyRefusedError(`the target database already holds data (${nonEmpty.join(', ')}); use --force to replace it`)
+
+  const missingBlobs: string[] = []
+  try {
+    const counts = await sql.begin(async (tx) => {
+      if (nonEmpty.length) await tx.unsafe(`TRUNCATE ${[...COPIED_TABLES, ...CLEARED_TOO].join(', ')} RESTART IDENTITY CASCADE`)
+      for (const table of COPIED_TABLES) {
+        const total = totals.get(table)!
+        const started = performance.now()
+        const report = (copied: number, done = false) =>
+          opts.onProgress?.({ table, copied, total, elapsedMs: performance.now() - started, done })
+        report(0)
+        if (table === 'files') await copyFiles(lite, tx, source.filesDir, missingBlobs, report)
+        else {
+          if (table === 'click_events') await makeClickPartitions(lite, tx)
+          await copyTable(lite, tx, table, opts.chunkRows ?? 5000, report)
+        }
+        const id = IDENTITIES[table]
+        if (id)
+          await tx.unsafe(
+            `SELECT setval(pg_get_serial_sequence('${table}', '${id}'), coalesce((SELECT max(${id}) FROM ${table}), 0) + 1, false)`,
+          )
+      }
+      const counts: TableCount[] = []
+      for (const table of COPIED_TABLES) {
+        const [{ n }] = await tx.unsafe(`SELECT count(*)::bigint::text AS n FROM ${table}`)
+        counts.push({ table, source: totals.get(table)!, target: Number(n) })
+      }
+      if (counts.some((c) => c.source !== c.target)) throw new CountMismatch(counts)
+      return counts
+    })
+    // Planner statistics and the trigram index's pending list, after a bulk load.
+    await sql`ANALYZE`
+    await sql`VACUUM links`
+    return { counts, ok: true, missingBlobs }
+  } catch (e) {
+    if (e instanceof CountMismatch) return { counts: e.counts, ok: false, missingBlobs }
+    throw e
+  }
+}
+
+/** COPY's text format: tab-separated, `\N` for NULL, backslash escapes. */
+function copyField(v: unknown): string {
+  if (v === null || v === undefined) return '\\N'
+  if (typeof v === 'string') return v.replace(/[\\\n\r\t]/g, (c) => (c === '\\' ? '\\\\' : c === '\n' ? '\\n' : c === '\r' ? '\\r' : '\\t'))
+  if (v instanceof Uint8Array) return `\\\\x${Buffer.from(v).toString('hex')}`
+  return String(v)
+}
+
+function columnsOf(lite: Database, table: string): string[] {
+  return lite
+    .query<{ name: string }, []>(`SELECT name FROM pragma_table_info('${table}')`)
+    .all()
+    .map((c) => c.name)
+}
+
+async function copyTable(lite: Database, tx: SQL, table: CopiedTable, chunkRows: number, report: (copied: number, done?: boolean) => void) {
+  const cols = columnsOf(lite, table)
+  const list = cols.map((c) => `"${c}"`).join(', ')
+  const writer = tx.unsafe(`COPY ${table} (${list}) FROM STDIN`).writable().getWriter()
+  const stmt = lite.prepare(`SELECT ${list} FROM ${table}`)
+  let chunk: string[] = []
+  let copied = 0
+  try {
+    for (const row of stmt.iterate() as IterableIterator<Record<string, unknown>>) {
+      chunk.push(`${cols.map((c) => copyField(row[c])).join('\t')}\n`)
+      if (chunk.length >= chunkRows) {
+        await writer.write(chunk.join(''))
+        copied += chunk.length
+        chunk = []
+        report(copied)
+      }
+    }
+    if (chunk.length) await writer.write(chunk.join(''))
+    copied += chunk.length
+    await writer.close()
+  } finally {
+    stmt.finalize()
+  }
+  report(copied, true)
+}
+
+/** Every month that has click events gets its partition before the COPY (found by seeking the `at` index month by month). */
+async function makeClickPartitions(lite: Database, tx: SQL) {
+  const next = lite.query<{ at: number | null }, [number]>('SELECT min(at) AS at FROM click_events_compact WHERE at >= ?')
+  for (let at = next.get(-Number.MAX_SAFE_INTEGER)?.at ?? null; at !== null; ) {
+    await tx`SELECT click_events_month(${at}::bigint)`
+    const d = new Date(monthStart(at))
+    at = next.get(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1))?.at ?? null
+  }
+}
+
+async function copyFiles(lite: Database, tx: SQL, filesDir: string, missing: string[], report: (copied: number, done?: boolean) => void) {
+  const cols = columnsOf(lite, 'files')
+  const stmt = lite.prepare(`SELECT ${cols.join(', ')} FROM files`)
+  let copied = 0
+  try {
+    for (const row of stmt.iterate() as IterableIterator<Record<string, unknown>>) {
+      const blob = join(filesDir, String(row.sha256))
+      let bytes: Uint8Array | null = null
+      if (existsSync(blob)) bytes = await Bun.file(blob).bytes()
+      else if (row.deleted_at === null) missing.push(String(row.id))
+      await tx`INSERT INTO files ${tx({ ...row, bytes })}`
+      report(++copied)
+    }
+  } finally {
+    stmt.finalize()
+  }
+  report(copied, true)
+}
