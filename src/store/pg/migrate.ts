@@ -14,7 +14,7 @@ export const MIGRATION_LOCK_KEY = 7_240_514_001n
 export class PgMigrationError extends Error {
   constructor(
     readonly migration: string,
-    readonly cause: unknown,
+    override readonly cause: unknown,
   ) {
     super(`PostgreSQL migration ${migration} failed: ${(cause as Error)?.message ?? String(cause)}`)
   }
