@@ -1,0 +1,152 @@
+/**
+ * `shortlink migrate-store` end to end: a real server on SQLite gets data through the API
+ * (links of several types with tags, a user with a password and a session, keys, a domain,
+ * an uploaded file, a QR template, counted visits), stops; the same binary copies its store
+ * into a real PostgreSQL; every copied table is then compared row by row and value by value,
+ * file bytes by SHA-256, and a click event field by field. Bad input exits 2 with one line.
+ */
+import { Database } from 'bun:sqlite'
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { SQL } from 'bun'
+import { readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { samplePdf } from '../src/files/files.samples'
+import { fileByteDiffs, tableDiffs } from '../src/store/pg/copy.test-fixtures'
+import { startPostgres, type TestPostgres } from './helpers/postgres'
+import { freePort, runCli, startServer, type TestServer } from './helpers/server'
+
+const FIREFOX = 'Mozilla/5.0 (X11; Linux x86_64; rv:125.0) Gecko/20100101 Firefox/125.0'
+const PASSWORD = 'correct horse battery staple 42'
+
+let pg: TestPostgres
+let admin: SQL
+let s: TestServer
+let target: string
+beforeAll(async () => {
+  ;[pg, s] = await Promise.all([startPostgres(), startServer()])
+  admin = new SQL(pg.url)
+  await admin`CREATE DATABASE copied`
+  target = pg.url.replace(/\/postgres$/, '/copied')
+}, 60_000)
+afterAll(async () => {
+  await s?.stop()
+  await admin?.close()
+  await pg?.destroy()
+}, 60_000)
+
+const created = async (r: Response) => {
+  if (r.status !== 200 && r.status !== 201) throw new Error(`${r.url}: ${r.status} ${await r.text()}`)
+  return (await r.json()) as any
+}
+const lines = (text: string) => text.trim().split('\n').filter(Boolean)
+
+describe('migrate-store', () => {
+  test('a stopped SQLite node is copied into PostgreSQL whole: every table, value for value, file bytes and click events included', async () => {
+    const member = await s.keyFor('alice', 'member')
+    const tag = await created(await s.api('/tags', { key: member, method: 'POST', json: { name: 'Poster' } }))
+    const form = new FormData()
+    form.append('file', new Blob([samplePdf('Summer menu') as BlobPart]), 'menu.pdf')
+    const file = await created(await s.api('/files', { key: member, method: 'POST', body: form }))
+    const link = await created(
+      await s.api('/links/link', {
+        key: member,
+        method: 'POST',
+        json: { data: { url: 'https://shop.example/a?x=1' }, linkOptions: { key: 'promo', tags: [tag.id], utm: { source: 'news', campaign: 'launch' } } },
+      }),
+    )
+    await created(await s.api('/links/text', { key: member, method: 'POST', json: { data: { text: 'Tab\there,\nnew line, back\\slash, ünïcödé' }, linkOptions: { key: 'note' } } }))
+    await created(await s.api('/links/document', { key: member, method: 'POST', json: { data: { fileId: file.id }, linkOptions: { key: 'menu', tags: [tag.id] } } }))
+    await created(await s.api('/users', { method: 'POST', json: { id: 'frank', password: PASSWORD, role: 'member' } }))
+    await s.keyFor('frank', 'readonly')
+    const origin = `https://localhost:${s.httpsPort}`
+    expect((await s.api('/session', { method: 'POST', key: null, json: { userId: 'frank', password: PASSWORD }, headers: { origin } })).status).toBe(200)
+    await created(await s.api('/domains', { method: 'POST', json: { domain: 'go.example.com' } }))
+    await created(await s.api('/qr/templates', { method: 'POST', json: { name: 'Night', qrOptions: { patterns: { eye: { style_id: 'leaf' } } } } }))
+    for (let i = 0; i < 3; i++)
+      expect((await s.fetch(`${origin}/promo?utm_term=shoes`, { headers: { 'user-agent': FIREFOX, referer: 'https://t.co/abc' } })).status).toBe(302)
+    await s.clicksFlushed()
+    expect(await s.stop()).toBe(0)
+
+    const dbPath = join(s.dir, 'data/shortlink.db')
+    const run = await runCli(['migrate-store', '--from', `sqlite:${dbPath}`, '--to', target], { cwd: s.dir })
+    expect(run.stderr).toBe('')
+    expect(run.code).toBe(0)
+    expect(run.stdout).toContain('every count matches')
+    // Not a terminal: one plain line per table, then the counts.
+    expect(run.stdout).toMatch(/^click_events: \d+ rows in [\d.]+ s \([\d,]+ rows\/s\)$/m)
+    expect(run.stdout).toMatch(/^links +\d+ +\d+ +ok$/m)
+
+    const lite = new Database(dbPath, { readonly: true, strict: true })
+    const sql = new SQL(target)
+    try {
+      expect(await tableDiffs(lite, sql)).toEqual([])
+      expect(await fileByteDiffs(sql, join(s.dir, 'data'))).toEqual([])
+      const count = async (t: string) => (await sql.unsafe(`SELECT count(*)::int AS n FROM ${t}`))[0].n as number
+      // Not vacuous: each kind of data made above is there.
+      expect(await count('links')).toBe(4) // and the flush barrier
+      expect(await count('link_tags')).toBe(2)
+      expect(await count('sessions')).toBe(1)
+      expect(await count('api_keys')).toBeGreaterThanOrEqual(3)
+      expect(await count('domains')).toBe(1)
+      expect(await count('qr_templates')).toBe(1)
+      expect(await count('stats_hour')).toBeGreaterThan(0)
+      const [{ bytes }] = await sql`SELECT bytes FROM files WHERE id = ${file.id}`
+      expect(Buffer.from(bytes).equals(Buffer.from(samplePdf('Summer menu')))).toBe(true)
+      const [frank] = await sql`SELECT role, password_hash FROM users WHERE id = 'usr_frank'`
+      expect(frank.role).toBe('member')
+      expect(frank.password_hash).toStartWith('$argon2id$')
+      const events = await sql`SELECT e.at::float8 AS at, e.scan, e.browser, e.os, e.referer, e.referer_url, e.utm_source, e.utm_campaign, e.utm_term, e.n
+        FROM click_events e JOIN links l ON l.seq = e.link_seq WHERE l.id = ${link.id}`
+      expect(events.reduce((sum: number, e: { n: number }) => sum + e.n, 0)).toBe(3)
+      expect(events[0]).toMatchObject({ scan: 0, browser: 'Firefox', os: 'Linux', referer: 't.co', utm_source: 'news', utm_campaign: 'launch', utm_term: 'shoes' })
+      const [{ clicks }] = await sql`SELECT clicks::int AS clicks FROM links WHERE id = ${link.id}`
+      expect(clicks).toBe(3)
+    } finally {
+      lite.close()
+      await sql.close()
+    }
+
+    // Again into the same database: refused (exit 2), nothing touched; --force replaces it.
+    const again = await runCli(['migrate-store', '--from', `sqlite:${dbPath}`, '--to', target], { cwd: s.dir })
+    expect(again.code).toBe(2)
+    expect(lines(again.stderr)).toEqual([expect.stringContaining('--force')])
+    const forced = await runCli(['migrate-store', '--force', '--from', `sqlite:${join(s.dir, 'data')}`, '--to', target], { cwd: s.dir })
+    expect(forced.code).toBe(0)
+  }, 60_000)
+
+  test('bad input: one line on stderr and exit 2 (missing file, bad URL, PostgreSQL unreachable, wrong password, a running server)', async () => {
+    const cwd = s.dir
+    const from = `sqlite:${join(s.dir, 'data/shortlink.db')}`
+    // A role that must give its password (the test cluster trusts everyone else).
+    await admin`CREATE ROLE mover LOGIN PASSWORD 'right-password'`
+    const hba = join(pg.dir, 'data/pg_hba.conf')
+    writeFileSync(hba, `host all mover 127.0.0.1/32 scram-sha-256\n${readFileSync(hba, 'utf8')}`)
+    await admin`SELECT pg_reload_conf()`
+    const moverUrl = (password: string) => target.replace('postgres@', `mover:${password}@`)
+    const closedPort = await freePort()
+    const cases: [string[], RegExp][] = [
+      [['--from', 'sqlite:/nonexistent/shortlink.db', '--to', target], /no SQLite store/],
+      [['--from', from, '--to', 'mysql://root@127.0.0.1/x'], /not a PostgreSQL URL/],
+      [['--from', from, '--to', 'postgres://'], /--to/],
+      [['--from', from], /usage/],
+      [['--from', from, '--to', `postgres://postgres@127.0.0.1:${closedPort}/x`], /cannot connect/],
+      [['--from', from, '--to', moverUrl('wrong-password')], /cannot connect to postgres:\/\/mover:\*\*\*@.*password/],
+    ]
+    for (const [args, message] of cases) {
+      const r = await runCli(['migrate-store', ...args], { cwd })
+      expect({ args, code: r.code }).toEqual({ args, code: 2 })
+      expect(lines(r.stderr)).toEqual([expect.stringMatching(message)])
+      expect(r.stderr).not.toContain('wrong-password')
+    }
+
+    // A server running on the store: refused, the copy must see every write.
+    const again = await startServer({ dir: s.dir, env: { SHORTLINK_ADMIN_KEY: s.adminKey } })
+    try {
+      const r = await runCli(['migrate-store', '--from', from, '--to', target], { cwd })
+      expect(r.code).toBe(2)
+      expect(lines(r.stderr)).toEqual([expect.stringContaining('stop it first')])
+    } finally {
+      await again.stop()
+    }
+  }, 60_000)
+})
