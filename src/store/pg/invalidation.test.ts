@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
 import { SQL } from 'bun'
 import { startPostgres, type TestPostgres } from '../../../test/helpers/postgres'
+import { freePort } from '../../../test/helpers/server'
 import { createInvalidationBus, FLUSH, type InvalidationBus, MAX_KEY_BYTES, MAX_KEYS_PER_PUBLISH } from './invalidation'
 
 const quiet = { info() {}, warn() {}, error() {} }
@@ -157,6 +158,13 @@ describe('invalidation bus', () => {
     await writer.begin((tx) => nodes[0]!.bus.publish(tx, 'auth', 'key_after_restart'))
     await Promise.all(nodes.map((n) => n.auth.until(heardOn('key_after_restart'), 1000, 'a key after the restart')))
   }, 30_000)
+
+  test('PostgreSQL unreachable at start: creating the bus fails (Bun.SQL retries a LISTEN only once it had one)', async () => {
+    const nowhere = `postgres://postgres@127.0.0.1:${await freePort()}/invalidation`
+    await expect(createInvalidationBus({ url: nowhere, channels: CHANNELS, log: quiet })).rejects.toMatchObject({
+      code: 'ERR_POSTGRES_CONNECTION_REFUSED',
+    })
+  })
 
   /** Runs the fixture node in a child process; resolves once it printed "ready". */
   async function childNode() {
