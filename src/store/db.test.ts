@@ -26,3 +26,11 @@ test('a looser data dir and database left by an earlier version are tightened at
   openStore(storePath(dataDir)).close()
   expect([mode(dataDir), mode(storePath(dataDir))]).toEqual(['700', '600'])
 })
+
+test('a store in a shared sticky folder (like /tmp) leaves the folder as it is; the database is still 0600', () => {
+  const shared = join(root, 'shared')
+  mkdirSync(shared)
+  chmodSync(shared, 0o1777)
+  openStore(join(shared, 'bench.db')).close()
+  expect([(statSync(shared).mode & 0o7777).toString(8), mode(join(shared, 'bench.db'))]).toEqual(['1777', '600'])
+})

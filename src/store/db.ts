@@ -5,7 +5,7 @@
  * synchronous=NORMAL (durable at each WAL checkpoint, safe against process crashes).
  */
 import { Database } from 'bun:sqlite'
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs'
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { migrate } from './migrate'
 
@@ -35,12 +35,15 @@ export const storePath = (dataDir: string) => `${dataDir}/shortlink.db`
 /**
  * The data dir holds TLS and ACME account keys and the cookie secret (in the database):
  * only the server's user may read it. Made 0700 and the database 0600 (SQLite gives its
- * -wal and -shm files the database's mode), and tightened on every start when looser.
+ * -wal and -shm files the database's mode), and tightened on every start when looser (not a
+ * shared sticky folder such as /tmp, whose mode belongs to everyone using it).
  */
 function keepPrivate(path: string) {
   const dir = dirname(path)
   mkdirSync(dir, { recursive: true, mode: 0o700 })
-  chmodSync(dir, 0o700)
+  // A shared folder (the sticky bit, as on /tmp and /var/tmp) holds other users' files: its mode is not
+  // ours to change (making /tmp 0700 locks every other user out); the database files are still 0600.
+  if ((statSync(dir).mode & 0o1000) === 0) chmodSync(dir, 0o700)
   closeSync(openSync(path, 'a', 0o600))
   for (const file of [path, `${path}-wal`, `${path}-shm`]) if (existsSync(file)) chmodSync(file, 0o600)
 }
