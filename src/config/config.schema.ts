@@ -118,9 +118,21 @@ export const GeoipConfig = T.Object(
   { additionalProperties: false, default: {} },
 )
 
+export const StoreConfig = T.Object(
+  {
+    url: Str(
+      '',
+      'Empty: the embedded SQLite file in server.dataDir (one node). A postgres:// URL names the shared PostgreSQL store of a cluster; this version does not serve from it yet and refuses to start with one (`shortlink migrate-store` already copies a store into PostgreSQL).',
+      { pattern: '^$|^postgres(ql)?://' },
+    ),
+  },
+  { additionalProperties: false, default: {} },
+)
+
 export const Config = T.Object(
   {
     server: ServerConfig,
+    store: StoreConfig,
     tls: TlsConfig,
     domains: DomainsConfig,
     auth: AuthConfig,

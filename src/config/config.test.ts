@@ -77,6 +77,17 @@ describe('config', () => {
     expect(problems(() => buildConfig({ domains: { dnsServers: ['dns.example.com'] } }, {}))[0]).toStartWith('domains.dnsServers:')
   })
 
+  test('[store] url: empty is the embedded SQLite store; a PostgreSQL URL (file or SHORTLINK_STORE_URL) is refused until served, anything else breaks the pattern', () => {
+    expect(buildConfig({ store: { url: '' } }, {}).store.url).toBe('')
+    expect(buildConfig({}, {}).store.url).toBe('')
+    for (const p of [
+      problems(() => buildConfig({ store: { url: 'postgres://u:p@db:5432/links' } }, {})),
+      problems(() => buildConfig({}, { SHORTLINK_STORE_URL: 'postgresql://db/links' })),
+    ])
+      expect(p).toEqual([expect.stringMatching(/^store\.url: serving from PostgreSQL is not built yet/)])
+    expect(problems(() => buildConfig({ store: { url: 'mysql://db/links' } }, {}))[0]).toStartWith('store.url: must match')
+  })
+
   test('cross-field rules', () => {
     expect(problems(() => buildConfig({ server: { httpPort: 8443 } }, {}))[0]).toContain('server.httpPort')
     expect(problems(() => buildConfig({ tls: { mode: 'files' } }, {}))[0]).toContain('tls.certFile')
