@@ -102,6 +102,7 @@ export function createClusterRateLimiter(sql: SQL, options: Partial<ClusterRateL
   }
 
   async function hit(bucket: string, limit: number, windowMs: number, now = Date.now()): Promise<ClusterRateState> {
+    if (!(windowMs > 0) || !(limit >= 0)) throw new RangeError('windowMs must be positive and limit not negative')
     await ensureClusterTable(sql, 'rate_windows')
     const windowStart = Math.floor(now / windowMs) * windowMs
     const windowEnd = windowStart + windowMs

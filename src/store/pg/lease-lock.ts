@@ -140,7 +140,13 @@ export function createLeaseLocks(sql: SQL, defaults: Partial<LeaseLockOptions> =
       release() {
         released = true
         stop()
-        releasing ??= sql`DELETE FROM locks WHERE key = ${key} AND holder = ${holder}`.then((r) => r.count === 1)
+        releasing ??= sql`DELETE FROM locks WHERE key = ${key} AND holder = ${holder}`.then(
+          (r) => r.count === 1,
+          (e) => {
+            releasing = undefined // may be retried; left alone, the lease runs out by itself
+            throw e
+          },
+        )
         return releasing
       },
     }
