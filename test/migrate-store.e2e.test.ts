@@ -7,9 +7,9 @@
  */
 import { Database } from 'bun:sqlite'
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { SQL } from 'bun'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { SQL } from 'bun'
 import { samplePdf } from '../src/files/files.samples'
 import { fileByteDiffs, tableDiffs } from '../src/store/pg/copy.test-fixtures'
 import { startPostgres, type TestPostgres } from './helpers/postgres'
@@ -54,8 +54,16 @@ describe('migrate-store', () => {
         json: { data: { url: 'https://shop.example/a?x=1' }, linkOptions: { key: 'promo', tags: [tag.id], utm: { source: 'news', campaign: 'launch' } } },
       }),
     )
-    await created(await s.api('/links/text', { key: member, method: 'POST', json: { data: { text: 'Tab\there,\nnew line, back\\slash, ünïcödé' }, linkOptions: { key: 'note' } } }))
-    await created(await s.api('/links/document', { key: member, method: 'POST', json: { data: { fileId: file.id }, linkOptions: { key: 'menu', tags: [tag.id] } } }))
+    await created(
+      await s.api('/links/text', {
+        key: member,
+        method: 'POST',
+        json: { data: { text: 'Tab\there,\nnew line, back\\slash, ünïcödé' }, linkOptions: { key: 'note' } },
+      }),
+    )
+    await created(
+      await s.api('/links/document', { key: member, method: 'POST', json: { data: { fileId: file.id }, linkOptions: { key: 'menu', tags: [tag.id] } } }),
+    )
     await created(await s.api('/users', { method: 'POST', json: { id: 'frank', password: PASSWORD, role: 'member' } }))
     await s.keyFor('frank', 'readonly')
     const origin = `https://localhost:${s.httpsPort}`
@@ -98,7 +106,15 @@ describe('migrate-store', () => {
       const events = await sql`SELECT e.at::float8 AS at, e.scan, e.browser, e.os, e.referer, e.referer_url, e.utm_source, e.utm_campaign, e.utm_term, e.n
         FROM click_events e JOIN links l ON l.seq = e.link_seq WHERE l.id = ${link.id}`
       expect(events.reduce((sum: number, e: { n: number }) => sum + e.n, 0)).toBe(3)
-      expect(events[0]).toMatchObject({ scan: 0, browser: 'Firefox', os: 'Linux', referer: 't.co', utm_source: 'news', utm_campaign: 'launch', utm_term: 'shoes' })
+      expect(events[0]).toMatchObject({
+        scan: 0,
+        browser: 'Firefox',
+        os: 'Linux',
+        referer: 't.co',
+        utm_source: 'news',
+        utm_campaign: 'launch',
+        utm_term: 'shoes',
+      })
       const [{ clicks }] = await sql`SELECT clicks::int AS clicks FROM links WHERE id = ${link.id}`
       expect(clicks).toBe(3)
     } finally {

@@ -4,17 +4,20 @@
  * files' bytes by SHA-256 against the blobs of the SQLite data dir.
  */
 import type { Database } from 'bun:sqlite'
-import type { SQL } from 'bun'
 import { createHash } from 'node:crypto'
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import type { SQL } from 'bun'
 import { COPIED_TABLES } from './copy'
 
 const text = (v: unknown) => (v === null || v === undefined ? null : v instanceof Uint8Array ? Buffer.from(v).toString('hex') : String(v))
 
 /** Rows of `table` as sorted JSON lines, from SQLite. */
 export function liteRows(lite: Database, table: string): string[] {
-  const cols = lite.query<{ name: string }, []>(`SELECT name FROM pragma_table_info('${table}')`).all().map((c) => c.name)
+  const cols = lite
+    .query<{ name: string }, []>(`SELECT name FROM pragma_table_info('${table}')`)
+    .all()
+    .map((c) => c.name)
   return lite
     .query<Record<string, unknown>, []>(`SELECT ${cols.map((c) => `"${c}"`).join(', ')} FROM ${table}`)
     .all()
@@ -24,7 +27,10 @@ export function liteRows(lite: Database, table: string): string[] {
 
 /** The same columns of `table`, from PostgreSQL. */
 export async function pgRows(lite: Database, sql: SQL, table: string): Promise<string[]> {
-  const cols = lite.query<{ name: string }, []>(`SELECT name FROM pragma_table_info('${table}')`).all().map((c) => c.name)
+  const cols = lite
+    .query<{ name: string }, []>(`SELECT name FROM pragma_table_info('${table}')`)
+    .all()
+    .map((c) => c.name)
   const rows: Record<string, unknown>[] = await sql.unsafe(`SELECT ${cols.map((c) => `"${c}"`).join(', ')} FROM ${table}`)
   return rows.map((r) => JSON.stringify(cols.map((c) => text(r[c])))).sort()
 }

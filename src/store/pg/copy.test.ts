@@ -4,11 +4,11 @@
  * months, files with and without their bytes; then refusals and the one-transaction rule.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { SQL } from 'bun'
 import { createHash } from 'node:crypto'
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { SQL } from 'bun'
 import { startPostgres, type TestPostgres } from '../../../test/helpers/postgres'
 import { openStore } from '../db'
 import { CopyRefusedError, copySqliteToPostgres, openSqliteSource } from './copy'
@@ -110,7 +110,11 @@ describe('copy from SQLite into PostgreSQL', () => {
     source.close()
 
     const parts = await sql`SELECT tableoid::regclass::text AS part, sum(n)::int AS n FROM click_events GROUP BY 1 ORDER BY 1`
-    expect(parts.map((r: { part: string; n: number }) => `${r.part}:${r.n}`)).toEqual(['click_events_202312:1', 'click_events_202401:2', 'click_events_202403:1'])
+    expect(parts.map((r: { part: string; n: number }) => `${r.part}:${r.n}`)).toEqual([
+      'click_events_202312:1',
+      'click_events_202401:2',
+      'click_events_202403:1',
+    ])
     const [event] = await sql`SELECT country, city, os, referer_url, region FROM click_events WHERE scan = 1`
     expect(event).toEqual({ country: 'FR', city: 'Paris', os: 'Linux', referer_url: AWKWARD, region: null })
     // New rows get identities after the copied ones.

@@ -15,9 +15,9 @@
  * - Identities (`links.seq`, `stats_groups.num`, click ids) move past the copied maxima.
  */
 import { Database } from 'bun:sqlite'
-import type { SQL } from 'bun'
 import { existsSync, statSync } from 'node:fs'
 import { dirname, join } from 'node:path'
+import type { SQL } from 'bun'
 import { DataDirLockedError, lockDataDir } from '../lock'
 import { migrations as sqliteMigrations } from '../migrations'
 import { migratePostgres } from './migrate'
@@ -162,8 +162,7 @@ export async function copySqliteToPostgres(source: SqliteSource, sql: SQL, opts:
     const [{ n }] = await sql.unsafe(`SELECT count(*)::bigint::text AS n FROM (SELECT 1 FROM ${t} LIMIT 1) AS x`)
     if (n !== '0') nonEmpty.push(t)
   }
-  if (nonEmpty.length && !opts.force)
-    throw new CopyRefusedError(`the target database already holds data (${nonEmpty.join(', ')}); use --force to replace it`)
+  if (nonEmpty.length && !opts.force) throw new CopyRefusedError(`the target database already holds data (${nonEmpty.join(', ')}); use --force to replace it`)
 
   const missingBlobs: string[] = []
   try {
@@ -172,8 +171,7 @@ export async function copySqliteToPostgres(source: SqliteSource, sql: SQL, opts:
       for (const table of COPIED_TABLES) {
         const total = totals.get(table)!
         const started = performance.now()
-        const report = (copied: number, done = false) =>
-          opts.onProgress?.({ table, copied, total, elapsedMs: performance.now() - started, done })
+        const report = (copied: number, done = false) => opts.onProgress?.({ table, copied, total, elapsedMs: performance.now() - started, done })
         report(0)
         if (table === 'files') await copyFiles(lite, tx, source.filesDir, missingBlobs, report)
         else {
@@ -181,10 +179,7 @@ export async function copySqliteToPostgres(source: SqliteSource, sql: SQL, opts:
           await copyTable(lite, tx, table, opts.chunkRows ?? 5000, report)
         }
         const id = IDENTITIES[table]
-        if (id)
-          await tx.unsafe(
-            `SELECT setval(pg_get_serial_sequence('${table}', '${id}'), coalesce((SELECT max(${id}) FROM ${table}), 0) + 1, false)`,
-          )
+        if (id) await tx.unsafe(`SELECT setval(pg_get_serial_sequence('${table}', '${id}'), coalesce((SELECT max(${id}) FROM ${table}), 0) + 1, false)`)
       }
       const counts: TableCount[] = []
       for (const table of COPIED_TABLES) {

@@ -9,8 +9,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { SQL } from 'bun'
 import { startPostgres, type TestPostgres } from '../../../test/helpers/postgres'
 import { openStore } from '../db'
-import { migratePostgres } from './migrate'
 import { CLUSTER_TABLES } from './cluster-tables'
+import { migratePostgres } from './migrate'
 import { ensureClickPartitions } from './partitions'
 
 let pg: TestPostgres
@@ -74,8 +74,7 @@ describe('PostgreSQL schema', () => {
 
   test('click events: a month without a partition lands in the default one; creating the partition moves them; an insert never fails', async () => {
     const march = Date.UTC(2024, 2, 15, 12)
-    const insert = (at: number) =>
-      sql`INSERT INTO click_events (link_seq, at, scan, os, browser, device) VALUES (1, ${at}, 0, 'Linux', 'Firefox', 'desktop')`
+    const insert = (at: number) => sql`INSERT INTO click_events (link_seq, at, scan, os, browser, device) VALUES (1, ${at}, 0, 'Linux', 'Firefox', 'desktop')`
     await insert(march)
     await insert(Date.UTC(2024, 2, 31, 23, 59, 59, 999))
     const where = async () =>
