@@ -1,3 +1,4 @@
+import type { Awaitable } from '../shared'
 import type { Db } from '../store'
 
 export type Role = 'admin' | 'member' | 'readonly'
@@ -33,6 +34,22 @@ export interface UserRow {
   deletedAt: number | null
 }
 
+export interface NewKey {
+  id: string
+  userId: string
+  role: Role
+  hash: string
+  prefix: string
+  name: string | null
+  createdAt: number
+}
+
+export interface UserChange {
+  role?: Role
+  disabled?: boolean
+  passwordHash?: string | null
+}
+
 const KEY_COLUMNS = `id, user_id AS userId, role, name, key_prefix AS prefix, created_at AS createdAt,
   last_used_at AS lastUsedAt, revoked_at AS revokedAt`
 const USER_COLUMNS = `id, role, created_at AS createdAt, disabled, password_hash IS NOT NULL AS hasPassword, deleted_at AS deletedAt`
@@ -56,8 +73,9 @@ export function createAuthStore(db: Db) {
   return {
     findKeyByHash: (hash: string) => findKey.get(hash),
     getKey: (id: string) => getKey.get(id),
-    insertKey: (key: { id: string; userId: string; role: Role; hash: string; prefix: string; name: string | null; createdAt: number }) =>
-      insertKey.run(key.id, key.userId, key.role, key.hash, key.prefix, key.name, key.createdAt),
+    insertKey: (key: NewKey): void => {
+      insertKey.run(key.id, key.userId, key.role, key.hash, key.prefix, key.name, key.createdAt)
+    },
     /** Returns true when the key was active until now. */
     revokeKey: (id: string, at: number) => revokeKey.run(at, id).changes > 0,
     listKeys(q: { userIds?: string[]; includeRevoked: boolean; limit: number; offset: number }): { keys: KeyRow[]; total: number } {
@@ -93,7 +111,7 @@ export function createAuthStore(db: Db) {
         .all(q.limit, q.offset)
       return { users, total }
     },
-    updateUser(id: string, change: { role?: Role; disabled?: boolean; passwordHash?: string | null }) {
+    updateUser(id: string, change: UserChange): void {
       const columns: [string, string | number | null][] = []
       if (change.role !== undefined) columns.push(['role', change.role])
       if (change.disabled !== undefined) columns.push(['disabled', change.disabled ? 1 : 0])
@@ -113,3 +131,5 @@ export function createAuthStore(db: Db) {
   }
 }
 export type AuthStore = ReturnType<typeof createAuthStore>
+/** What the auth services need of a store: the SQLite one above, or PostgreSQL's (auth.store.pg.ts). */
+export type AuthStorePort = Awaitable<AuthStore>

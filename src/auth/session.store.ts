@@ -1,3 +1,4 @@
+import type { Awaitable } from '../shared'
 import type { Db } from '../store'
 import type { Role } from './auth.store'
 
@@ -56,7 +57,9 @@ export function createSessionStore(db: Db) {
       return removeOldest.run(s.userId, MAX_SESSIONS_PER_USER).changes
     }),
     find: (id: string) => find.get(id),
-    touch: (id: string, at: number) => touch.run(at, id),
+    touch: (id: string, at: number): void => {
+      touch.run(at, id)
+    },
     /** Returns true when the session existed. */
     remove: (id: string) => remove.run(id).changes > 0,
     /** Ends a user's password sessions but the one named by `keep` (a password change). */
@@ -66,3 +69,5 @@ export function createSessionStore(db: Db) {
   }
 }
 export type SessionStore = ReturnType<typeof createSessionStore>
+/** What the session service needs of a store: the SQLite one above, or PostgreSQL's (session.store.pg.ts). */
+export type SessionStorePort = Awaitable<SessionStore>
