@@ -69,14 +69,18 @@ export function createApiApp(deps: Deps): ApiApp {
           const authorization = request.headers.get('authorization')
           // An Authorization header decides alone; without one, the dashboard's session cookie may sign the request in.
           const token = authorization === null ? deps.sessions.tokenOf(request.headers.get('cookie')) : null
+          // Both answer a cached credential at once; a promise only when the store is read.
           if (token !== null) {
-            const session = deps.sessions.authenticate(token)
+            const found = deps.sessions.authenticate(token)
+            const session = found instanceof Promise ? await found : found
             ctx.caller = session.caller
             bucket = session.caller.keyId === null ? `user:${session.caller.userId}` : `key:${session.caller.keyId}`
             deps.sessions.assertWriteAllowed(session, request.method, request.headers)
           } else {
-            ctx.caller = deps.auth.authenticate(authorization)
-            bucket = `key:${ctx.caller.keyId}`
+            const found = deps.auth.authenticate(authorization)
+            const caller = found instanceof Promise ? await found : found
+            ctx.caller = caller
+            bucket = `key:${caller.keyId}`
           }
         } catch (e) {
           authError = e as AppError

@@ -243,10 +243,10 @@ async function migrateStore(flags: Record<string, string>) {
 /** The command line acts as the operator: an admin, as usr_admin. */
 const OPERATOR: Caller = { userId: ADMIN_USER_ID, role: 'admin', keyId: 'key_cli' }
 
-function allKeys(deps: ReturnType<typeof createDeps>, user: string | undefined): KeyRecord[] {
+async function allKeys(deps: ReturnType<typeof createDeps>, user: string | undefined): Promise<KeyRecord[]> {
   const out: KeyRecord[] = []
   for (let page = 1; ; page++) {
-    const { keys, total } = deps.keys.list(OPERATOR, { userIds: user ? [user] : undefined, includeRevoked: true, page, pageSize: 100 })
+    const { keys, total } = await deps.keys.list(OPERATOR, { userIds: user ? [user] : undefined, includeRevoked: true, page, pageSize: 100 })
     out.push(...keys)
     if (out.length >= total || keys.length === 0) return out
   }

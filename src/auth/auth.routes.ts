@@ -55,9 +55,9 @@ export function authRoutes({ keys, users, sessions }: { keys: KeyService; users:
     )
     .get(
       '/session',
-      ({ request, set }) => {
+      async ({ request, set }) => {
         set.headers['cache-control'] = 'no-store'
-        const { session, cookie } = sessions.probe(request.headers.get('cookie'))
+        const { session, cookie } = await sessions.probe(request.headers.get('cookie'))
         if (cookie) set.headers['set-cookie'] = cookie
         if (session) return session
         set.status = 204
@@ -76,8 +76,8 @@ export function authRoutes({ keys, users, sessions }: { keys: KeyService; users:
     )
     .delete(
       '/session',
-      ({ request, set }) => {
-        set.headers['set-cookie'] = sessions.signOut(callerOf(request)).cookie
+      async ({ request, set }) => {
+        set.headers['set-cookie'] = (await sessions.signOut(callerOf(request))).cookie
         return {}
       },
       {
@@ -102,9 +102,9 @@ export function authRoutes({ keys, users, sessions }: { keys: KeyService; users:
     })
     .get(
       '/keys',
-      ({ request, set }) => {
+      async ({ request, set }) => {
         const q = parseQuery(ListKeysQuery, new URL(request.url).searchParams)
-        const { keys: list, total } = keys.list(callerOf(request), q)
+        const { keys: list, total } = await keys.list(callerOf(request), q)
         set.headers['x-total-count'] = String(total)
         return list
       },
@@ -131,9 +131,9 @@ export function authRoutes({ keys, users, sessions }: { keys: KeyService; users:
     })
     .get(
       '/users',
-      ({ request, set }) => {
+      async ({ request, set }) => {
         const q = parseQuery(ListUsersQuery, new URL(request.url).searchParams)
-        const { users: list, total } = users.list(callerOf(request), q)
+        const { users: list, total } = await users.list(callerOf(request), q)
         set.headers['x-total-count'] = String(total)
         return list
       },

@@ -7,10 +7,15 @@
  * (triggers, migration 0009), and the cache is dropped when the epoch has moved. A change
  * made through this process drops it at once; one made by another process (the CLI, a
  * second node, SQL by hand) within EPOCH_CHECK_MS.
+ *
+ * The store is a port (docs/adr/0010): SQLite answers at once, PostgreSQL with promises.
+ * `authenticate` stays synchronous on a cache hit (no promise on the hot path), and the
+ * operator's paths (`addUser`, `createKey`, ...) stay synchronous on a synchronous store,
+ * so the CLI, test harness and benchmarks built on SQLite call them as before.
  */
 import { createHash, randomBytes } from 'node:crypto'
 import { AppError, forbidden, type Logger, LruCache, newId, parameterError } from '../shared'
-import { type AuthStore, ROLES, type Role } from './auth.store'
+import { type AuthStore, type AuthStorePort, ROLES, type Role } from './auth.store'
 
 export interface Caller {
   userId: string
@@ -30,6 +35,14 @@ const EPOCH_CHECK_MS = 250
 /** Last-use times are written at most this often (every request would be a write on the hot path). */
 export const LAST_USED_FLUSH_MS = 60_000
 const CACHE_MAX_ENTRIES = 10_000
+
+/** A result that is synchronous when the store `S` is (the SQLite one), else maybe a promise. */
+export type StoreResult<S, T> = S extends AuthStore ? T : T | Promise<T>
+
+/** `f(value)`, at once when `value` is not a promise: keeps a synchronous store's path free of promises. */
+export function then<T, R>(value: T | Promise<T>, f: (v: T) => R | Promise<R>): R | Promise<R> {
+  return value instanceof Promise ? value.then(f) : f(value)
+}
 
 export function hashKey(key: string): string {
   return createHash('sha256').update(key).digest('hex')
@@ -53,7 +66,7 @@ export interface AuthOptions {
   cacheMaxEntries?: number
 }
 
-export function createAuthService(store: AuthStore, options: AuthOptions) {
+export function createAuthService<S extends AuthStorePort = AuthStore>(store: S, options: AuthOptions) {
   const adminKeyHash = options.adminKey ? hashKey(options.adminKey) : null
   const epochCheckMs = options.epochCheckMs ?? EPOCH_CHECK_MS
   const cacheMax = options.cacheMaxEntries ?? CACHE_MAX_ENTRIES
@@ -64,39 +77,49 @@ export function createAuthService(store: AuthStore, options: AuthOptions) {
   const clearCaches = () => {
     for (const c of caches) c.clear()
   }
-  let knownEpoch = store.authEpoch()
-  let epochCheckedAt = Date.now()
+  // Read on the first check (the constructor cannot wait for a promise): that check finds it moved and clears empty caches.
+  let knownEpoch = Number.NaN
+  let epochCheckedAt = 0
   const pendingUses = new Map<string, number>()
   let usesFlushedAt = 0
 
   /** Forget every cached key; the epoch is read first so no change older than the read survives. */
-  function invalidate() {
-    knownEpoch = store.authEpoch()
-    epochCheckedAt = Date.now()
-    clearCaches()
+  function invalidate(): StoreResult<S, void> {
+    return then(store.authEpoch(), (epoch) => {
+      knownEpoch = epoch
+      epochCheckedAt = Date.now()
+      clearCaches()
+    }) as StoreResult<S, void>
   }
 
-  function checkEpoch(now: number) {
+  /** Synchronous on a synchronous store; a promise only when the epoch is due and the store answers with one. */
+  function checkEpoch(now: number): void | Promise<void> {
     if (now - epochCheckedAt < epochCheckMs) return
     epochCheckedAt = now
-    const epoch = store.authEpoch()
-    if (epoch !== knownEpoch) {
-      knownEpoch = epoch
-      clearCaches()
-    }
+    return then(store.authEpoch(), (epoch) => {
+      if (epoch !== knownEpoch) {
+        knownEpoch = epoch
+        clearCaches()
+      }
+    })
   }
 
-  function flushLastUsed() {
+  /** Writes the gathered last-use times; a promise only when the store answers with one (awaited at shutdown). */
+  function flushLastUsed(): void | Promise<void> {
     usesFlushedAt = Date.now()
     if (pendingUses.size === 0) return
     const uses = [...pendingUses]
     pendingUses.clear()
-    try {
-      store.touchKeys(uses)
-    } catch (e) {
-      // A busy store must not fail the request that happened to trigger the flush; retry next time.
+    // A busy store must not fail the request that happened to trigger the flush; retry next time.
+    const retry = (e: unknown) => {
       for (const [id, at] of uses) if (!pendingUses.has(id)) pendingUses.set(id, at)
       options.log?.warn('could not record API key use', { error: String(e) })
+    }
+    try {
+      const written = store.touchKeys(uses)
+      if (written instanceof Promise) return written.catch(retry)
+    } catch (e) {
+      retry(e)
     }
   }
 
@@ -106,43 +129,67 @@ export function createAuthService(store: AuthStore, options: AuthOptions) {
     if (now - usesFlushedAt >= LAST_USED_FLUSH_MS) flushLastUsed()
   }
 
-  function issueKey(userId: string, role: Role, name: string | null) {
+  function issueKey(userId: string, role: Role, name: string | null): StoreResult<S, IssuedKey> {
     const key = generateKey()
     const id = newId('key')
     const createdAt = Date.now()
-    store.insertKey({ id, userId, role, hash: hashKey(key), prefix: key.slice(0, 7), name, createdAt })
-    return { id, key, userId, role, name, createdAt }
+    const made: IssuedKey = { id, key, userId, role, name, createdAt }
+    return then(store.insertKey({ id, userId, role, hash: hashKey(key), prefix: key.slice(0, 7), name, createdAt }), () => made) as StoreResult<S, IssuedKey>
   }
 
-  function ensureAdminUser() {
-    store.addUser(ADMIN_USER_ID, 'admin')
+  function ensureAdminUser(): StoreResult<S, void> {
+    return then(store.addUser(ADMIN_USER_ID, 'admin'), () => {}) as StoreResult<S, void>
+  }
+
+  function createKey(userIdInput: string, role: string, name: string | null = null): StoreResult<S, CreatedKey> {
+    if (!ROLES.includes(role as Role)) throw parameterError(`role must be one of ${ROLES.join(', ')}`)
+    const userId = normalizeUserId(userIdInput)
+    return then(store.getUser(userId), (user) => {
+      if (!user) throw new AppError('not_found', `user ${userId} not found (add it with: shortlink users add ${userIdInput})`)
+      if (user.deletedAt !== null) throw parameterError(`user ${userId} was deleted`)
+      return then(issueKey(userId, role as Role, name), (made) => ({ key: made.key, keyId: made.id, userId, role: made.role }))
+    }) as StoreResult<S, CreatedKey>
+  }
+
+  function callerOf(hash: string, now: number): Caller | Promise<Caller> {
+    const cached = cache.get(hash)
+    if (cached) {
+      recordUse(cached.keyId, now)
+      return cached
+    }
+    if (adminKeyHash && hash === adminKeyHash) return remember(hash, { userId: ADMIN_USER_ID, role: 'admin', keyId: CONFIG_KEY_ID }, now)
+    return then(store.findKeyByHash(hash), (row) => {
+      if (!row || row.revokedAt !== null || row.userDeletedAt !== null) throw new AppError('unauthorized', 'unknown or revoked API key')
+      if (row.userDisabled) throw new AppError('unauthorized', `the user of this API key (${row.userId}) is disabled`)
+      return remember(hash, { userId: row.userId, role: row.role, keyId: row.id }, now)
+    })
+  }
+
+  function remember(hash: string, caller: Caller, now: number): Caller {
+    cache.set(hash, caller)
+    recordUse(caller.keyId, now)
+    return caller
   }
 
   return {
     /** The operator's path (CLI): the user must exist and not be deleted. */
-    addUser(id: string): { id: string; created: boolean } {
+    addUser(id: string): StoreResult<S, { id: string; created: boolean }> {
       const userId = normalizeUserId(id)
-      if (store.getUser(userId)?.deletedAt != null) throw parameterError(`user ${userId} was deleted; user ids are never reused`)
-      return { id: userId, created: store.addUser(userId) }
+      return then(store.getUser(userId), (user) => {
+        if (user?.deletedAt != null) throw parameterError(`user ${userId} was deleted; user ids are never reused`)
+        return then(store.addUser(userId), (created) => ({ id: userId, created }))
+      }) as StoreResult<S, { id: string; created: boolean }>
     },
 
-    createKey(userIdInput: string, role: string, name: string | null = null): { key: string; keyId: string; userId: string; role: Role } {
-      if (!ROLES.includes(role as Role)) throw parameterError(`role must be one of ${ROLES.join(', ')}`)
-      const userId = normalizeUserId(userIdInput)
-      const user = store.getUser(userId)
-      if (!user) throw new AppError('not_found', `user ${userId} not found (add it with: shortlink users add ${userIdInput})`)
-      if (user.deletedAt !== null) throw parameterError(`user ${userId} was deleted`)
-      const made = issueKey(userId, role as Role, name)
-      return { key: made.key, keyId: made.id, userId, role: made.role }
-    },
-
+    createKey,
     issueKey,
 
     /** On first start with no keys at all, create an admin key to print once. */
-    bootstrapAdminKey(): string | null {
-      ensureAdminUser()
-      if (adminKeyHash || store.activeKeyCount() > 0) return null
-      return this.createKey(ADMIN_USER_ID, 'admin').key
+    bootstrapAdminKey(): StoreResult<S, string | null> {
+      return then(ensureAdminUser(), () => {
+        if (adminKeyHash) return null
+        return then(store.activeKeyCount(), (active) => (active > 0 ? null : then(createKey(ADMIN_USER_ID, 'admin'), (made) => made.key)))
+      }) as StoreResult<S, string | null>
     },
 
     ensureAdminUser,
@@ -162,30 +209,39 @@ export function createAuthService(store: AuthStore, options: AuthOptions) {
     recordUse: (keyId: string | null) => recordUse(keyId, Date.now()),
     cacheSize: () => cache.size,
 
-    authenticate(authorization: string | null): Caller {
+    /**
+     * The caller a Bearer key names, or 401. A cached key is answered at once, without a
+     * promise (the hot path); a promise comes only when the store is read and answers with one.
+     */
+    authenticate(authorization: string | null): Caller | Promise<Caller> {
       if (!authorization) throw new AppError('unauthorized', 'missing Authorization header (expected: Bearer <API key>)')
       const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization)
       if (!match) throw new AppError('unauthorized', 'malformed Authorization header (expected: Bearer <API key>)')
       const hash = hashKey(match[1]!)
       const now = Date.now()
-      checkEpoch(now)
-      let caller = cache.get(hash) ?? null
-      if (!caller) {
-        if (adminKeyHash && hash === adminKeyHash) caller = { userId: ADMIN_USER_ID, role: 'admin', keyId: CONFIG_KEY_ID }
-        else {
-          const row = store.findKeyByHash(hash)
-          if (!row || row.revokedAt !== null || row.userDeletedAt !== null) throw new AppError('unauthorized', 'unknown or revoked API key')
-          if (row.userDisabled) throw new AppError('unauthorized', `the user of this API key (${row.userId}) is disabled`)
-          caller = { userId: row.userId, role: row.role, keyId: row.id }
-        }
-        cache.set(hash, caller)
-      }
-      recordUse(caller.keyId, now)
-      return caller
+      const checked = checkEpoch(now)
+      return checked instanceof Promise ? checked.then(() => callerOf(hash, now)) : callerOf(hash, now)
     },
   }
 }
-export type AuthService = ReturnType<typeof createAuthService>
+/** The service over the SQLite store (the default), or over any store port (`AuthService<AuthStorePort>`). */
+export type AuthService<S extends AuthStorePort = AuthStore> = ReturnType<typeof createAuthService<S>>
+
+export interface IssuedKey {
+  id: string
+  key: string
+  userId: string
+  role: Role
+  name: string | null
+  createdAt: number
+}
+
+export interface CreatedKey {
+  key: string
+  keyId: string
+  userId: string
+  role: Role
+}
 
 /** Readonly keys and sessions may only read; the check is global so no write route can forget it. */
 export function assertMethodAllowed(caller: Caller, method: string) {

@@ -300,7 +300,7 @@ describe('authentication cache', () => {
     for (const key of keys) auth.authenticate(bearer(key))
     expect(auth.cacheSize()).toBe(3)
     // keys[0] was evicted: it is looked up again and still authenticates.
-    expect(auth.authenticate(bearer(keys[0]!)).userId).toBe('usr_alice')
+    expect((await auth.authenticate(bearer(keys[0]!))).userId).toBe('usr_alice')
     expect(auth.cacheSize()).toBe(3)
     // A revoked key is refused even after it was cached and evicted.
     h.deps.db.query("UPDATE api_keys SET revoked_at = 1 WHERE name = 'k1'").run()

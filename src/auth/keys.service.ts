@@ -5,7 +5,7 @@
  */
 import { AppError, forbidden, pageWindow, parameterError, toIso } from '../shared'
 import { type AuthService, type Caller, normalizeUserId } from './auth.service'
-import type { AuthStore, KeyRow, Role } from './auth.store'
+import type { AuthStorePort, KeyRow, Role } from './auth.store'
 
 export interface KeyRecord {
   id: string
@@ -18,7 +18,7 @@ export interface KeyRecord {
   revokedAt: string | null
 }
 
-export function createKeyService(store: AuthStore, auth: AuthService) {
+export function createKeyService(store: AuthStorePort, auth: AuthService<AuthStorePort>) {
   function toRecord(k: KeyRow): KeyRecord {
     const pending = auth.pendingLastUsed(k.id)
     const lastUsed = pending !== undefined && pending > (k.lastUsedAt ?? 0) ? pending : k.lastUsedAt
@@ -35,20 +35,20 @@ export function createKeyService(store: AuthStore, auth: AuthService) {
   }
 
   return {
-    create(caller: Caller, input: { userId: string; role: Role; name?: string }) {
+    async create(caller: Caller, input: { userId: string; role: Role; name?: string }) {
       const userId = normalizeUserId(input.userId)
       if (caller.role !== 'admin') {
         if (userId !== caller.userId) throw forbidden(`members create keys only for themselves (${caller.userId}), not ${userId}`)
         if (input.role === 'admin') throw forbidden('members create only member or readonly keys')
       }
-      const user = store.getUser(userId)
+      const user = await store.getUser(userId)
       if (user?.deletedAt != null) throw parameterError(`'userId' user ${userId} was deleted; user ids are never reused`)
-      if (!user) store.addUser(userId)
-      const made = auth.issueKey(userId, input.role, input.name ?? null)
+      if (!user) await store.addUser(userId)
+      const made = await auth.issueKey(userId, input.role, input.name ?? null)
       return { id: made.id, key: made.key, userId, role: made.role, name: made.name, createdAt: toIso(made.createdAt)! }
     },
 
-    list(caller: Caller, q: { userIds?: string[]; includeRevoked?: boolean; page?: number; pageSize?: number }) {
+    async list(caller: Caller, q: { userIds?: string[]; includeRevoked?: boolean; page?: number; pageSize?: number }) {
       let userIds = q.userIds?.map(normalizeUserId)
       if (caller.role !== 'admin') {
         const other = userIds?.find((u) => u !== caller.userId)
@@ -56,16 +56,16 @@ export function createKeyService(store: AuthStore, auth: AuthService) {
         userIds = [caller.userId]
       }
       const { limit, offset } = pageWindow(q.page, q.pageSize)
-      const { keys, total } = store.listKeys({ userIds, includeRevoked: q.includeRevoked ?? false, limit, offset })
+      const { keys, total } = await store.listKeys({ userIds, includeRevoked: q.includeRevoked ?? false, limit, offset })
       return { keys: keys.map(toRecord), total }
     },
 
-    revoke(caller: Caller, id: string): { id: string } {
-      const key = store.getKey(id)
+    async revoke(caller: Caller, id: string): Promise<{ id: string }> {
+      const key = await store.getKey(id)
       if (!key) throw new AppError('not_found', `key ${id} not found`)
       if (caller.role !== 'admin' && key.userId !== caller.userId) throw forbidden(`key ${id} belongs to another user`)
-      if (!store.revokeKey(id, Date.now())) throw new AppError('record_gone', `key ${id} was already revoked`)
-      auth.invalidate()
+      if (!(await store.revokeKey(id, Date.now()))) throw new AppError('record_gone', `key ${id} was already revoked`)
+      await auth.invalidate()
       return { id }
     },
   }

@@ -13,9 +13,9 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { AppError, forbidden, type Logger, LruCache, parameterError, toIso } from '../shared'
 import { type AuthService, type Caller, CONFIG_KEY_ID, hashKey, normalizeUserId } from './auth.service'
-import type { AuthStore, Role } from './auth.store'
+import type { AuthStorePort, Role } from './auth.store'
 import { createSignInLimiter, type SignInLimiter } from './session.limiter'
-import type { SessionMethod, SessionStore } from './session.store'
+import type { SessionMethod, SessionStorePort } from './session.store'
 
 export const SESSION_COOKIE = '__Host-shortlink_session'
 /** A session unused this long ends. */
@@ -57,9 +57,9 @@ export interface ActiveSession {
 export type SignInInput = { userId?: string; password?: string; apiKey?: string }
 
 export interface SessionOptions {
-  store: SessionStore
-  authStore: AuthStore
-  auth: AuthService
+  store: SessionStorePort
+  authStore: AuthStorePort
+  auth: AuthService<AuthStorePort>
   /** The origin of baseUrl: the dashboard's, and the only one cookie-authenticated writes may come from. */
   publicOrigin: string
   now?: () => number
@@ -82,8 +82,8 @@ export function createSessionService(options: SessionOptions) {
   let dummyHash: Promise<string> | null = null
 
   /** The session as the store has it, or null when it no longer works. */
-  function load(id: string): ActiveSession | null {
-    const row = store.find(id)
+  async function load(id: string): Promise<ActiveSession | null> {
+    const row = await store.find(id)
     if (!row || row.userDisabled || row.userDeletedAt !== null) return null
     let caller: Caller
     if (row.method === 'password') {
@@ -99,32 +99,48 @@ export function createSessionService(options: SessionOptions) {
     return { id, caller, method: row.method, csrfSecret: row.csrfSecret, lastSeenAt: row.lastSeenAt, expiresAt: row.expiresAt }
   }
 
-  function end(id: string) {
+  async function end(id: string) {
     cache.delete(id)
-    store.remove(id)
+    await store.remove(id)
   }
 
-  /** The working session `id`, its last-seen time kept (written at most once a minute). */
-  function active(id: string): ActiveSession {
-    auth.syncEpoch()
+  /**
+   * The working session `id`, its last-seen time kept (written at most once a minute). A
+   * cached session is answered at once, without a promise (every dashboard request comes here).
+   */
+  function active(id: string): ActiveSession | Promise<ActiveSession> {
+    const synced = auth.syncEpoch()
+    return synced instanceof Promise ? synced.then(() => activeNow(id)) : activeNow(id)
+  }
+
+  function activeNow(id: string): ActiveSession | Promise<ActiveSession> {
     const t = now()
-    let s = cache.get(id)
-    if (!s || t - s.lastSeenAt >= SESSION_IDLE_MS) {
-      // Not cached, or idle as far as this process saw (another one may have served it since).
-      s = load(id) ?? undefined
-      if (s) cache.set(id, s)
-    }
+    const s = cache.get(id)
+    // Not cached, or idle as far as this process saw (another one may have served it since): ask the store.
+    if (!s || t - s.lastSeenAt >= SESSION_IDLE_MS) return loadActive(id, t)
+    return stillActive(s, t)
+  }
+
+  async function loadActive(id: string, t: number): Promise<ActiveSession> {
+    const s = await load(id)
     if (!s) throw new AppError('unauthorized', SESSION_ENDED)
-    if (t >= s.expiresAt || t - s.lastSeenAt >= SESSION_IDLE_MS) {
-      end(id)
-      throw new AppError('unauthorized', SESSION_ENDED)
-    }
+    cache.set(id, s)
+    return stillActive(s, t)
+  }
+
+  function stillActive(s: ActiveSession, t: number): ActiveSession | Promise<never> {
+    if (t >= s.expiresAt || t - s.lastSeenAt >= SESSION_IDLE_MS)
+      return end(s.id).then(() => {
+        throw new AppError('unauthorized', SESSION_ENDED)
+      })
     if (t - s.lastSeenAt >= LAST_SEEN_WRITE_MS) {
+      // A busy store must not fail the request; the next one retries. Not waited for: the request does not need it.
+      const failed = (e: unknown) => log?.warn('could not record session use', { error: String(e) })
       try {
-        store.touch(id, t)
+        const written = store.touch(s.id, t)
+        if (written instanceof Promise) written.catch(failed)
       } catch (e) {
-        // A busy store must not fail the request; the next one retries.
-        log?.warn('could not record session use', { error: String(e) })
+        failed(e)
       }
       s.lastSeenAt = t
     }
@@ -155,17 +171,17 @@ export function createSessionService(options: SessionOptions) {
     } catch {
       // Not a possible id: no such user (still hashed below).
     }
-    const user = userId ? authStore.getUser(userId) : null
-    const hash = (userId && authStore.passwordHashOf(userId)) || dummy
+    const user = userId ? await authStore.getUser(userId) : null
+    const hash = (userId && (await authStore.passwordHashOf(userId))) || dummy
     // A hash that is not one (written by hand) fails like a wrong password.
     const matches = await Bun.password.verify(password, hash).catch(() => false)
     if (!matches || !user || hash === dummy || user.disabled || user.deletedAt !== null) return null
     return user.id
   }
 
-  function checkApiKey(apiKey: string): Caller | null {
+  async function checkApiKey(apiKey: string): Promise<Caller | null> {
     try {
-      return auth.authenticate(`Bearer ${apiKey}`)
+      return await auth.authenticate(`Bearer ${apiKey}`)
     } catch (e) {
       if (e instanceof AppError && e.code === 'unauthorized') return null
       throw e
@@ -182,8 +198,8 @@ export function createSessionService(options: SessionOptions) {
       return token && TOKEN_PATTERN.test(token) ? token : null
     },
 
-    /** The session a cookie names, or 401. */
-    authenticate(token: string): ActiveSession {
+    /** The session a cookie names, or 401; a cached one without a promise. */
+    authenticate(token: string): ActiveSession | Promise<ActiveSession> {
       return active(sessionIdOf(token))
     },
 
@@ -222,7 +238,7 @@ export function createSessionService(options: SessionOptions) {
       let userId: string | null
       if (byPassword) userId = await checkPassword(input.userId!, input.password!)
       else {
-        keyCaller = checkApiKey(input.apiKey!)
+        keyCaller = await checkApiKey(input.apiKey!)
         userId = keyCaller?.userId ?? null
       }
       if (userId === null) throw new AppError('unauthorized', SIGN_IN_FAILED)
@@ -232,13 +248,13 @@ export function createSessionService(options: SessionOptions) {
       let ended = 0
       if (t - sweptAt >= SWEEP_MS) {
         sweptAt = t
-        ended += store.removeExpired(t, t - SESSION_IDLE_MS)
+        ended += await store.removeExpired(t, t - SESSION_IDLE_MS)
       }
-      if (request.previousToken) end(sessionIdOf(request.previousToken))
+      if (request.previousToken) await end(sessionIdOf(request.previousToken))
       const token = randomBytes(32).toString('base64url')
       const id = sessionIdOf(token)
       const isConfigKey = keyCaller?.keyId === CONFIG_KEY_ID
-      ended += store.insert({
+      ended += await store.insert({
         id,
         userId,
         keyId: keyCaller && !isConfigKey ? keyCaller.keyId : null,
@@ -249,8 +265,8 @@ export function createSessionService(options: SessionOptions) {
         expiresAt: t + SESSION_MAX_MS,
       })
       // Sessions ended here must not live on in this process's cache until the next epoch check.
-      if (ended > 0) auth.invalidate()
-      const s = load(id)
+      if (ended > 0) await auth.invalidate()
+      const s = await load(id)
       if (!s) throw new AppError('unauthorized', SIGN_IN_FAILED) // changed while we checked
       cache.set(id, s)
       return { session: view(s), cookie: cookie(token, SESSION_MAX_MS / 1000) }
@@ -260,12 +276,12 @@ export function createSessionService(options: SessionOptions) {
      * GET /session: the session a Cookie header names, or null when it names none that works (a signed-out
      * page asks without an error), with a cookie that expires a dead one.
      */
-    probe(cookieHeader: string | null): { session: SessionView | null; cookie: string | null } {
+    async probe(cookieHeader: string | null): Promise<{ session: SessionView | null; cookie: string | null }> {
       const token = this.tokenOf(cookieHeader)
       const stale = cookieHeader?.includes(SESSION_COOKIE) ? cookie('', 0) : null
       if (token === null) return { session: null, cookie: stale }
       try {
-        return { session: view(active(sessionIdOf(token))), cookie: null }
+        return { session: view(await active(sessionIdOf(token))), cookie: null }
       } catch (e) {
         if (e instanceof AppError && e.code === 'unauthorized') return { session: null, cookie: stale }
         throw e
@@ -273,20 +289,20 @@ export function createSessionService(options: SessionOptions) {
     },
 
     /** The caller's session, or 401 when the request did not come with one. */
-    current(caller: Caller): SessionView {
+    async current(caller: Caller): Promise<SessionView> {
       if (!caller.sessionId) throw new AppError('unauthorized', 'no session: this request was not made with the session cookie')
-      return view(active(caller.sessionId))
+      return view(await active(caller.sessionId))
     },
 
     /** Ends the caller's session, if it came with one; the cookie returned expires the browser's. */
-    signOut(caller: Caller): { cookie: string } {
-      if (caller.sessionId) end(caller.sessionId)
+    async signOut(caller: Caller): Promise<{ cookie: string }> {
+      if (caller.sessionId) await end(caller.sessionId)
       return { cookie: cookie('', 0) }
     },
 
     /** A password change: the user's other password sessions end. */
-    endPasswordSessions(userId: string, keep: string | null = null) {
-      if (store.removePasswordSessions(userId, keep) > 0) auth.invalidate()
+    async endPasswordSessions(userId: string, keep: string | null = null): Promise<void> {
+      if ((await store.removePasswordSessions(userId, keep)) > 0) await auth.invalidate()
     },
   }
 }

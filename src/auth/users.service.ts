@@ -10,7 +10,7 @@
 import { AppError, forbidden, pageWindow, parameterError, toIso } from '../shared'
 import { PASSWORD_MAX, PASSWORD_MIN } from './auth.schema'
 import { ADMIN_USER_ID, type AuthService, type Caller, normalizeUserId } from './auth.service'
-import type { AuthStore, Role, UserRow } from './auth.store'
+import type { AuthStorePort, Role, UserRow } from './auth.store'
 
 export interface UserRecord {
   id: string
@@ -36,17 +36,17 @@ const toRecord = (u: UserRow): UserRecord => ({
 
 /** What a password change does to the user's dashboard sessions (the session service). */
 export interface PasswordSessions {
-  endPasswordSessions(userId: string, keep: string | null): void
+  endPasswordSessions(userId: string, keep: string | null): Promise<void>
 }
 
-export function createUserService(store: AuthStore, auth: AuthService, sessions: PasswordSessions) {
+export function createUserService(store: AuthStorePort, auth: AuthService<AuthStorePort>, sessions: PasswordSessions) {
   function assertAdmin(caller: Caller) {
     if (caller.role !== 'admin') throw forbidden('only admin keys manage users')
   }
 
-  function getLive(id: string): UserRow {
+  async function getLive(id: string): Promise<UserRow> {
     const userId = normalizeUserId(id)
-    const user = store.getUser(userId)
+    const user = await store.getUser(userId)
     if (!user) throw new AppError('not_found', `user ${userId} not found`)
     if (user.deletedAt !== null) throw new AppError('record_gone', `user ${userId} was deleted`)
     return user
@@ -58,50 +58,50 @@ export function createUserService(store: AuthStore, auth: AuthService, sessions:
   }
 
   return {
-    list(caller: Caller, q: { page?: number; pageSize?: number }) {
+    async list(caller: Caller, q: { page?: number; pageSize?: number }) {
       assertAdmin(caller)
       const { limit, offset } = pageWindow(q.page, q.pageSize)
-      const { users, total } = store.listUsers({ limit, offset })
+      const { users, total } = await store.listUsers({ limit, offset })
       return { users: users.map(toRecord), total }
     },
 
-    get(caller: Caller, id: string): UserRecord {
+    async get(caller: Caller, id: string): Promise<UserRecord> {
       assertAdmin(caller)
-      return toRecord(getLive(id))
+      return toRecord(await getLive(id))
     },
 
     async create(caller: Caller, input: { id: string; password?: string; role?: Role }): Promise<UserRecord> {
       assertAdmin(caller)
       const userId = normalizeUserId(input.id)
-      const existing = store.getUser(userId)
+      const existing = await store.getUser(userId)
       if (existing) throw parameterError(`'id' user ${userId} ${existing.deletedAt === null ? 'already exists' : 'was deleted; user ids are never reused'}`)
       const passwordHash = input.password === undefined ? undefined : await hashPassword(input.password)
       // Checked again after hashing (an await): a concurrent request may have taken the id.
-      if (!store.addUser(userId, input.role ?? 'member')) throw parameterError(`'id' user ${userId} already exists`)
-      if (passwordHash) store.updateUser(userId, { passwordHash })
-      return toRecord(store.getUser(userId)!)
+      if (!(await store.addUser(userId, input.role ?? 'member'))) throw parameterError(`'id' user ${userId} already exists`)
+      if (passwordHash) await store.updateUser(userId, { passwordHash })
+      return toRecord((await store.getUser(userId))!)
     },
 
     async update(caller: Caller, id: string, input: { password?: string | null; role?: Role; disabled?: boolean }): Promise<UserRecord> {
       assertAdmin(caller)
-      const user = getLive(id)
+      const user = await getLive(id)
       if (input.disabled === true || (input.role !== undefined && input.role !== 'admin' && user.role === 'admin'))
         assertNotLockingOut(caller, user, input.disabled === true ? "'disabled'" : "'role'")
       const passwordHash = typeof input.password === 'string' ? await hashPassword(input.password) : input.password
-      getLive(id) // hashing awaited: the user may have been deleted meanwhile
-      store.updateUser(user.id, { role: input.role, disabled: input.disabled, passwordHash })
+      await getLive(id) // hashing awaited: the user may have been deleted meanwhile
+      await store.updateUser(user.id, { role: input.role, disabled: input.disabled, passwordHash })
       // A new or removed password signs out the user's other password sessions (the caller's own stays).
-      if (input.password !== undefined) sessions.endPasswordSessions(user.id, caller.sessionId ?? null)
-      auth.invalidate()
-      return toRecord(store.getUser(user.id)!)
+      if (input.password !== undefined) await sessions.endPasswordSessions(user.id, caller.sessionId ?? null)
+      await auth.invalidate()
+      return toRecord((await store.getUser(user.id))!)
     },
 
-    remove(caller: Caller, id: string): { id: string } {
+    async remove(caller: Caller, id: string): Promise<{ id: string }> {
       assertAdmin(caller)
-      const user = getLive(id)
+      const user = await getLive(id)
       assertNotLockingOut(caller, user, 'delete')
-      store.deleteUser(user.id, Date.now())
-      auth.invalidate()
+      await store.deleteUser(user.id, Date.now())
+      await auth.invalidate()
       return { id: user.id }
     },
   }
