@@ -77,17 +77,23 @@ export function createAuthService<S extends AuthStorePort = AuthStore>(store: S,
   const clearCaches = () => {
     for (const c of caches) c.clear()
   }
-  // Read on the first check (the constructor cannot wait for a promise): that check finds it moved and clears empty caches.
   let knownEpoch = Number.NaN
   let epochCheckedAt = 0
+  const knowEpoch = (epoch: number) => {
+    knownEpoch = epoch
+    epochCheckedAt = Date.now()
+  }
+  // Known from the start on a synchronous store, else from when it answers; until then (or after a failed read) the first check reads it.
+  const initialEpoch = store.authEpoch()
+  if (initialEpoch instanceof Promise) initialEpoch.then(knowEpoch, () => {})
+  else knowEpoch(initialEpoch)
   const pendingUses = new Map<string, number>()
   let usesFlushedAt = 0
 
   /** Forget every cached key; the epoch is read first so no change older than the read survives. */
   function invalidate(): StoreResult<S, void> {
     return then(store.authEpoch(), (epoch) => {
-      knownEpoch = epoch
-      epochCheckedAt = Date.now()
+      knowEpoch(epoch)
       clearCaches()
     }) as StoreResult<S, void>
   }

@@ -2,16 +2,21 @@
  * The auth and session store ports, one set of cases run against both adapters: SQLite on
  * ':memory:' (today's store) and PostgreSQL (a real server, a fresh migrated database). Both
  * must give the same answers, the auth epoch included: it moves by one per changed row, as
- * SQLite's triggers move it.
+ * SQLite's triggers move it. Then the services over each: a cached credential is answered
+ * without a promise on both.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { SQL } from 'bun'
 import { startPostgres, type TestPostgres } from '../../test/helpers/postgres'
 import { migratePostgres, openStore } from '../store'
+import { type Caller, createAuthService } from './auth.service'
 import { type AuthStorePort, createAuthStore } from './auth.store'
 import { createPgAuthStore } from './auth.store.pg'
+import { createKeyService } from './keys.service'
+import { type ActiveSession, createSessionService } from './session.service'
 import { createSessionStore, MAX_SESSIONS_PER_USER, type NewSession, type SessionStorePort } from './session.store'
 import { createPgSessionStore } from './session.store.pg'
+import { createUserService } from './users.service'
 
 setDefaultTimeout(30_000)
 
@@ -317,5 +322,75 @@ describe.each(adapters)('auth store ports on %s', (_name, open) => {
     await sessions.insert(session('ses_zz', 'usr_m', { createdAt: T0 + 100 }))
     expect(await sessions.find('ses_01')).toBeNull()
     expect(await sessions.find('ses_zz')).not.toBeNull()
+  })
+})
+
+/** The services over each adapter: what the port must be good for, and the hot path's shape. */
+describe.each(adapters)('auth services on %s', (name, open) => {
+  const ORIGIN = 'https://localhost:8443'
+  let stores: Stores
+  beforeEach(async () => {
+    stores = await open()
+  })
+  const services = (epochCheckMs: number) => {
+    const auth = createAuthService(stores.auth, { adminKey: '', epochCheckMs })
+    const sessions = createSessionService({ store: stores.sessions, authStore: stores.auth, auth, publicOrigin: ORIGIN })
+    return { auth, keys: createKeyService(stores.auth, auth), users: createUserService(stores.auth, auth, sessions), sessions }
+  }
+  const ADMIN: Caller = { userId: 'usr_admin', role: 'admin', keyId: 'key_cli' }
+
+  test('a cached key is answered without a promise; a miss reads the store (a promise only on PostgreSQL)', async () => {
+    const { auth } = services(60_000)
+    await auth.ensureAdminUser()
+    await stores.auth.addUser('usr_alice')
+    const { key } = await auth.createKey('alice', 'member')
+    const miss = auth.authenticate(`Bearer ${key}`)
+    expect(miss instanceof Promise).toBe(name === 'postgres')
+    expect(await miss).toMatchObject({ userId: 'usr_alice', role: 'member' })
+    const hit = auth.authenticate(`Bearer ${key}`)
+    expect(hit).not.toBeInstanceOf(Promise)
+    expect(hit).toMatchObject({ userId: 'usr_alice', role: 'member' })
+    expect(await auth.bootstrapAdminKey()).toBeNull()
+  })
+
+  test('revoking through the key service refuses the key at once; a change by another writer once the epoch is read', async () => {
+    const { auth, keys } = services(0)
+    await auth.ensureAdminUser()
+    const made = await keys.create(ADMIN, { userId: 'bob', role: 'member', name: 'ci' })
+    const other = await keys.create(ADMIN, { userId: 'bob', role: 'readonly' })
+    expect(await auth.authenticate(`Bearer ${made.key}`)).toMatchObject({ userId: 'usr_bob' })
+    expect(await auth.authenticate(`Bearer ${other.key}`)).toMatchObject({ role: 'readonly' })
+    expect((await keys.list(ADMIN, { userIds: ['bob'] })).total).toBe(2)
+    await keys.revoke(ADMIN, made.id)
+    expect(async () => await auth.authenticate(`Bearer ${made.key}`)).toThrow('revoked')
+    // Another writer (a second node, the CLI): this service hears of it through the epoch only.
+    await stores.auth.revokeKey(other.id, Date.now())
+    expect(async () => await auth.authenticate(`Bearer ${other.key}`)).toThrow('revoked')
+  })
+
+  test('users and dashboard sessions: sign in, a cached session without a promise, a password change and sign-out end sessions', async () => {
+    const { auth, users, sessions } = services(60_000)
+    await auth.ensureAdminUser()
+    const password = 'correct horse battery'
+    expect(await users.create(ADMIN, { id: 'carol', password })).toMatchObject({ id: 'usr_carol', hasPassword: true })
+    const request = { clientIp: '127.0.0.1', origin: ORIGIN, previousToken: null }
+    const signIn = async () => {
+      const { cookie, session } = await sessions.signIn({ userId: 'carol', password }, request)
+      expect(session.userId).toBe('usr_carol')
+      return sessions.tokenOf(cookie.split(';')[0]!)!
+    }
+    const first = await signIn()
+    const second = await signIn()
+    const cached = sessions.authenticate(first)
+    expect(cached).not.toBeInstanceOf(Promise)
+    expect((cached as ActiveSession).caller).toMatchObject({ userId: 'usr_carol', role: 'member', keyId: null })
+    // A password change made in the first session ends the second.
+    await users.update({ ...ADMIN, sessionId: (cached as ActiveSession).id }, 'carol', { password: 'another horse battery' })
+    expect(async () => await sessions.authenticate(second)).toThrow('the session has ended')
+    const s = await sessions.authenticate(first)
+    await sessions.signOut(s.caller)
+    expect(async () => await sessions.authenticate(first)).toThrow('the session has ended')
+    await users.remove(ADMIN, 'carol')
+    expect(async () => await users.get(ADMIN, 'carol')).toThrow('was deleted')
   })
 })
