@@ -17,9 +17,9 @@ export function tagRoutes({ tags }: { tags: TagService }) {
     })
     .get(
       '/tags',
-      ({ request, set }) => {
+      async ({ request, set }) => {
         const q = parseQuery(ListTagsQuery, new URL(request.url).searchParams)
-        const { tags: list, total } = tags.list(callerOf(request), q)
+        const { tags: list, total } = await tags.list(callerOf(request), q)
         set.headers['x-total-count'] = String(total)
         return list
       },

@@ -1,7 +1,8 @@
-import { condition, idIn, type ListPage, listRows, matches, toIso } from '../shared'
+import { type Awaitable, condition, idIn, type ListPage, listRows, matches, toIso } from '../shared'
 import type { Db } from '../store'
 
-interface TagRow {
+/** A row of `tags`, as both adapters read it. */
+export interface TagRow {
   id: string
   user_id: string
   name: string
@@ -19,7 +20,7 @@ export interface Tag {
   updatedAt: string
 }
 
-const toTag = (r: TagRow): Tag => ({
+export const toTag = (r: TagRow): Tag => ({
   id: r.id,
   name: r.name,
   color: r.color,
@@ -27,6 +28,13 @@ const toTag = (r: TagRow): Tag => ({
   createdAt: toIso(r.created_at)!,
   updatedAt: toIso(r.updated_at)!,
 })
+
+export interface NewTag {
+  id: string
+  userId: string
+  name: string
+  color: string
+}
 
 export interface TagFilter extends ListPage {
   userId?: string
@@ -51,12 +59,17 @@ export function createTagStore(db: Db, now: () => number = Date.now) {
       const r = byName.get(userId, name.toLowerCase())
       return r ? toTag(r) : null
     },
-    insert: (tag: { id: string; userId: string; name: string; color: string }) => {
+    insert: (tag: NewTag): void => {
       const at = now()
       insert.run(tag.id, tag.userId, tag.name, tag.name.toLowerCase(), tag.color, at, at)
     },
-    update: (id: string, name: string, color: string) => update.run(name, name.toLowerCase(), color, now(), id),
-    remove: (id: string) => remove.run(id),
+    update: (id: string, name: string, color: string): void => {
+      update.run(name, name.toLowerCase(), color, now(), id)
+    },
+    /** The tag leaves every link that carried it (link_tags cascades). */
+    remove: (id: string): void => {
+      remove.run(id)
+    },
     list(f: TagFilter): { tags: Tag[]; total: number } {
       const { rows, total } = listRows<TagRow>(db, 'tags', [f.userId && condition('user_id = ?', f.userId), idIn(f.ids), matches(f.search, ['name_key'])], f)
       return { tags: rows.map(toTag), total }
@@ -64,3 +77,5 @@ export function createTagStore(db: Db, now: () => number = Date.now) {
   }
 }
 export type TagStore = ReturnType<typeof createTagStore>
+/** What the tag service needs of a store: the SQLite one above, or PostgreSQL's (tags.store.pg.ts). */
+export type TagStorePort = Awaitable<TagStore>
