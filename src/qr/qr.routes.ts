@@ -11,7 +11,7 @@ import { type LinkLookup, type OwnedDesign, type QrService, qrTextFor } from './
 export interface QrRouteDeps {
   qr: QrService
   links: LinkLookup
-  templates: { qrDesignOf(id: string): OwnedDesign }
+  templates: { qrDesignOf(id: string): OwnedDesign | Promise<OwnedDesign> }
 }
 
 export function qrRoutes({ qr, links, templates }: QrRouteDeps) {
@@ -77,7 +77,7 @@ export function qrRoutes({ qr, links, templates }: QrRouteDeps) {
         const caller = callerOf(request)
         const link = links.get(caller, params.linkId)
         // A template's design draws its owner's files; the link's own design, the link owner's.
-        const design = q.templateId ? templates.qrDesignOf(q.templateId) : { qrOptions: link.qrOptions ?? {}, ownerId: link.userId }
+        const design = q.templateId ? await templates.qrDesignOf(q.templateId) : { qrOptions: link.qrOptions ?? {}, ownerId: link.userId }
         const format = q.format ?? 'image'
         const rendered = await qr.renderQr({
           text: qrTextFor(link.shortLink),

@@ -24,8 +24,8 @@ export function templateRoutes({ templates, qr }: { templates: TemplateService; 
     })
     .get(
       '/qr/templates',
-      ({ request, set }) => {
-        const { templates: list, total } = templates.list(parseQuery(ListTemplatesQuery, new URL(request.url).searchParams))
+      async ({ request, set }) => {
+        const { templates: list, total } = await templates.list(parseQuery(ListTemplatesQuery, new URL(request.url).searchParams))
         set.headers['x-total-count'] = String(total)
         return list
       },
@@ -43,7 +43,7 @@ export function templateRoutes({ templates, qr }: { templates: TemplateService; 
       '/qr/templates/:id/preview',
       async ({ params, request }) => {
         const q = parseQuery(PreviewQuery, new URL(request.url).searchParams)
-        const rendered = await qr.renderQr({ text: SAMPLE_TEXT, ...templates.qrDesignOf(params.id), format: 'png', width: q.width ?? 300 })
+        const rendered = await qr.renderQr({ text: SAMPLE_TEXT, ...(await templates.qrDesignOf(params.id)), format: 'png', width: q.width ?? 300 })
         return imageResponse(request, rendered, 'image')
       },
       {

@@ -5,32 +5,33 @@
 
 import { type Caller, canAccessOwnedBy } from '../auth'
 import { forbidden, newId, notFound, pageWindow, parameterError } from '../shared'
-import type { StoredTemplate, TemplateStore } from './qr.templates.store'
+import type { StoredTemplate, TemplateStorePort } from './qr.templates.store'
 
 export interface TemplateRecord extends StoredTemplate {
   image: string
 }
 
 export interface TemplateServiceDeps {
-  store: TemplateStore
+  store: TemplateStorePort
   baseUrl: string
   /** Renders the design on a sample link and decodes it; throws parameter_error when it does not scan or names a file the owner may not use. */
   assertScannable(qrOptions: unknown, ownerId: string): Promise<void>
 }
 
+/** Over the SQLite store or PostgreSQL's: every store call is awaited (docs/adr/0010). */
 export function createTemplateService({ store, baseUrl, assertScannable }: TemplateServiceDeps) {
   const recordOf = (t: StoredTemplate): TemplateRecord => {
     const { id, name, comment, qrOptions, archived, userId, createdAt, updatedAt } = t
     return { id, name, comment, image: `${baseUrl}/qr/templates/${id}/preview`, qrOptions, archived, userId, createdAt, updatedAt }
   }
 
-  function get(id: string): StoredTemplate {
-    const t = store.get(id)
+  async function get(id: string): Promise<StoredTemplate> {
+    const t = await store.get(id)
     if (!t) throw notFound(`template ${id}`)
     return t
   }
-  function getChangeable(caller: Caller, id: string): StoredTemplate {
-    const t = get(id)
+  async function getChangeable(caller: Caller, id: string): Promise<StoredTemplate> {
+    const t = await get(id)
     if (!canAccessOwnedBy(caller, t.userId)) throw forbidden(`template ${id} belongs to another user; members change only their own templates`)
     return t
   }
@@ -41,38 +42,38 @@ export function createTemplateService({ store, baseUrl, assertScannable }: Templ
   }
 
   return {
-    get: (id: string) => recordOf(get(id)),
+    get: async (id: string): Promise<TemplateRecord> => recordOf(await get(id)),
     /** The stored design and its owner (whose files it draws), for rendering; unknown ids are 404. */
-    qrDesignOf(id: string): { qrOptions: unknown; ownerId: string } {
-      const t = get(id)
+    async qrDesignOf(id: string): Promise<{ qrOptions: unknown; ownerId: string }> {
+      const t = await get(id)
       return { qrOptions: t.qrOptions, ownerId: t.userId }
     },
     async create(caller: Caller, input: { name: string; comment?: string; qrOptions: unknown }): Promise<TemplateRecord> {
       const name = cleanName(input.name)
       await assertScannable(input.qrOptions, caller.userId)
       const id = newId('tpl')
-      store.insert({ id, userId: caller.userId, name, comment: input.comment ?? '', qrOptions: input.qrOptions })
-      return recordOf(store.get(id)!)
+      await store.insert({ id, userId: caller.userId, name, comment: input.comment ?? '', qrOptions: input.qrOptions })
+      return recordOf((await store.get(id))!)
     },
     async update(caller: Caller, id: string, input: { name?: string; comment?: string; qrOptions?: unknown; archived?: boolean }): Promise<TemplateRecord> {
-      const t = getChangeable(caller, id)
+      const t = await getChangeable(caller, id)
       // The template keeps its owner: the design may name that owner's files.
       if (input.qrOptions !== undefined) await assertScannable(input.qrOptions, t.userId)
-      store.update({
+      await store.update({
         ...t,
         name: input.name === undefined ? t.name : cleanName(input.name),
         comment: input.comment ?? t.comment,
         qrOptions: input.qrOptions ?? t.qrOptions,
         archived: input.archived ?? t.archived,
       })
-      return recordOf(store.get(id)!)
+      return recordOf((await store.get(id))!)
     },
-    remove(caller: Caller, id: string): { id: string } {
-      getChangeable(caller, id)
-      store.remove(id)
+    async remove(caller: Caller, id: string): Promise<{ id: string }> {
+      await getChangeable(caller, id)
+      await store.remove(id)
       return { id }
     },
-    list(q: {
+    async list(q: {
       ids?: string[]
       search?: string
       sortBy?: 'name' | 'created_at'
@@ -82,7 +83,7 @@ export function createTemplateService({ store, baseUrl, assertScannable }: Templ
       includeArchived?: boolean
     }) {
       const { limit, offset } = pageWindow(q.page, q.pageSize, 10)
-      const { templates, total } = store.list({
+      const { templates, total } = await store.list({
         ids: q.ids,
         search: q.search,
         includeArchived: q.includeArchived ?? false,

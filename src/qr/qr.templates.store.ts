@@ -1,7 +1,8 @@
-import { condition, idIn, type ListPage, listRows, matches, toIso } from '../shared'
+import { type Awaitable, condition, idIn, type ListPage, listRows, matches, toIso } from '../shared'
 import type { Db } from '../store'
 
-interface TemplateRow {
+/** A row of `qr_templates`, as both adapters read it. */
+export interface TemplateRow {
   id: string
   user_id: string
   name: string
@@ -23,7 +24,7 @@ export interface StoredTemplate {
   updatedAt: string
 }
 
-const toTemplate = (r: TemplateRow): StoredTemplate => ({
+export const toTemplate = (r: TemplateRow): StoredTemplate => ({
   id: r.id,
   userId: r.user_id,
   name: r.name,
@@ -33,6 +34,14 @@ const toTemplate = (r: TemplateRow): StoredTemplate => ({
   createdAt: toIso(r.created_at)!,
   updatedAt: toIso(r.updated_at)!,
 })
+
+export interface NewTemplate {
+  id: string
+  userId: string
+  name: string
+  comment: string
+  qrOptions: unknown
+}
 
 export interface TemplateFilter extends ListPage {
   ids?: string[]
@@ -54,14 +63,16 @@ export function createTemplateStore(db: Db, now: () => number = Date.now) {
       const r = byId.get(id)
       return r ? toTemplate(r) : null
     },
-    insert(t: { id: string; userId: string; name: string; comment: string; qrOptions: unknown }) {
+    insert(t: NewTemplate): void {
       const at = now()
       insert.run(t.id, t.userId, t.name, t.name.toLowerCase(), t.comment, JSON.stringify(t.qrOptions), at, at)
     },
-    update(t: StoredTemplate) {
+    update(t: StoredTemplate): void {
       update.run(t.name, t.name.toLowerCase(), t.comment, JSON.stringify(t.qrOptions), t.archived ? 1 : 0, now(), t.id)
     },
-    remove: (id: string) => remove.run(id),
+    remove: (id: string): void => {
+      remove.run(id)
+    },
     list(f: TemplateFilter): { templates: StoredTemplate[]; total: number } {
       const { rows, total } = listRows<TemplateRow>(
         db,
@@ -74,3 +85,5 @@ export function createTemplateStore(db: Db, now: () => number = Date.now) {
   }
 }
 export type TemplateStore = ReturnType<typeof createTemplateStore>
+/** What the template service needs of a store: the SQLite one above, or PostgreSQL's (qr.templates.store.pg.ts). */
+export type TemplateStorePort = Awaitable<TemplateStore>
