@@ -22,7 +22,8 @@ let pgSql: SQL | undefined
 beforeAll(async () => {
   pg = await startPostgres()
   const admin = new SQL(pg.url)
-  await admin`CREATE DATABASE templates_contract`
+  // An ICU locale that sorts and lower-cases by language: the adapter must still answer as SQLite does.
+  await admin`CREATE DATABASE templates_contract LOCALE_PROVIDER icu ICU_LOCALE 'en' TEMPLATE template0`
   await admin.close()
   pgSql = new SQL(pg.url.replace(/\/postgres$/, '/templates_contract'), { max: 4 })
   await migratePostgres(pgSql)
