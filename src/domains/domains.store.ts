@@ -1,7 +1,9 @@
+import type { Awaitable } from '../shared'
 import type { Db } from '../store'
 import type { CnameStatus, SslStatus } from './domains.schema'
 
-interface DomainRow {
+/** A `domains` row as both stores return it (PostgreSQL casts its bigints to float8). */
+export interface DomainRow {
   slug: string
   destination: string | null
   not_found_url: string | null
@@ -46,7 +48,7 @@ export interface DomainState {
   updatedAt: number
 }
 
-const toState = (r: DomainRow): DomainState => ({
+export const toState = (r: DomainRow): DomainState => ({
   slug: r.slug,
   destination: r.destination,
   notFoundUrl: r.not_found_url,
@@ -103,16 +105,21 @@ export function createDomainStore(db: Db) {
       // cname_next_at = now: the first CNAME check is due at once.
       insert.run(slug, s.destination, s.notFoundUrl, s.expiredUrl, s.assetLinks, s.appleAppSiteAssociation, now, createdBy, now, now)
     },
-    updateSettings: (slug: string, s: DomainSettings, now: number) =>
-      updateSettings.run(s.destination, s.notFoundUrl, s.expiredUrl, s.assetLinks, s.appleAppSiteAssociation, s.archived ? 1 : 0, now, slug),
-    updateCname: (slug: string, c: CnameState) => updateCname.run(c.cnameStatus, c.cnameDetail, c.cnameCheckedAt, c.cnameAttempts, c.cnameNextAt, slug),
-    updateSsl: (slug: string, s: SslState) => updateSsl.run(s.sslStatus, s.sslError, s.sslAttempts, s.sslNextAt, slug),
+    updateSettings(slug: string, s: DomainSettings, now: number): void {
+      updateSettings.run(s.destination, s.notFoundUrl, s.expiredUrl, s.assetLinks, s.appleAppSiteAssociation, s.archived ? 1 : 0, now, slug)
+    },
+    updateCname(slug: string, c: CnameState): void {
+      updateCname.run(c.cnameStatus, c.cnameDetail, c.cnameCheckedAt, c.cnameAttempts, c.cnameNextAt, slug)
+    },
+    updateSsl(slug: string, s: SslState): void {
+      updateSsl.run(s.sslStatus, s.sslError, s.sslAttempts, s.sslNextAt, slug)
+    },
     remove(slug: string): boolean {
       dropClicks.run(slug)
       return remove.run(slug).changes > 0
     },
     clicksOf: (slug: string) => clicksOf.get(slug)?.clicks ?? 0,
-    addClicks: db.transaction((byDomain: Map<string, number>) => {
+    addClicks: db.transaction((byDomain: Map<string, number>): void => {
       for (const [slug, n] of byDomain) addClicks.run(slug, n)
     }),
     /** When this store was created: the createdAt shown for default domains. */
@@ -120,3 +127,5 @@ export function createDomainStore(db: Db) {
   }
 }
 export type DomainStore = ReturnType<typeof createDomainStore>
+/** What the domain service needs of a store: the SQLite one above, or PostgreSQL's (domains.store.pg.ts). */
+export type DomainStorePort = Awaitable<DomainStore>
