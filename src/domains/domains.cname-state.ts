@@ -8,7 +8,7 @@
  */
 import type { Logger } from '../shared'
 import type { CnameChecker, CnameOutcome } from './cname'
-import type { CnameState, DomainState, DomainStore } from './domains.store'
+import type { CnameState, DomainState, DomainStorePort } from './domains.store'
 
 const MAX_BACKOFF_MS = 6 * 3600_000
 
@@ -40,14 +40,14 @@ export function nextCnameState(
 }
 
 export function createCnameVerification(opts: {
-  store: Pick<DomainStore, 'get' | 'updateCname' | 'updateSsl'>
+  store: Pick<DomainStorePort, 'get' | 'updateCname' | 'updateSsl'>
   cname: CnameChecker
   /** First retry delay; doubles per attempt. */
   retryMs: number
   log: Logger
   now: () => number
   /** Re-reads a domain into the service's cache after a write: its state, null when gone. */
-  reload(slug: string): DomainState | null
+  reload(slug: string): DomainState | null | Promise<DomainState | null>
   /** Tells the service's listeners that a domain's CNAME state moved. */
   changed(slug: string): void
 }) {
@@ -56,10 +56,10 @@ export function createCnameVerification(opts: {
   const inflight = new Map<string, Promise<DomainState | null>>()
 
   /** Records a CNAME outcome with backoff; a temporary failure keeps the current status. */
-  function record(slug: string, outcome: CnameOutcome, manual: boolean): DomainState | null {
-    const cur = store.get(slug)
+  async function record(slug: string, outcome: CnameOutcome, manual: boolean): Promise<DomainState | null> {
+    const cur = await store.get(slug)
     if (!cur) return null
-    store.updateCname(slug, nextCnameState(cur, outcome, manual, now(), opts.retryMs))
+    await store.updateCname(slug, nextCnameState(cur, outcome, manual, now(), opts.retryMs))
     if (outcome.status !== cur.cnameStatus) log.info('domain cname', { domain: slug, from: cur.cnameStatus, to: outcome.status, detail: outcome.detail })
     return opts.reload(slug)
   }
@@ -71,7 +71,7 @@ export function createCnameVerification(opts: {
     } catch (e) {
       outcome = { status: 'pending', detail: `DNS check failed: ${(e as Error).message}` }
     }
-    const s = record(slug, outcome, manual)
+    const s = await record(slug, outcome, manual)
     if (s) opts.changed(slug)
     return s
   }
@@ -95,8 +95,8 @@ export function createCnameVerification(opts: {
       const s = await check(slug, true)
       if (!s) return null
       if (s.cnameStatus === 'valid' && (s.sslStatus === 'failed' || s.sslStatus === 'pending') && s.sslNextAt !== null) {
-        store.updateSsl(slug, { sslStatus: s.sslStatus, sslError: s.sslError, sslAttempts: 0, sslNextAt: null })
-        const fresh = opts.reload(slug)
+        await store.updateSsl(slug, { sslStatus: s.sslStatus, sslError: s.sslError, sslAttempts: 0, sslNextAt: null })
+        const fresh = await opts.reload(slug)
         opts.changed(slug)
         return fresh
       }

@@ -5,13 +5,15 @@ import { errorResponses } from '../docs'
 import { parseQuery, queryParameters } from '../shared'
 import { CreateDomainBody, DomainParams, DomainRecord, ListDomainsQuery, UpdateDomainBody } from './domains.schema'
 import type { DomainService } from './domains.service'
+import type { DomainStorePort } from './domains.store'
 
 const errors = errorResponses(400, 401, 403, 404, 422, 429)
 
 const ADMIN_ONLY = 'Admin keys only: members get 403 `forbidden` (domains are shared; members list them and use them for links).'
 const DEFAULTS_READ_ONLY = 'Default short domains come from the server configuration (`[domains] defaults`): changing or deleting one answers 403 `forbidden`.'
 
-export function domainRoutes({ domains }: { domains: DomainService }) {
+/** Over either store: every answer may be a promise (Elysia awaits it). */
+export function domainRoutes({ domains }: { domains: DomainService<DomainStorePort> }) {
   return new Elysia({ name: 'domains', normalize: false })
     .post('/domains', ({ body, request }) => domains.create(callerOf(request), body), {
       body: CreateDomainBody,
@@ -24,9 +26,9 @@ export function domainRoutes({ domains }: { domains: DomainService }) {
     })
     .get(
       '/domains',
-      ({ request, set }) => {
+      async ({ request, set }) => {
         const q = parseQuery(ListDomainsQuery, new URL(request.url).searchParams)
-        const { domains: list, total } = domains.list(callerOf(request), q)
+        const { domains: list, total } = await domains.list(callerOf(request), q)
         set.headers['x-total-count'] = String(total)
         return list
       },

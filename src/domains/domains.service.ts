@@ -4,6 +4,12 @@
  * the link service's `isUsableForLinks` are map reads; every write refreshes the map and
  * tells `onChange` listeners (the certificate manager, the redirect server). CNAME checks
  * and their retries are the state machine of domains.cname-state.ts.
+ *
+ * The store is a port (docs/adr/0010): SQLite answers at once, PostgreSQL with promises.
+ * `lookup`, `isUsableForLinks`, `customDomains` and `stateOf` read memory only; every method
+ * that reads or writes the store answers at once on a synchronous store (then-or-now), so the
+ * routes, the certificate manager and the click flush run as before on SQLite, and with a
+ * promise on PostgreSQL. Over PostgreSQL the memory is filled when `ready` settles.
  */
 import { domainToASCII } from 'node:url'
 import type { Caller } from '../auth'
@@ -13,7 +19,20 @@ import type { CnameChecker } from './cname'
 import { createCnameVerification } from './domains.cname-state'
 import { normaliseHost, parseDomainName } from './domains.names'
 import type { CnameStatus, SslStatus } from './domains.schema'
-import type { DomainSettings, DomainState, DomainStore, SslState } from './domains.store'
+import type { DomainSettings, DomainState, DomainStore, DomainStorePort, SslState } from './domains.store'
+
+/** A result that is synchronous when the store `S` is (the SQLite one), else maybe a promise. */
+export type StoreResult<S, T> = S extends DomainStore ? T : T | Promise<T>
+
+/** `f(value)`, at once when `value` is not a promise: keeps a synchronous store's path free of promises. */
+function then<T, R>(value: T | Promise<T>, f: (v: T) => R | Promise<R>): R | Promise<R> {
+  return value instanceof Promise ? value.then(f) : f(value)
+}
+
+/** The values, at once when none is a promise. */
+function allOf<T>(values: (T | Promise<T>)[]): T[] | Promise<T[]> {
+  return values.some((v) => v instanceof Promise) ? Promise.all(values) : (values as T[])
+}
 
 /** What the redirect server needs per request. */
 export interface DomainLookup
@@ -74,8 +93,8 @@ function recordPart({ hsts: _, ...shown }: DomainLookup): Omit<DomainLookup, 'hs
   return shown
 }
 
-export function createDomainService(opts: {
-  store: DomainStore
+export function createDomainService<S extends DomainStorePort = DomainStore>(opts: {
+  store: S
   settings: Settings
   cname: CnameChecker
   /** First retry delay for CNAME re-checks (and certificate orders); doubles per attempt. */
@@ -89,7 +108,6 @@ export function createDomainService(opts: {
   const lookups = new Map<string, DomainLookup>()
   const listeners = new Set<(e: DomainEvent) => void>()
 
-  const defaultCreatedAt = toIso(store.storeCreatedAt())!
   /** What the redirect server knows of a default domain: no fallbacks, no deep-link files. */
   const defaultLookup = (slug: string): DomainLookup => ({
     slug,
@@ -102,6 +120,7 @@ export function createDomainService(opts: {
     isDefault: true,
     hsts: true,
   })
+  /** Default domains' records; createdAt (the store's creation) is filled when the store answers. */
   const defaults = new Map<string, DomainRecord>(
     settings.defaultDomains.map((slug) => [
       slug,
@@ -113,7 +132,7 @@ export function createDomainService(opts: {
         cnameDetail: null,
         sslStatus: 'active',
         sslError: null,
-        createdAt: defaultCreatedAt,
+        createdAt: '',
       },
     ]),
   )
@@ -129,40 +148,53 @@ export function createDomainService(opts: {
     isDefault: false,
     hsts: s.sslStatus === 'active',
   })
-  const toRecord = (s: DomainState): DomainRecord => ({
-    ...recordPart(toLookup(s)),
-    clicks: store.clicksOf(s.slug),
-    cnameStatus: s.cnameStatus,
-    cnameTarget: cname.target,
-    cnameDetail: s.cnameDetail,
-    sslStatus: s.sslStatus,
-    sslError: s.sslError,
-    createdAt: toIso(s.createdAt)!,
-  })
+  const toRecord = (s: DomainState): DomainRecord | Promise<DomainRecord> =>
+    then(store.clicksOf(s.slug), (clicks) => ({
+      ...recordPart(toLookup(s)),
+      clicks,
+      cnameStatus: s.cnameStatus,
+      cnameTarget: cname.target,
+      cnameDetail: s.cnameDetail,
+      sslStatus: s.sslStatus,
+      sslError: s.sslError,
+      createdAt: toIso(s.createdAt)!,
+    }))
 
-  const withClicks = (d: DomainRecord): DomainRecord => ({ ...d, clicks: store.clicksOf(d.slug) })
+  const withClicks = (d: DomainRecord): DomainRecord | Promise<DomainRecord> => then(store.clicksOf(d.slug), (clicks) => ({ ...d, clicks }))
 
-  function refresh(slug: string): DomainState | null {
-    const s = store.get(slug)
-    if (s) {
-      states.set(slug, s)
-      lookups.set(slug, toLookup(s))
-    } else {
-      states.delete(slug)
-      lookups.delete(slug)
-    }
-    return s
+  /**
+   * Reads of each domain, numbered: only the latest one issued goes into memory, so on an
+   * asynchronous store an older answer arriving late cannot overwrite a newer one.
+   */
+  const readSeq = new Map<string, number>()
+  let reads = 0
+  function refresh(slug: string): DomainState | null | Promise<DomainState | null> {
+    const seq = ++reads
+    readSeq.set(slug, seq)
+    return then(store.get(slug), (s) => {
+      if (readSeq.get(slug) !== seq) return s
+      readSeq.delete(slug)
+      if (s) {
+        states.set(slug, s)
+        lookups.set(slug, toLookup(s))
+      } else {
+        states.delete(slug)
+        lookups.delete(slug)
+      }
+      return s
+    })
   }
-  function reloadAll() {
+  function load(createdAt: number, all: DomainState[]) {
+    for (const d of defaults.values()) d.createdAt = toIso(createdAt)!
     states.clear()
     lookups.clear()
     for (const slug of defaults.keys()) lookups.set(slug, defaultLookup(slug))
-    for (const s of store.all()) {
+    for (const s of all) {
       states.set(s.slug, s)
       lookups.set(s.slug, toLookup(s))
     }
   }
-  reloadAll()
+  const ready = then(store.storeCreatedAt(), (createdAt) => then(store.all(), (all) => load(createdAt, all))) as StoreResult<S, void>
 
   function emit(e: DomainEvent) {
     for (const fn of listeners) {
@@ -209,6 +241,8 @@ export function createDomainService(opts: {
   })
 
   return {
+    /** Settles when the domains are in memory: at once (undefined) on a synchronous store. */
+    ready,
     cnameTarget: cname.target,
 
     /** Hot path: the domain serving `host` (lower-case, no port), or null. */
@@ -229,56 +263,68 @@ export function createDomainService(opts: {
       return () => listeners.delete(fn)
     },
 
-    create(caller: Caller, input: DomainInput & { domain: string }): DomainRecord {
+    create(caller: Caller, input: DomainInput & { domain: string }): StoreResult<S, DomainRecord> {
       requireAdmin(caller)
       const slug = parseDomainName(input.domain)
       if (defaults.has(slug)) throw parameterError(`'domain' ${slug} is a default short domain (server configuration); it exists already`)
       if (slug === settings.apiHost) throw parameterError(`'domain' ${slug} is the API host and cannot be a custom short domain`)
-      if (states.has(slug) || store.get(slug)) throw parameterError(`'domain' ${slug} is already registered`)
+      if (states.has(slug)) throw parameterError(`'domain' ${slug} is already registered`)
       const v = normaliseInput(input)
-      store.insert(
-        slug,
-        {
-          destination: v.destination ?? null,
-          notFoundUrl: v.notFoundUrl ?? null,
-          expiredUrl: v.expiredUrl ?? null,
-          assetLinks: v.assetLinks ?? null,
-          appleAppSiteAssociation: v.appleAppSiteAssociation ?? null,
-        },
-        caller.userId,
-        now(),
-      )
-      const s = refresh(slug)!
-      log.info('domain created', { domain: slug, by: caller.userId })
-      emit({ type: 'created', slug })
-      return toRecord(s)
+      return then(store.get(slug), (existing) => {
+        if (existing) throw parameterError(`'domain' ${slug} is already registered`)
+        const inserted = store.insert(
+          slug,
+          {
+            destination: v.destination ?? null,
+            notFoundUrl: v.notFoundUrl ?? null,
+            expiredUrl: v.expiredUrl ?? null,
+            assetLinks: v.assetLinks ?? null,
+            appleAppSiteAssociation: v.appleAppSiteAssociation ?? null,
+          },
+          caller.userId,
+          now(),
+        )
+        return then(inserted, () =>
+          then(refresh(slug), (s) => {
+            log.info('domain created', { domain: slug, by: caller.userId })
+            emit({ type: 'created', slug })
+            return toRecord(s!)
+          }),
+        )
+      }) as StoreResult<S, DomainRecord>
     },
 
-    get(_caller: Caller, input: string): DomainRecord {
+    get(_caller: Caller, input: string): StoreResult<S, DomainRecord> {
       const slug = normaliseHost(input)
       const d = defaults.get(slug)
-      if (d) return withClicks(d)
-      return toRecord(customOrThrow(slug, false))
+      if (d) return withClicks(d) as StoreResult<S, DomainRecord>
+      return toRecord(customOrThrow(slug, false)) as StoreResult<S, DomainRecord>
     },
 
-    update(caller: Caller, input: string, body: DomainInput & { archived?: boolean }): DomainRecord {
+    update(caller: Caller, input: string, body: DomainInput & { archived?: boolean }): StoreResult<S, DomainRecord> {
       requireAdmin(caller)
       const cur = customOrThrow(input, true)
       const v = normaliseInput(body)
-      store.updateSettings(cur.slug, { ...cur, ...v, archived: body.archived ?? cur.archived }, now())
-      const s = refresh(cur.slug)!
-      emit({ type: 'updated', slug: cur.slug })
-      return toRecord(s)
+      const updated = store.updateSettings(cur.slug, { ...cur, ...v, archived: body.archived ?? cur.archived }, now())
+      return then(updated, () =>
+        then(refresh(cur.slug), (s) => {
+          if (!s) throw notFound(`domain ${cur.slug}`) // deleted meanwhile
+          emit({ type: 'updated', slug: cur.slug })
+          return toRecord(s)
+        }),
+      ) as StoreResult<S, DomainRecord>
     },
 
-    remove(caller: Caller, input: string): { domain: string } {
+    remove(caller: Caller, input: string): StoreResult<S, { domain: string }> {
       requireAdmin(caller)
       const cur = customOrThrow(input, true)
-      store.remove(cur.slug)
-      refresh(cur.slug)
-      log.info('domain deleted', { domain: cur.slug, by: caller.userId })
-      emit({ type: 'deleted', slug: cur.slug })
-      return { domain: cur.slug }
+      return then(store.remove(cur.slug), () =>
+        then(refresh(cur.slug), () => {
+          log.info('domain deleted', { domain: cur.slug, by: caller.userId })
+          emit({ type: 'deleted', slug: cur.slug })
+          return { domain: cur.slug }
+        }),
+      ) as StoreResult<S, { domain: string }>
     },
 
     /** Checks the CNAME now; when it is valid and no certificate is served, the next order starts at once. */
@@ -288,45 +334,55 @@ export function createDomainService(opts: {
       const d = defaults.get(slug)
       if (d) return withClicks(d)
       customOrThrow(slug, true)
-      if (!(await cnameState.verify(slug))) throw notFound(`domain ${slug}`)
-      return toRecord(states.get(slug)!)
+      const s = await cnameState.verify(slug)
+      if (!s) throw notFound(`domain ${slug}`)
+      return toRecord(states.get(slug) ?? s)
     },
 
-    list(_caller: Caller, q: ListDomainsInput): { domains: DomainRecord[]; total: number } {
-      const { limit, offset } = pageWindow(q.page, q.pageSize)
-      let all: DomainRecord[] = [...[...defaults.values()].map(withClicks), ...[...states.values()].map(toRecord)]
-      if (!q.includeArchived) all = all.filter((d) => !d.archived)
-      if (q.domains?.length) {
-        const wanted = new Set(q.domains.map(normaliseHost))
-        all = all.filter((d) => wanted.has(d.slug))
-      }
-      if (q.search) {
-        const s = q.search.trim().toLowerCase()
-        const ascii = domainToASCII(s)
-        all = all.filter((d) => d.slug.includes(s) || (ascii !== '' && d.slug.includes(ascii)))
-      }
-      const dir = q.sortOrder === 'asc' ? 1 : -1
-      const byName = (a: DomainRecord, b: DomainRecord) => (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0)
-      all.sort(q.sortBy === 'domain' ? (a, b) => dir * byName(a, b) : (a, b) => dir * (a.createdAt.localeCompare(b.createdAt) || byName(a, b)))
-      return { domains: all.slice(offset, offset + limit), total: all.length }
+    list(_caller: Caller, q: ListDomainsInput): StoreResult<S, { domains: DomainRecord[]; total: number }> {
+      const records = allOf([...[...defaults.values()].map(withClicks), ...[...states.values()].map(toRecord)])
+      return then(records, (all) => page(all, q)) as StoreResult<S, { domains: DomainRecord[]; total: number }>
     },
 
     /** Counted visits per domain, from each click flush. */
-    addClicks(byDomain: Map<string, number>) {
-      store.addClicks(byDomain)
+    addClicks(byDomain: Map<string, number>): StoreResult<S, void> {
+      return store.addClicks(byDomain) as StoreResult<S, void>
     },
 
     // For the certificate manager.
     customDomains: (): DomainState[] => [...states.values()],
     stateOf: (slug: string): DomainState | null => states.get(slug) ?? null,
     checkCname: (slug: string) => cnameState.check(slug),
-    setSsl(slug: string, ssl: SslState) {
-      if (!states.has(slug)) return
-      store.updateSsl(slug, ssl)
-      refresh(slug)
-      emit({ type: 'ssl', slug })
+    setSsl(slug: string, ssl: SslState): StoreResult<S, void> {
+      if (!states.has(slug)) return undefined as StoreResult<S, void>
+      return then(store.updateSsl(slug, ssl), () =>
+        then(refresh(slug), () => {
+          emit({ type: 'ssl', slug })
+        }),
+      ) as StoreResult<S, void>
     },
     backoffMs: cnameState.backoffMs,
   }
 }
-export type DomainService = ReturnType<typeof createDomainService>
+/** The service over the SQLite store (the default), or over any store port (`DomainService<DomainStorePort>`). */
+export type DomainService<S extends DomainStorePort = DomainStore> = ReturnType<typeof createDomainService<S>>
+
+/** Filters, sorts and pages the records, as GET /domains answers. */
+function page(records: DomainRecord[], q: ListDomainsInput): { domains: DomainRecord[]; total: number } {
+  const { limit, offset } = pageWindow(q.page, q.pageSize)
+  let all = records
+  if (!q.includeArchived) all = all.filter((d) => !d.archived)
+  if (q.domains?.length) {
+    const wanted = new Set(q.domains.map(normaliseHost))
+    all = all.filter((d) => wanted.has(d.slug))
+  }
+  if (q.search) {
+    const s = q.search.trim().toLowerCase()
+    const ascii = domainToASCII(s)
+    all = all.filter((d) => d.slug.includes(s) || (ascii !== '' && d.slug.includes(ascii)))
+  }
+  const dir = q.sortOrder === 'asc' ? 1 : -1
+  const byName = (a: DomainRecord, b: DomainRecord) => (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0)
+  all.sort(q.sortBy === 'domain' ? (a, b) => dir * byName(a, b) : (a, b) => dir * (a.createdAt.localeCompare(b.createdAt) || byName(a, b)))
+  return { domains: all.slice(offset, offset + limit), total: all.length }
+}
