@@ -1,0 +1,107 @@
+/**
+ * The TLS store port, one set of cases run against both adapters: SQLite on ':memory:'
+ * (today's store) and PostgreSQL (a real server, a fresh migrated database under an ICU
+ * locale). Both must give the same answers.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, setDefaultTimeout, test } from 'bun:test'
+import { SQL } from 'bun'
+import { startPostgres, type TestPostgres } from '../../test/helpers/postgres'
+import { migratePostgres, openStore } from '../store'
+import { createTlsStore, type TlsStorePort } from './tls.store'
+import { createPgTlsStore } from './tls.store.pg'
+
+setDefaultTimeout(30_000)
+
+let pg: TestPostgres | undefined
+let pgSql: SQL | undefined
+
+beforeAll(async () => {
+  pg = await startPostgres()
+  const admin = new SQL(pg.url)
+  await admin`CREATE DATABASE tls_contract LOCALE_PROVIDER icu ICU_LOCALE 'en' TEMPLATE template0`
+  await admin.close()
+  pgSql = new SQL(pg.url.replace(/\/postgres$/, '/tls_contract'), { max: 4 })
+  await migratePostgres(pgSql)
+})
+afterAll(async () => {
+  await pgSql?.close()
+  await pg?.destroy()
+})
+
+const T0 = Date.parse('2026-03-01T12:00:00Z')
+
+const adapters: [string, () => Promise<TlsStorePort>][] = [
+  ['sqlite', async () => createTlsStore(openStore(':memory:'))],
+  [
+    'postgres',
+    async () => {
+      await pgSql!`TRUNCATE tls_certificates, acme_accounts, acme_challenges`
+      return createPgTlsStore(pgSql!)
+    },
+  ],
+]
+
+const cert = (name: string, notAfter = T0 + 90 * 86_400_000) => ({
+  name,
+  cert: `-----BEGIN CERTIFICATE-----\n${name}\n-----END CERTIFICATE-----\n`,
+  key: `key of ${name}`,
+  notBefore: T0,
+  notAfter,
+})
+
+describe.each(adapters)('tls store port on %s', (_name, open) => {
+  let store: TlsStorePort
+  beforeEach(async () => {
+    store = await open()
+  })
+
+  test('certificates: put, get, all by code point, replace, remove', async () => {
+    expect(await store.certificate('go.example')).toBeNull()
+    expect(await store.allCertificates()).toEqual([])
+    // An ICU 'en' order would put 'a.example' before 'Z.example'; SQLite orders by code point.
+    for (const n of ['go.example', 'a.example', 'Z.example']) await store.putCertificate(cert(n), T0 + 1)
+    expect(await store.certificate('go.example')).toEqual({ ...cert('go.example'), issuedAt: T0 + 1 })
+    expect((await store.allCertificates()).map((c) => c.name)).toEqual(['Z.example', 'a.example', 'go.example'])
+
+    const renewed = { ...cert('go.example', T0 + 180 * 86_400_000), cert: 'renewed', key: 'new key', notBefore: T0 + 5 }
+    await store.putCertificate(renewed, T0 + 9)
+    expect(await store.certificate('go.example')).toEqual({ ...renewed, issuedAt: T0 + 9 })
+    expect(await store.allCertificates()).toHaveLength(3)
+
+    expect(await store.removeCertificate('go.example')).toBe(true)
+    expect(await store.removeCertificate('go.example')).toBe(false)
+    expect(await store.certificate('go.example')).toBeNull()
+    expect((await store.allCertificates()).map((c) => c.name)).toEqual(['Z.example', 'a.example'])
+  })
+
+  test('challenges: put, answer, replace, drop, drop those older than a time', async () => {
+    expect(await store.challengeAnswer('tok1')).toBeNull()
+    await store.putChallenge('tok1', 'tok1.thumb', T0)
+    await store.putChallenge('tok2', 'tok2.thumb', T0 + 10)
+    expect(await store.challengeAnswer('tok1')).toBe('tok1.thumb')
+    // A second answer replaces the first; the token keeps its age.
+    await store.putChallenge('tok1', 'tok1.other', T0 + 20)
+    expect(await store.challengeAnswer('tok1')).toBe('tok1.other')
+
+    await store.dropChallengesBefore(T0 + 10)
+    expect(await store.challengeAnswer('tok1')).toBeNull()
+    expect(await store.challengeAnswer('tok2')).toBe('tok2.thumb')
+
+    await store.dropChallenge('tok2')
+    await store.dropChallenge('tok2')
+    expect(await store.challengeAnswer('tok2')).toBeNull()
+  })
+
+  test('accounts: none, inserted without a URL, URL set; per directory', async () => {
+    const dir = 'https://acme.example/directory'
+    expect(await store.account(dir)).toBeNull()
+    await store.insertAccount(dir, 'PEM key', T0)
+    expect(await store.account(dir)).toEqual({ accountKey: 'PEM key', accountUrl: null })
+    await store.setAccountUrl(dir, 'https://acme.example/acct/1')
+    expect(await store.account(dir)).toEqual({ accountKey: 'PEM key', accountUrl: 'https://acme.example/acct/1' })
+    expect(await store.account('https://other.example/directory')).toBeNull()
+    // One account per directory: a second insert is refused on both.
+    await expect((async () => store.insertAccount(dir, 'other key', T0))()).rejects.toThrow()
+    expect(await store.account(dir)).toEqual({ accountKey: 'PEM key', accountUrl: 'https://acme.example/acct/1' })
+  })
+})
