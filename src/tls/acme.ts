@@ -1,7 +1,8 @@
 /**
  * Certificate orders with acme-client, HTTP-01 only (Bun.serve cannot answer
  * TLS-ALPN-01). The key authorization goes into `acme_challenges`, which the port-80
- * listener serves, so the answer survives a restart mid-order. The account key lives in
+ * listener serves, so the answer survives a restart mid-order (and, on a shared store, any
+ * node answers). The account key lives in
  * `acme_accounts` per directory URL; certificate keys are ECDSA P-256.
  */
 
@@ -9,8 +10,8 @@ import { readFileSync } from 'node:fs'
 import type * as AcmeClient from 'acme-client'
 import type { Config } from '../config'
 import type { Logger } from '../shared'
-import type { Db } from '../store'
 import type { ChallengeStore } from './challenges'
+import type { TlsStorePort } from './tls.store'
 
 export interface IssuedCertificate {
   name: string
@@ -24,8 +25,8 @@ export interface AcmeIssuer {
   issue(name: string): Promise<IssuedCertificate>
 }
 
-export function createAcmeIssuer(opts: { db: Db; challenges: ChallengeStore; config: Config; log: Logger }): AcmeIssuer {
-  const { db, challenges, config, log } = opts
+export function createAcmeIssuer(opts: { store: TlsStorePort; challenges: ChallengeStore<TlsStorePort>; config: Config; log: Logger }): AcmeIssuer {
+  const { store, challenges, config, log } = opts
   const directory = config.tls.acmeDirectory
   const pollMs = config.tls.acmePollMs
 
@@ -45,35 +46,31 @@ export function createAcmeIssuer(opts: { db: Db; challenges: ChallengeStore; con
       return acme
     })())
 
-  const accountOf = db.query<{ account_key: string; account_url: string | null }, [string]>(
-    'SELECT account_key, account_url FROM acme_accounts WHERE directory = ?',
-  )
-  const insertAccount = db.query('INSERT INTO acme_accounts (directory, account_key, account_url, created_at) VALUES (?, ?, NULL, ?)')
-  const setAccountUrl = db.query('UPDATE acme_accounts SET account_url = ? WHERE directory = ?')
-  challenges.dropOlderThan(86_400_000)
+  const dropped = challenges.dropOlderThan(86_400_000)
+  if (dropped instanceof Promise) dropped.catch((e) => log.warn('old acme challenges not dropped', { error: String((e as Error)?.message ?? e) }))
 
   let client: Promise<AcmeClient.Client> | null = null
 
   async function makeClient(): Promise<AcmeClient.Client> {
     const acme = await acmeClient()
-    let row = accountOf.get(directory)
-    if (!row) {
+    let account = await store.account(directory)
+    if (!account) {
       const key = (await acme.crypto.createPrivateEcdsaKey()).toString()
-      insertAccount.run(directory, key, Date.now())
-      row = { account_key: key, account_url: null }
+      await store.insertAccount(directory, key, Date.now())
+      account = { accountKey: key, accountUrl: null }
     }
     const c = new acme.Client({
       directoryUrl: directory,
-      accountKey: row.account_key,
-      accountUrl: row.account_url ?? undefined,
+      accountKey: account.accountKey,
+      accountUrl: account.accountUrl ?? undefined,
       backoffMin: pollMs,
       backoffMax: pollMs * 6,
       backoffAttempts: 10,
     })
-    if (!row.account_url) {
+    if (!account.accountUrl) {
       const email = config.tls.acmeEmail
       await c.createAccount({ termsOfServiceAgreed: true, ...(email ? { contact: [`mailto:${email}`] } : {}) })
-      setAccountUrl.run(c.getAccountUrl(), directory)
+      await store.setAccountUrl(directory, c.getAccountUrl())
       log.info('acme account created', { directory, url: c.getAccountUrl() })
     }
     return c
@@ -105,11 +102,12 @@ export function createAcmeIssuer(opts: { db: Db; challenges: ChallengeStore; con
           // the CA validates it anyway.
           skipChallengeVerification: true,
           challengePriority: ['http-01'],
+          // In the store before the CA is told, so whichever node it asks can answer.
           challengeCreateFn: async (_authz, challenge, keyAuthorization) => {
-            challenges.put(challenge.token, keyAuthorization)
+            await challenges.put(challenge.token, keyAuthorization)
           },
           challengeRemoveFn: async (_authz, challenge) => {
-            challenges.drop(challenge.token)
+            await challenges.drop(challenge.token)
           },
         })
         const info = acme.crypto.readCertificateInfo(cert)

@@ -1,56 +1,31 @@
-/** ACME certificates by host name, kept in the store so a restart serves them at once. */
-import type { Db } from '../store'
+/**
+ * ACME certificates by host name, kept in the store so a restart serves them at once. On
+ * the SQLite store every answer is synchronous (the SNI list is built from it); on another
+ * store they may be promises.
+ */
+import type { StoredCertificate, StoreResult, TlsStore, TlsStorePort } from './tls.store'
 
-export interface StoredCertificate {
-  name: string
-  /** PEM chain: leaf first, then intermediates. */
-  cert: string
-  key: string
-  notBefore: number
-  notAfter: number
-  issuedAt: number
-}
-
-interface Row {
-  name: string
-  cert: string
-  key: string
-  not_before: number
-  not_after: number
-  issued_at: number
-}
-
-const toCert = (r: Row): StoredCertificate => ({
-  name: r.name,
-  cert: r.cert,
-  key: r.key,
-  notBefore: r.not_before,
-  notAfter: r.not_after,
-  issuedAt: r.issued_at,
-})
+export type { StoredCertificate } from './tls.store'
 
 /** Renew once two thirds of the lifetime have passed (Let's Encrypt: day 60 of 90). */
 export function renewAt(c: Pick<StoredCertificate, 'notBefore' | 'notAfter'>): number {
   return c.notBefore + ((c.notAfter - c.notBefore) * 2) / 3
 }
 
-export function createCertStore(db: Db) {
-  const all = db.query<Row, []>('SELECT * FROM tls_certificates ORDER BY name')
-  const one = db.query<Row, [string]>('SELECT * FROM tls_certificates WHERE name = ?')
-  const put = db.query(
-    `INSERT INTO tls_certificates (name, cert, key, not_before, not_after, issued_at) VALUES (?, ?, ?, ?, ?, ?)
-     ON CONFLICT (name) DO UPDATE SET cert = excluded.cert, key = excluded.key, not_before = excluded.not_before,
-       not_after = excluded.not_after, issued_at = excluded.issued_at`,
-  )
-  const remove = db.query('DELETE FROM tls_certificates WHERE name = ?')
+export interface CertStore<S extends TlsStorePort = TlsStore> {
+  all(): StoreResult<S, StoredCertificate[]>
+  get(name: string): StoreResult<S, StoredCertificate | null>
+  put(c: Omit<StoredCertificate, 'issuedAt'>): StoreResult<S, void>
+  /** True when there was one. */
+  remove(name: string): StoreResult<S, boolean>
+}
+
+export function createCertStore<S extends TlsStorePort = TlsStore>(store: S): CertStore<S> {
+  type R<T> = StoreResult<S, T>
   return {
-    all: () => all.all().map(toCert),
-    get: (name: string) => {
-      const r = one.get(name)
-      return r ? toCert(r) : null
-    },
-    put: (c: Omit<StoredCertificate, 'issuedAt'>) => put.run(c.name, c.cert, c.key, c.notBefore, c.notAfter, Date.now()),
-    remove: (name: string) => remove.run(name).changes > 0,
+    all: () => store.allCertificates() as R<StoredCertificate[]>,
+    get: (name) => store.certificate(name) as R<StoredCertificate | null>,
+    put: (c) => store.putCertificate(c, Date.now()) as R<void>,
+    remove: (name) => store.removeCertificate(name) as R<boolean>,
   }
 }
-export type CertStore = ReturnType<typeof createCertStore>

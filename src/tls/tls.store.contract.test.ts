@@ -7,6 +7,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, setDefaultTimeout, t
 import { SQL } from 'bun'
 import { startPostgres, type TestPostgres } from '../../test/helpers/postgres'
 import { migratePostgres, openStore } from '../store'
+import { createCertStore } from './cert-store'
+import { createChallengeStore } from './challenges'
 import { createTlsStore, type TlsStorePort } from './tls.store'
 import { createPgTlsStore } from './tls.store.pg'
 
@@ -103,5 +105,53 @@ describe.each(adapters)('tls store port on %s', (_name, open) => {
     // One account per directory: a second insert is refused on both.
     await expect((async () => store.insertAccount(dir, 'other key', T0))()).rejects.toThrow()
     expect(await store.account(dir)).toEqual({ accountKey: 'PEM key', accountUrl: 'https://acme.example/acct/1' })
+  })
+})
+
+describe.each(adapters)('challenge and certificate stores on %s', (name, open) => {
+  const sqlite = name === 'sqlite'
+
+  test('a challenge put through one node is answered by another (a fresh memory) once put settles; a drop reaches both', async () => {
+    const store = await open()
+    const issuing = createChallengeStore(store)
+    const other = createChallengeStore(sqlite ? store : createPgTlsStore(pgSql!))
+    const put = issuing.put('tok-a', 'tok-a.thumb')
+    // SQLite: every call answers at once (the port-80 listener answers without a promise).
+    expect(put instanceof Promise).toBe(!sqlite)
+    await put
+    const answered = other.answer('tok-a')
+    expect(answered instanceof Promise).toBe(!sqlite)
+    expect(await answered).toBe('tok-a.thumb')
+    expect(await issuing.answer('tok-a')).toBe('tok-a.thumb')
+    expect(await other.answer('tok-unknown')).toBeNull()
+
+    await issuing.drop('tok-a')
+    expect(await issuing.answer('tok-a')).toBeNull()
+    expect(await other.answer('tok-a')).toBeNull()
+  })
+
+  test('challenges left over for longer than the given time are dropped', async () => {
+    const store = await open()
+    await store.putChallenge('tok-old', 'old', Date.now() - 2 * 86_400_000)
+    const challenges = createChallengeStore(store)
+    await challenges.put('tok-new', 'new')
+    await challenges.dropOlderThan(86_400_000)
+    expect(await challenges.answer('tok-old')).toBeNull()
+    expect(await challenges.answer('tok-new')).toBe('new')
+  })
+
+  test('certificates: synchronous on SQLite; put, get, all, remove', async () => {
+    const certs = createCertStore(await open())
+    const listed = certs.all()
+    expect(listed instanceof Promise).toBe(!sqlite)
+    expect(await listed).toEqual([])
+    const before = Date.now()
+    await certs.put(cert('go.example'))
+    const got = await certs.get('go.example')
+    expect(got).toMatchObject(cert('go.example'))
+    expect(got!.issuedAt).toBeGreaterThanOrEqual(before)
+    expect((await certs.all()).map((c) => c.name)).toEqual(['go.example'])
+    expect(await certs.remove('go.example')).toBe(true)
+    expect(await certs.get('go.example')).toBeNull()
   })
 })

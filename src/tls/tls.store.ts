@@ -3,7 +3,7 @@
  * directory URL and the HTTP-01 challenge answers. This is the SQLite adapter; its type with
  * awaitable results is the port (`TlsStorePort`) the PostgreSQL adapter implements.
  */
-import type { Awaitable } from '../shared/awaitable'
+import type { Awaitable } from '../shared'
 import type { Db } from '../store'
 
 export interface StoredCertificate {
@@ -92,3 +92,11 @@ export function createTlsStore(db: Db) {
 export type TlsStore = ReturnType<typeof createTlsStore>
 /** The TLS store port: the SQLite store's type with awaitable results. */
 export type TlsStorePort = Awaitable<TlsStore>
+
+/** A result that is synchronous when the store `S` is (the SQLite one), else maybe a promise. */
+export type StoreResult<S, T> = S extends TlsStore ? T : T | Promise<T>
+
+/** `f(value)`, at once when `value` is not a promise: keeps a synchronous store's path free of promises. */
+export function then<T, R>(value: T | Promise<T>, f: (v: T) => R): R | Promise<R> {
+  return value instanceof Promise ? value.then(f) : f(value)
+}

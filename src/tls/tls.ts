@@ -10,6 +10,7 @@ import type { Db } from '../store'
 import { type AcmeIssuer, createAcmeIssuer } from './acme'
 import { type CertStore, createCertStore } from './cert-store'
 import { type ChallengeStore, createChallengeStore } from './challenges'
+import { createTlsStore } from './tls.store'
 
 export interface TlsDeps {
   db: Db
@@ -27,12 +28,13 @@ export interface Tls {
 }
 
 export function createTls({ db, ...deps }: TlsDeps): Tls {
-  const challenges = createChallengeStore(db)
+  const store = createTlsStore(db)
+  const challenges = createChallengeStore(store)
   let issuer: AcmeIssuer | null = null
   return {
     deps,
-    certs: createCertStore(db),
+    certs: createCertStore(store),
     challenges,
-    issuer: () => (issuer ??= createAcmeIssuer({ db, challenges, config: deps.config, log: deps.log })),
+    issuer: () => (issuer ??= createAcmeIssuer({ store, challenges, config: deps.config, log: deps.log })),
   }
 }
