@@ -6,9 +6,9 @@
  * without a promise on both.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, setDefaultTimeout, test } from 'bun:test'
-import { SQL } from 'bun'
-import { startPostgres, type TestPostgres } from '../../test/helpers/postgres'
-import { migratePostgres, openStore } from '../store'
+import type { SQL } from 'bun'
+import { startMigratedDatabase } from '../../test/helpers/postgres'
+import { openStore } from '../store'
 import { type Caller, createAuthService } from './auth.service'
 import { type AuthStorePort, createAuthStore } from './auth.store'
 import { createPgAuthStore } from './auth.store.pg'
@@ -25,21 +25,15 @@ interface Stores {
   sessions: SessionStorePort
 }
 
-let pg: TestPostgres | undefined
 let pgSql: SQL | undefined
+let closePg: (() => Promise<void>) | undefined
 
 beforeAll(async () => {
-  pg = await startPostgres()
-  const admin = new SQL(pg.url)
-  await admin`CREATE DATABASE auth_contract`
-  await admin.close()
-  pgSql = new SQL(pg.url.replace(/\/postgres$/, '/auth_contract'), { max: 4 })
-  await migratePostgres(pgSql)
+  const started = await startMigratedDatabase('auth_contract')
+  pgSql = started.sql
+  closePg = started.close
 })
-afterAll(async () => {
-  await pgSql?.close()
-  await pg?.destroy()
-})
+afterAll(() => closePg?.())
 
 const adapters: [string, () => Promise<Stores>][] = [
   [

@@ -4,13 +4,13 @@
  * the same answers. Then the domain service over each.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, setDefaultTimeout, test } from 'bun:test'
-import { SQL } from 'bun'
-import { startPostgres, type TestPostgres } from '../../test/helpers/postgres'
+import type { SQL } from 'bun'
+import { startMigratedDatabase } from '../../test/helpers/postgres'
 import { type Caller, createAuthStore } from '../auth'
 import { deriveSettings } from '../config'
 import { buildConfig } from '../config/config.load'
 import { createLogger } from '../shared'
-import { migratePostgres, openStore } from '../store'
+import { openStore } from '../store'
 import type { CnameChecker, CnameOutcome } from './cname'
 import { createDomainService } from './domains.service'
 import type { DomainState, DomainStorePort } from './domains.store'
@@ -19,21 +19,15 @@ import { createPgDomainStore } from './domains.store.pg'
 
 setDefaultTimeout(30_000)
 
-let pg: TestPostgres | undefined
 let pgSql: SQL | undefined
+let closePg: (() => Promise<void>) | undefined
 
 beforeAll(async () => {
-  pg = await startPostgres()
-  const admin = new SQL(pg.url)
-  await admin`CREATE DATABASE domains_contract LOCALE_PROVIDER icu ICU_LOCALE 'en' TEMPLATE template0`
-  await admin.close()
-  pgSql = new SQL(pg.url.replace(/\/postgres$/, '/domains_contract'), { max: 4 })
-  await migratePostgres(pgSql)
+  const started = await startMigratedDatabase('domains_contract')
+  pgSql = started.sql
+  closePg = started.close
 })
-afterAll(async () => {
-  await pgSql?.close()
-  await pg?.destroy()
-})
+afterAll(() => closePg?.())
 
 const T0 = Date.parse('2026-03-01T12:00:00Z')
 

@@ -5,33 +5,26 @@
  * same paging and search. Then the template service over each.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, setDefaultTimeout, test } from 'bun:test'
-import { SQL } from 'bun'
-import { startPostgres, type TestPostgres } from '../../test/helpers/postgres'
+import type { SQL } from 'bun'
+import { startMigratedDatabase } from '../../test/helpers/postgres'
 import { type Caller, createAuthStore, createPgAuthStore } from '../auth'
 import { parameterError } from '../shared'
-import { migratePostgres, openStore } from '../store'
+import { openStore } from '../store'
 import { createTemplateService } from './qr.templates.service'
 import { createTemplateStore, type TemplateFilter, type TemplateStorePort } from './qr.templates.store'
 import { createPgTemplateStore } from './qr.templates.store.pg'
 
 setDefaultTimeout(30_000)
 
-let pg: TestPostgres | undefined
 let pgSql: SQL | undefined
+let closePg: (() => Promise<void>) | undefined
 
 beforeAll(async () => {
-  pg = await startPostgres()
-  const admin = new SQL(pg.url)
-  // An ICU locale that sorts and lower-cases by language: the adapter must still answer as SQLite does.
-  await admin`CREATE DATABASE templates_contract LOCALE_PROVIDER icu ICU_LOCALE 'en' TEMPLATE template0`
-  await admin.close()
-  pgSql = new SQL(pg.url.replace(/\/postgres$/, '/templates_contract'), { max: 4 })
-  await migratePostgres(pgSql)
+  const started = await startMigratedDatabase('templates_contract')
+  pgSql = started.sql
+  closePg = started.close
 })
-afterAll(async () => {
-  await pgSql?.close()
-  await pg?.destroy()
-})
+afterAll(() => closePg?.())
 
 const T0 = Date.parse('2026-03-01T12:00:00Z')
 const USERS = ['usr_a', 'usr_b']

@@ -4,9 +4,9 @@
  * locale). Both must give the same answers.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, setDefaultTimeout, test } from 'bun:test'
-import { SQL } from 'bun'
-import { startPostgres, type TestPostgres } from '../../test/helpers/postgres'
-import { migratePostgres, openStore } from '../store'
+import type { SQL } from 'bun'
+import { startMigratedDatabase } from '../../test/helpers/postgres'
+import { openStore } from '../store'
 import { createCertStore } from './cert-store'
 import { createChallengeStore } from './challenges'
 import { createTlsStore, type TlsStorePort } from './tls.store'
@@ -14,21 +14,15 @@ import { createPgTlsStore } from './tls.store.pg'
 
 setDefaultTimeout(30_000)
 
-let pg: TestPostgres | undefined
 let pgSql: SQL | undefined
+let closePg: (() => Promise<void>) | undefined
 
 beforeAll(async () => {
-  pg = await startPostgres()
-  const admin = new SQL(pg.url)
-  await admin`CREATE DATABASE tls_contract LOCALE_PROVIDER icu ICU_LOCALE 'en' TEMPLATE template0`
-  await admin.close()
-  pgSql = new SQL(pg.url.replace(/\/postgres$/, '/tls_contract'), { max: 4 })
-  await migratePostgres(pgSql)
+  const started = await startMigratedDatabase('tls_contract')
+  pgSql = started.sql
+  closePg = started.close
 })
-afterAll(async () => {
-  await pgSql?.close()
-  await pg?.destroy()
-})
+afterAll(() => closePg?.())
 
 const T0 = Date.parse('2026-03-01T12:00:00Z')
 

@@ -6,6 +6,8 @@
 import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { SQL } from 'bun'
+import { migratePostgres } from '../../src/store'
 import { freePort } from './server'
 
 export interface TestPostgres {
@@ -71,4 +73,25 @@ async function postgresIds(): Promise<{ uid: number; gid: number }> {
   if (!line) throw new Error('no postgres user (installed with the postgresql package)')
   const [, , uid, gid] = line.split(':')
   return { uid: Number(uid), gid: Number(gid) }
+}
+
+/**
+ * A cluster holding one fresh database, migrated, for store adapter tests. Its ICU locale
+ * sorts and lower-cases by language, so an adapter that must answer as SQLite does (code-point
+ * order, ASCII-only lower-casing) is tested where the two would differ.
+ */
+export async function startMigratedDatabase(database: string): Promise<{ sql: SQL; close(): Promise<void> }> {
+  const pg = await startPostgres()
+  const admin = new SQL(pg.url)
+  await admin.unsafe(`CREATE DATABASE ${database} LOCALE_PROVIDER icu ICU_LOCALE 'en' TEMPLATE template0`)
+  await admin.close()
+  const sql = new SQL(pg.url.replace(/\/postgres$/, `/${database}`), { max: 4 })
+  await migratePostgres(sql)
+  return {
+    sql,
+    async close() {
+      await sql.close()
+      await pg.destroy()
+    },
+  }
 }
