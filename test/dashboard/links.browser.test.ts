@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
-import { parseCsv } from '../../web/app/screens/import/csv'
+import { parseCsv } from '../../web/app/csv'
 import { type DashboardBrowser, type DashboardPage, dashboardBrowser } from '../helpers/dashboard'
 import { startServer, type TestServer } from '../helpers/server'
 

@@ -4,11 +4,11 @@
  */
 import { useMemo, useState } from 'preact/hooks'
 import { errorText } from '../api'
+import { CsvError, parseCsv } from '../csv'
 import { Link } from '../router'
 import type { ScreenProps } from '../routes'
 import { canWrite, useSession } from '../session'
 import { Button, Empty, ErrorBox, Field, Loading, Page, useResource } from '../ui'
-import { CsvError, parseCsv } from './import/csv'
 import { type ImportRow, type ParsedImport, readImport } from './import/rows'
 import { keysInUse, missingTags, type RowResult, runImport } from './import/run'
 import { fetchDomains, fetchTags } from './links/model'

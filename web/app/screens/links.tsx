@@ -4,12 +4,13 @@
  */
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks'
 import { apiUrl, errorText } from '../api'
+import { downloadCsv } from '../csv'
 import { Link, setQuery } from '../router'
 import type { ScreenProps } from '../routes'
 import { canWrite, isAdmin, useSession } from '../session'
 import { Button, CopyButton, Empty, ErrorBox, Field, Loading, Modal, Page, Pager, toast, useResource } from '../ui'
 import { changeTags, deleteLinks, setArchived } from './links/bulk'
-import { downloadText, exportLinks } from './links/export'
+import { exportLinks } from './links/export'
 import {
   fetchDomains,
   fetchTags,
@@ -538,7 +539,7 @@ function ExportButton({ filters, tags, total }: { filters: LinkFilters; tags: Ta
     setProgress({ done: 0, total: total ?? 0, controller })
     try {
       const { csv, count } = await exportLinks(listQuery(filters), tags, (done, all) => setProgress({ done, total: all, controller }), controller.signal)
-      downloadText(csv, `links-${new Date().toISOString().slice(0, 10)}.csv`)
+      downloadCsv(`links-${new Date().toISOString().slice(0, 10)}.csv`, csv)
       toast(`Exported ${count.toLocaleString()} link${count === 1 ? '' : 's'}`)
     } catch (e) {
       if ((e as Error).name !== 'AbortError') toast(`Export failed: ${errorText(e)}`, 'error')

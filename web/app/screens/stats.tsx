@@ -5,11 +5,11 @@
  * can be bookmarked and the back button undoes the last choice.
  */
 import { get } from '../api'
+import { downloadCsv, toCsv } from '../csv'
 import { Link } from '../router'
 import type { ScreenProps } from '../routes'
 import { canWrite, useSession } from '../session'
 import { Empty, ErrorBox, Field, Loading, Page, useResource } from '../ui'
-import { downloadCsv, toCsv } from './stats/csv'
 import { FilterChips, FilterForm } from './stats/filters'
 import { TimeChart, type TimeRow } from './stats/time-chart'
 import { type GroupRow, TopList } from './stats/top-list'
@@ -82,24 +82,14 @@ export function StatsScreen({ params, query }: ScreenProps) {
   const fileBase = `statistics-${linkId ?? view.filters.linkId ?? 'all-links'}-${view.interval === 'custom' ? `${view.startDay}_${view.endDay}` : view.interval}`
 
   const exportTime = () =>
-    data &&
-    downloadCsv(
-      `${fileBase}-by-${view.granularity}.csv`,
-      toCsv(
-        ['start', 'clicks', 'scans'],
-        data.time.map((r) => [r.start, r.clicks, r.scans]),
-      ),
-    )
+    data && downloadCsv(`${fileBase}-by-${view.granularity}.csv`, toCsv([['start', 'clicks', 'scans'], ...data.time.map((r) => [r.start, r.clicks, r.scans])]))
   const exportTop = () => {
     if (!top.data) return
     const keys = dim.key === 'linkId' ? ['linkId', 'shortLink', 'destination'] : dim.key === 'country' ? ['country', 'countryName'] : [dim.key]
     const value = (r: GroupRow, k: string) => (k === 'countryName' ? (r.country ? countryName(String(r.country)) : '') : r[k])
     downloadCsv(
       `${fileBase}-by-${dim.groupBy}.csv`,
-      toCsv(
-        [...keys, 'clicks', 'scans'],
-        top.data.map((r) => [...keys.map((k) => value(r, k)), r.clicks, r.scans]),
-      ),
+      toCsv([[...keys, 'clicks', 'scans'], ...top.data.map((r) => [...keys.map((k) => value(r, k)), r.clicks, r.scans])]),
     )
   }
 

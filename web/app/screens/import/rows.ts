@@ -2,7 +2,7 @@
  * A CSV file → link rows to create, each with the problems that can be found without
  * writing anything (the server checks the rest when the row is sent).
  */
-import { unescapeFormula } from './csv'
+import { unescapeFormula } from '../../csv'
 
 /** Columns the import reads; others (an export's id, clicks, …) are ignored. */
 export const IMPORT_COLUMNS = ['url', 'key', 'domain', 'tags', 'comment', 'type'] as const

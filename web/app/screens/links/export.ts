@@ -1,6 +1,6 @@
 /** CSV export of every link matching the screen's filters, paged through the API with its largest page. */
 import type { Query } from '../../api'
-import { toCsv } from '../import/csv'
+import { toCsv } from '../../csv'
 import { type LinkRecord, listLinks, MAX_PAGE_SIZE, type Tag } from './model'
 
 export const EXPORT_COLUMNS = ['id', 'shortLink', 'url', 'key', 'domain', 'type', 'tags', 'comment', 'clicks', 'createdAt'] as const
@@ -44,17 +44,4 @@ export async function exportLinks(
     if (result.links.length < MAX_PAGE_SIZE || page * MAX_PAGE_SIZE >= result.total) break
   }
   return { csv: toCsv(rows), count: seen.size }
-}
-
-/** Hands the text to the browser as a file download through a Blob URL. */
-export function downloadText(text: string, filename: string, type = 'text/csv;charset=utf-8') {
-  const url = URL.createObjectURL(new Blob([text], { type }))
-  const a = document.createElement('a')
-  a.href = url
-  a.download = filename
-  document.body.append(a)
-  a.click()
-  a.remove()
-  // The download has started from the click; keep the URL a little while for slow browsers.
-  setTimeout(() => URL.revokeObjectURL(url), 10_000)
 }

@@ -1,7 +1,8 @@
 /**
  * CSV as RFC 4180 writes it: fields separated by commas, rows by CRLF (a bare LF is accepted
  * too), a field in double quotes may hold commas, line breaks and doubled quotes. A leading
- * byte-order mark is skipped. Spreadsheet formulas are defused on the way out.
+ * byte-order mark is skipped. Spreadsheet formulas are defused on the way out. Every CSV the
+ * dashboard reads (import) or writes (links export, statistics) goes through this file.
  */
 
 export class CsvError extends Error {}
@@ -70,16 +71,33 @@ export function parseCsv(text: string, { maxRows = 10_000, maxFields = 100 }: { 
 /** A cell a spreadsheet would run as a formula starts with one of these. */
 const FORMULA_START = /^[=+\-@\t\r]/
 
-/** One field, quoted when it must be; a formula-like text gets a leading apostrophe (OWASP CSV injection). */
-export function csvField(value: string | number | null | undefined): string {
+/**
+ * One field, quoted when it must be. Text a spreadsheet would run as a formula gets a leading
+ * apostrophe (OWASP CSV injection: links and referrers, UTM values come from visitors); a
+ * plain number written as text ("-3") is no formula and stays as it is.
+ */
+export function csvField(value: unknown): string {
   if (value === null || value === undefined) return ''
   let s = String(value)
-  if (typeof value === 'string' && FORMULA_START.test(s)) s = `'${s}`
+  if (typeof value === 'string' && FORMULA_START.test(s) && !/^-?\d+(\.\d+)?$/.test(s)) s = `'${s}`
   return /[",\r\n]/.test(s) || s !== s.trim() ? `"${s.replaceAll('"', '""')}"` : s
 }
 
-export function toCsv(rows: (string | number | null | undefined)[][]): string {
+export function toCsv(rows: unknown[][]): string {
   return `${rows.map((r) => r.map(csvField).join(',')).join('\r\n')}\r\n`
+}
+
+/** Hands CSV text to the browser as a file download through a Blob URL (nothing leaves the browser). */
+export function downloadCsv(filename: string, csv: string) {
+  const url = URL.createObjectURL(new Blob([csv], { type: 'text/csv;charset=utf-8' }))
+  const a = document.createElement('a')
+  a.href = url
+  a.download = filename
+  document.body.append(a)
+  a.click()
+  a.remove()
+  // The download has started from the click; keep the URL a little while for slow browsers.
+  setTimeout(() => URL.revokeObjectURL(url), 10_000)
 }
 
 /** Undoes csvField's apostrophe so an exported file imports back unchanged. */
