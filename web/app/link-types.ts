@@ -19,3 +19,26 @@ export const LINK_TYPES = [
 ] as const
 export type LinkType = (typeof LINK_TYPES)[number]
 export const isLinkType = (s: string | null | undefined): s is LinkType => (LINK_TYPES as readonly string[]).includes(s ?? '')
+
+/** Every value the API's `linkType` filter takes: the create types plus kinds other services have (they match nothing here). */
+export const FILTER_LINK_TYPES = [
+  'link',
+  'document',
+  'file',
+  'vcard',
+  'landing-page',
+  'google-form',
+  'menu',
+  'app-stores',
+  'image',
+  'audio',
+  'video',
+  'wi-fi',
+  'email',
+  'map',
+  'whatsapp',
+  'text',
+  'sms',
+  'svg',
+  'code',
+] as const

@@ -5,6 +5,7 @@
  * list's groupBy) and custom dates (`start`/`end` as days in the chosen time zone).
  */
 import type { Query } from '../../api'
+import { FILTER_LINK_TYPES } from '../../link-types'
 
 export type GroupBy =
   | 'link'
@@ -57,27 +58,7 @@ export const CHOICES: Record<string, readonly string[]> = {
   browser: ['Chrome', 'Edge', 'Safari', 'Firefox', 'Opera', 'Samsung Internet', 'Android Browser', 'Others'],
   os: ['IOS', 'Android', 'Windows', 'MacOS', 'Linux', 'HarmonyOS', 'Other'],
   continent: ['Africa', 'Asia', 'Europe', 'North America', 'South America', 'Oceania'],
-  linkType: [
-    'link',
-    'document',
-    'file',
-    'vcard',
-    'landing-page',
-    'google-form',
-    'menu',
-    'app-stores',
-    'image',
-    'audio',
-    'video',
-    'wi-fi',
-    'email',
-    'map',
-    'whatsapp',
-    'text',
-    'sms',
-    'svg',
-    'code',
-  ],
+  linkType: FILTER_LINK_TYPES,
 }
 
 /** Every filter the screen offers, in the order of the filter form; names are the API's query names. */
