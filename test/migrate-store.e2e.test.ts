@@ -25,8 +25,7 @@ let target: string
 beforeAll(async () => {
   ;[pg, s] = await Promise.all([startPostgres(), startServer()])
   admin = new SQL(pg.url)
-  await admin`CREATE DATABASE copied`
-  target = pg.url.replace(/\/postgres$/, '/copied')
+  target = await pg.createDatabase('copied')
 }, 60_000)
 afterAll(async () => {
   await s?.stop()

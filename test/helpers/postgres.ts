@@ -20,6 +20,8 @@ export interface TestPostgres {
   stop(): Promise<void>
   /** Stops and removes the cluster. */
   destroy(): Promise<void>
+  /** Creates an empty database (under an ICU locale when asked) and answers its URL. */
+  createDatabase(name: string, options?: { icuLocale?: string }): Promise<string>
 }
 
 export function postgresBinDir(): string | null {
@@ -62,6 +64,12 @@ export async function startPostgres(): Promise<TestPostgres> {
       await pg.stop().catch(() => {})
       rmSync(dir, { recursive: true, force: true })
     },
+    async createDatabase(name, { icuLocale } = {}) {
+      const admin = new SQL(pg.url)
+      await admin.unsafe(`CREATE DATABASE ${name}${icuLocale ? ` LOCALE_PROVIDER icu ICU_LOCALE '${icuLocale}' TEMPLATE template0` : ''}`)
+      await admin.close()
+      return pg.url.replace(/\/postgres$/, `/${name}`)
+    },
   }
   await pg.start()
   return pg
@@ -82,10 +90,7 @@ async function postgresIds(): Promise<{ uid: number; gid: number }> {
  */
 export async function startMigratedDatabase(database: string): Promise<{ sql: SQL; close(): Promise<void> }> {
   const pg = await startPostgres()
-  const admin = new SQL(pg.url)
-  await admin.unsafe(`CREATE DATABASE ${database} LOCALE_PROVIDER icu ICU_LOCALE 'en' TEMPLATE template0`)
-  await admin.close()
-  const sql = new SQL(pg.url.replace(/\/postgres$/, `/${database}`), { max: 4 })
+  const sql = new SQL(await pg.createDatabase(database, { icuLocale: 'en' }), { max: 4 })
   await migratePostgres(sql)
   return {
     sql,

@@ -15,21 +15,16 @@ import { CopyRefusedError, copySqliteToPostgres, openSqliteSource } from './copy
 import { fileByteDiffs, tableDiffs } from './copy.test-fixtures'
 
 let pg: TestPostgres
-let admin: SQL
 let dbs = 0
 beforeAll(async () => {
   pg = await startPostgres()
-  admin = new SQL(pg.url)
 })
 afterAll(async () => {
-  await admin?.close()
   await pg?.destroy()
 })
 
 async function freshDatabase(): Promise<SQL> {
-  const name = `copy_${++dbs}`
-  await admin.unsafe(`CREATE DATABASE ${name}`)
-  return new SQL(pg.url.replace(/\/postgres$/, `/${name}`))
+  return new SQL(await pg.createDatabase(`copy_${++dbs}`))
 }
 
 const AWKWARD = 'tab\there\nnew line\r\\back\\slash \\N ünïcödé 🎉'

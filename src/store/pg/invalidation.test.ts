@@ -65,10 +65,7 @@ async function startNode(): Promise<Node> {
 
 beforeAll(async () => {
   pg = await startPostgres()
-  const admin = new SQL(pg.url)
-  await admin`CREATE DATABASE invalidation`
-  await admin.close()
-  url = pg.url.replace(/\/postgres$/, '/invalidation')
+  url = await pg.createDatabase('invalidation')
   writer = new SQL(url)
   await writer`CREATE TABLE things (id text PRIMARY KEY)`
   nodes = [await startNode(), await startNode(), await startNode()]

@@ -16,10 +16,7 @@ let url: string
 
 beforeAll(async () => {
   pg = await startPostgres()
-  const admin = new SQL(pg.url)
-  await admin`CREATE DATABASE leader`
-  await admin.close()
-  url = pg.url.replace(/\/postgres$/, '/leader')
+  url = await pg.createDatabase('leader')
 })
 afterAll(async () => {
   await pg?.destroy()

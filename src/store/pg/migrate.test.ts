@@ -5,23 +5,16 @@ import { migratePostgres, PgMigrationError } from './migrate'
 import { pgMigrations } from './migrations'
 
 let pg: TestPostgres
-let admin: SQL
 let dbs = 0
 beforeAll(async () => {
   pg = await startPostgres()
-  admin = new SQL(pg.url)
 })
 afterAll(async () => {
-  await admin?.close()
   await pg?.destroy()
 })
 
 /** A fresh, empty database on the test cluster; its URL. */
-async function freshDatabase(): Promise<string> {
-  const name = `migrate_${++dbs}`
-  await admin.unsafe(`CREATE DATABASE ${name}`)
-  return pg.url.replace(/\/postgres$/, `/${name}`)
-}
+const freshDatabase = () => pg.createDatabase(`migrate_${++dbs}`)
 
 const tableExists = async (sql: SQL, name: string) => (await sql`SELECT to_regclass(${name}) IS NOT NULL AS e`)[0].e as boolean
 

@@ -17,10 +17,7 @@ let pg: TestPostgres
 let sql: SQL
 beforeAll(async () => {
   pg = await startPostgres()
-  const admin = new SQL(pg.url)
-  await admin`CREATE DATABASE schema_test`
-  await admin.close()
-  sql = new SQL(pg.url.replace(/\/postgres$/, '/schema_test'))
+  sql = new SQL(await pg.createDatabase('schema_test'))
   await migratePostgres(sql)
 })
 afterAll(async () => {
@@ -122,10 +119,7 @@ describe('PostgreSQL schema', () => {
   })
 
   test('the cluster tables are those the building blocks create on a bare database (their CREATE IF NOT EXISTS is a no-op here)', async () => {
-    const admin = new SQL(pg.url)
-    await admin`CREATE DATABASE bare_blocks`
-    await admin.close()
-    const bare = new SQL(pg.url.replace(/\/postgres$/, '/bare_blocks'))
+    const bare = new SQL(await pg.createDatabase('bare_blocks'))
     for (const ddl of Object.values(CLUSTER_TABLES)) await bare.unsafe(ddl)
     await bare.unsafe('CREATE TABLE IF NOT EXISTS cache_epochs (channel text PRIMARY KEY, epoch bigint NOT NULL)')
     const shape = async (db: SQL) =>
