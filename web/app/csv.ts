@@ -5,6 +5,8 @@
  * dashboard reads (import) or writes (links export, statistics) goes through this file.
  */
 
+import { downloadBlob } from './download'
+
 export class CsvError extends Error {}
 
 /** Rows of fields. Limits keep a hostile file from filling memory with one giant row. */
@@ -87,17 +89,9 @@ export function toCsv(rows: unknown[][]): string {
   return `${rows.map((r) => r.map(csvField).join(',')).join('\r\n')}\r\n`
 }
 
-/** Hands CSV text to the browser as a file download through a Blob URL (nothing leaves the browser). */
+/** Downloads CSV text as a file (nothing leaves the browser). */
 export function downloadCsv(filename: string, csv: string) {
-  const url = URL.createObjectURL(new Blob([csv], { type: 'text/csv;charset=utf-8' }))
-  const a = document.createElement('a')
-  a.href = url
-  a.download = filename
-  document.body.append(a)
-  a.click()
-  a.remove()
-  // The download has started from the click; keep the URL a little while for slow browsers.
-  setTimeout(() => URL.revokeObjectURL(url), 10_000)
+  downloadBlob(new Blob([csv], { type: 'text/csv;charset=utf-8' }), filename)
 }
 
 /** Undoes csvField's apostrophe so an exported file imports back unchanged. */

@@ -5,6 +5,7 @@
  */
 import { useState } from 'preact/hooks'
 import { ApiError, apiUrl, errorText, get, patch, post } from '../api'
+import { downloadBlob } from '../download'
 import { Link } from '../router'
 import type { ScreenProps } from '../routes'
 import { canWrite, useSession } from '../session'
@@ -187,14 +188,7 @@ function DownloadBar({ design, link, disabled }: { design: QrOptions; link: Link
     setBusy(format)
     try {
       const { blob } = await renderDesign({ qrOptions: design, linkId: link?.id, width, format })
-      const url = URL.createObjectURL(blob)
-      const a = document.createElement('a')
-      a.href = url
-      a.download = `qr-${link?.key ?? 'design'}-${width}.${format === 'svg' ? 'svg' : 'png'}`
-      document.body.append(a)
-      a.click()
-      a.remove()
-      setTimeout(() => URL.revokeObjectURL(url), 60_000)
+      downloadBlob(blob, `qr-${link?.key ?? 'design'}-${width}.${format === 'svg' ? 'svg' : 'png'}`)
     } catch (e) {
       toast(errorText(e), 'error')
     } finally {
