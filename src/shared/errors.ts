@@ -13,6 +13,7 @@ export const STATUS_BY_CODE = {
   rate_limit_exceeded: 429,
   internal_server_error: 500,
   bad_gateway: 502,
+  service_unavailable: 503,
 } as const
 
 export type ErrorCode = keyof typeof STATUS_BY_CODE
@@ -36,6 +37,28 @@ export const badRequest = (message: string) => new AppError('bad_request', messa
 export const parameterError = (message: string) => new AppError('parameter_error', message)
 export const notFound = (what: string) => new AppError('not_found', `${what} not found`)
 export const forbidden = (message: string) => new AppError('forbidden', message)
+
+/** Seconds a client is told to wait when the shared store cannot be reached. */
+export const STORE_RETRY_AFTER_S = 5
+
+/** The shared store (PostgreSQL) cannot be reached: 503 with Retry-After (contract: service_unavailable). */
+export const storeUnavailable = () =>
+  new AppError('service_unavailable', `the shared store cannot be reached; retry in ${STORE_RETRY_AFTER_S} s`, {
+    'Retry-After': String(STORE_RETRY_AFTER_S),
+  })
+
+/**
+ * True for the errors Bun.SQL raises when PostgreSQL cannot be reached or went away: the
+ * connection failed, closed or timed out, or the server is shutting down or starting
+ * (SQLSTATE classes 08 and 57P). A query that PostgreSQL refused is not one of them.
+ */
+export function isStoreUnreachable(e: unknown): boolean {
+  if (!e || typeof e !== 'object') return false
+  const { code, errno } = e as { code?: unknown; errno?: unknown }
+  if (typeof code === 'string' && /^ERR_POSTGRES_(CONNECTION_(CLOSED|TIMEOUT|FAILED|REFUSED)|LIFETIME_TIMEOUT|IDLE_TIMEOUT|TLS_)/.test(code)) return true
+  if (typeof code === 'string' && /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOUND|EHOSTUNREACH|ENETUNREACH)$/.test(code)) return true
+  return typeof errno === 'string' && (errno.startsWith('08') || errno.startsWith('57P'))
+}
 
 export function errorBody(code: ErrorCode, message: string, requestId?: string): string {
   return JSON.stringify(requestId ? { code, message, requestId } : { code, message })

@@ -1,7 +1,19 @@
 /** Small utilities every module may use: errors, ids, validation, paging, LRU, streams, URLs, image sizes. Imports no module. Other modules import this file only. */
 export type { Awaitable } from './awaitable'
 export { createClientIpResolver } from './client-ip'
-export { AppError, badRequest, type ErrorCode, errorResponse, forbidden, notFound, parameterError, STATUS_BY_CODE } from './errors'
+export {
+  AppError,
+  badRequest,
+  type ErrorCode,
+  errorResponse,
+  forbidden,
+  isStoreUnreachable,
+  notFound,
+  parameterError,
+  STATUS_BY_CODE,
+  STORE_RETRY_AFTER_S,
+  storeUnavailable,
+} from './errors'
 export { isDateTime } from './formats'
 export { createGcPacer, type GcPacer } from './gc-pacer'
 export { withHsts } from './hsts'
