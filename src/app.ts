@@ -13,7 +13,7 @@ import { domainRoutes } from './domains'
 import { fileRoutes } from './files'
 import { linkRoutes } from './links'
 import { qrRoutes, templateRoutes } from './qr'
-import { AppError, describeRule, errorResponse, newId, readCapped } from './shared'
+import { AppError, describeRule, errorResponse, isStoreUnreachable, newId, readCapped, storeUnavailable } from './shared'
 import { statsRoutes } from './stats'
 import { tagRoutes } from './tags'
 
@@ -86,7 +86,8 @@ export function createApiApp(deps: Deps): ApiApp {
           authError = e as AppError
         }
       }
-      const rate = deps.limiter.hit(bucket)
+      const hit = deps.limiter.hit(bucket)
+      const rate = hit instanceof Promise ? await hit : hit
       rateHeaders = rateLimitHeaders(rate)
       if (!rate.allowed)
         throw new AppError('rate_limit_exceeded', `rate limit of ${rate.limit} requests per minute exceeded; retry in ${rate.reset} s`, {
@@ -97,6 +98,7 @@ export function createApiApp(deps: Deps): ApiApp {
       if (BODY_METHODS.has(request.method)) request = await checkBody(request, multipartPaths.has(url.pathname), deps)
     } catch (e) {
       if (e instanceof AppError) return fail(e)
+      if (isStoreUnreachable(e)) return fail(storeUnavailable())
       throw e
     }
     setRequestContext(request, ctx)
@@ -163,6 +165,10 @@ export function jsonDepth(bytes: Uint8Array): number {
 function renderError(code: string | number, error: unknown, request: Request, ctx: RequestContext | undefined, log: Deps['log']): Response {
   const requestId = ctx?.requestId
   if (error instanceof AppError) return errorResponse(error.code, error.message, requestId, error.headers)
+  if (isStoreUnreachable(error)) {
+    const e = storeUnavailable()
+    return errorResponse(e.code, e.message, requestId, e.headers)
+  }
   if (code === 'VALIDATION' || error instanceof ValidationError) return errorResponse('parameter_error', validationMessage(error), requestId)
   if (code === 'PARSE') return errorResponse('bad_request', 'request body is not valid JSON', requestId)
   if (code === 'NOT_FOUND') {

@@ -8,7 +8,7 @@ import { createApiApp } from './app'
 import type { Deps } from './deps'
 import { contentResponse } from './files'
 import { createRedirectHandler, renderHostedPage } from './redirect'
-import { createClientIpResolver, createGcPacer, errorResponse, withHsts } from './shared'
+import { createClientIpResolver, createGcPacer, errorResponse, isStoreUnreachable, storeUnavailable, withHsts } from './shared'
 import { type CertPair, type HttpsListener, startHttpsListener } from './tls'
 
 export interface RunningServer {
@@ -64,6 +64,10 @@ export function startServer(deps: Deps, cert: CertPair): RunningServer {
       const search = q < 0 ? '' : raw.slice(q + 1)
       const host = hostnameOf(request.headers.get('host') ?? raw.slice(raw.indexOf('//') + 2, pathStart < 0 ? undefined : pathStart))
       const failed = (e: unknown) => {
+        if (isStoreUnreachable(e)) {
+          const u = storeUnavailable()
+          return errorResponse(u.code, u.message, undefined, u.headers)
+        }
         log.error('request failed', { url: raw, error: String((e as Error)?.stack ?? e) })
         return errorResponse('internal_server_error', 'internal error')
       }

@@ -33,7 +33,10 @@ export function createRateLimiter(perMinute: number, now: () => number = Date.no
     },
   }
 }
-export type RateLimiter = ReturnType<typeof createRateLimiter>
+/** What the API envelope needs: this process's windows, or the cluster's (rate-limit.cluster.ts). */
+export interface RateLimiter {
+  hit(bucket: string): RateState | Promise<RateState>
+}
 
 export function rateLimitHeaders(s: RateState): Record<string, string> {
   return {

@@ -60,3 +60,9 @@ export function createSignInLimiter(now: () => number = Date.now, { maxCounters 
   }
 }
 export type SignInLimiter = ReturnType<typeof createSignInLimiter>
+
+/** What the session service needs: this process's limiter, or the cluster's (src/auth/rate-limit.cluster.ts). */
+export interface SignInLimiterPort {
+  attempt(ip: string): SignInVerdict | Promise<SignInVerdict>
+  succeeded(ip: string): void | Promise<void>
+}

@@ -14,7 +14,7 @@ import { createHash, randomBytes } from 'node:crypto'
 import { AppError, forbidden, type Logger, LruCache, parameterError, toIso } from '../shared'
 import { type AuthService, type Caller, CONFIG_KEY_ID, hashKey, normalizeUserId } from './auth.service'
 import type { AuthStorePort, Role } from './auth.store'
-import { createSignInLimiter, type SignInLimiter } from './session.limiter'
+import { createSignInLimiter, type SignInLimiterPort } from './session.limiter'
 import type { SessionMethod, SessionStorePort } from './session.store'
 
 export const SESSION_COOKIE = '__Host-shortlink_session'
@@ -64,7 +64,8 @@ export interface SessionOptions {
   publicOrigin: string
   now?: () => number
   log?: Logger
-  limiter?: SignInLimiter
+  /** Per process by default; the cluster's (PostgreSQL) is async. */
+  limiter?: SignInLimiterPort
   cacheMaxEntries?: number
 }
 
@@ -229,7 +230,7 @@ export function createSessionService(options: SessionOptions) {
       // A page elsewhere must not sign a visitor in to an account of its choosing.
       if (request.origin !== null && request.origin !== publicOrigin)
         throw forbidden(`origin check failed: sign-in must come from ${publicOrigin}, not ${request.origin.slice(0, 200)}`)
-      const verdict = limiter.attempt(request.clientIp)
+      const verdict = await limiter.attempt(request.clientIp)
       if (!verdict.allowed)
         throw new AppError('rate_limit_exceeded', `too many failed sign-ins from this address; retry in ${verdict.retryAfterS} s`, {
           'Retry-After': String(verdict.retryAfterS),
@@ -242,7 +243,7 @@ export function createSessionService(options: SessionOptions) {
         userId = keyCaller?.userId ?? null
       }
       if (userId === null) throw new AppError('unauthorized', SIGN_IN_FAILED)
-      limiter.succeeded(request.clientIp)
+      await limiter.succeeded(request.clientIp)
 
       const t = now()
       let ended = 0

@@ -31,7 +31,12 @@ a value breaking a rule is \`parameter_error\` naming the field; unknown body fi
 unknown query parameters are ignored.
 
 **Rate limits**: every response carries \`RateLimit-Limit\`, \`RateLimit-Remaining\` and \`RateLimit-Reset\` (seconds);
-over the limit the answer is 429 \`rate_limit_exceeded\` with \`Retry-After\`.
+over the limit the answer is 429 \`rate_limit_exceeded\` with \`Retry-After\`. On a cluster (\`[store] url\` names
+PostgreSQL) limits hold for the whole cluster, in windows aligned on the minute.
+
+**Store unavailable** (cluster only): while PostgreSQL cannot be reached, any operation may answer 503
+\`service_unavailable\` with \`Retry-After\`; short links already in a node's cache keep redirecting, and visits are
+kept in memory and written when it is back.
 
 **Conventions**: timestamps are ISO 8601 UTC with milliseconds; identifiers are opaque with a type prefix
 (\`lnk_\`, \`tag_\`, \`fil_\`, \`tpl_\`, \`usr_\`, \`key_\`); array query filters repeat the name (\`ids=a&ids=b\`);

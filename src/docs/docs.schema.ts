@@ -26,6 +26,7 @@ const WHEN: Record<ErrorStatus, string> = {
   429: "over the caller's budget; `Retry-After` says when to try again.",
   500: 'a bug; the message holds no internals.',
   502: 'a fetch the operation needs failed (DNS, refused, timeout, non-2xx).',
+  503: 'the shared store (PostgreSQL mode) cannot be reached; `Retry-After` says when to try again. Never answered by a single node on SQLite.',
 }
 
 const CODE_OF = Object.fromEntries(Object.entries(STATUS_BY_CODE).map(([code, status]) => [status, code])) as Record<ErrorStatus, ErrorCode>

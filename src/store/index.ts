@@ -2,12 +2,21 @@
 export { connectStore, type Db, openStore, storePath } from './db'
 export { DataDirLockedError, lockDataDir } from './lock'
 export {
+  type ClusterRateLimiter,
   COPIED_TABLES,
   type CopyProgress,
   CopyRefusedError,
   connectPostgres,
   copySqliteToPostgres,
+  createClusterRateLimiter,
+  createInvalidationBus,
+  createLeader,
+  createLeaseLocks,
+  createVisitCounter,
   ensureClickPartitions,
+  FLUSH,
+  type InvalidationBus,
+  type LeaseLocks,
   MIGRATION_LOCK_KEY,
   migratePostgres,
   monthStart,
@@ -19,4 +28,5 @@ export {
   redactUrl,
   StoreUrlError,
   type TableCount,
+  type VisitCounter,
 } from './pg'
