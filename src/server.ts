@@ -99,12 +99,9 @@ export function startServer(deps: Deps, cert: CertPair): RunningServer {
     maxRequestBodySize: 64 * 1024,
     fetch(request) {
       const url = new URL(request.url)
-      const m = /^\/\.well-known\/acme-challenge\/([A-Za-z0-9_-]+)$/.exec(url.pathname)
-      if (m) {
-        const answer = deps.tls.challenges.answer(m[1]!)
-        if (answer !== null) return new Response(answer, { headers: { 'content-type': 'application/octet-stream' } })
-        return new Response('unknown challenge token\n', { status: 404, headers: { 'content-type': 'text/plain' } })
-      }
+      // ACME HTTP-01: this node's tokens from memory, other nodes' from the store.
+      const challenge = deps.tls.answerChallenge(url.pathname)
+      if (challenge) return challenge
       const host = hostnameOf(request.headers.get('host') ?? url.host)
       const hostPart = host.includes(':') ? `[${host}]` : host
       return new Response(null, { status: 301, headers: { location: `${settings.shortOrigin(hostPart)}${url.pathname}${url.search}` } })

@@ -5,13 +5,25 @@
  * backoff), renews in the last third of a certificate's life after re-checking the
  * CNAME, and in tls.mode = "acme" does the same for the API host and default domains.
  * One order at a time; one timer set to the next thing due.
+ *
+ * With lease locks (PostgreSQL, several nodes on one store) an order for a name runs under
+ * the lock `acme:<name>`, and only after taking it does the manager look at the store again:
+ * another node may have obtained the certificate meanwhile, and then nothing is ordered
+ * (CertMagic's model: one order per domain however many nodes see the trigger).
  */
 import { type DomainState, toAsciiDomain } from '../domains'
+import type { LeaseLocks } from '../store'
 import type { AcmeIssuer } from './acme'
 import { type CertStore, renewAt, type StoredCertificate } from './cert-store'
-import type { TlsDeps } from './tls'
+import type { Tls } from './tls'
+import type { TlsStorePort } from './tls.store'
 
 const MAX_SLEEP_MS = 3600_000
+/** After the store could not be read while planning, look again this much later. */
+const PLAN_RETRY_MS = 10_000
+
+/** The lease lock a node holds while it orders a certificate for `name`. */
+export const acmeLockKey = (name: string) => `acme:${name}`
 
 export interface CertificateManager {
   start(): void
@@ -19,10 +31,12 @@ export interface CertificateManager {
 }
 
 export function createCertificateManager(opts: {
-  deps: Pick<TlsDeps, 'config' | 'settings' | 'domains' | 'log'>
-  certs: CertStore
+  deps: Tls['deps']
+  certs: CertStore<TlsStorePort>
   /** Made on first use, so a server without ACME work never contacts a CA. */
   issuer: () => AcmeIssuer
+  /** Shared by the nodes of a cluster: one order per name at a time. None on one node. */
+  locks?: LeaseLocks | null
   /** A certificate was added, renewed or dropped. */
   onCertificates: () => void
   now?: () => number
@@ -36,6 +50,10 @@ export function createCertificateManager(opts: {
     ? [...new Set([settings.apiHost, ...settings.defaultDomains])].filter((n) => toAsciiDomain(n) !== null && !n.endsWith('.localhost'))
     : []
   const ownState = new Map<string, { attempts: number; nextAt: number; error: string | null }>()
+  /** Names whose lease lock could not be taken (held too long elsewhere, store unreachable), until when to leave them. */
+  const lockRetryAt = new Map<string, number>()
+  const locks = opts.locks ?? null
+  let stopping = new AbortController()
 
   const queue = new Set<string>()
   let running: string | null = null
@@ -43,6 +61,8 @@ export function createCertificateManager(opts: {
   let kickTimer: ReturnType<typeof setTimeout> | null = null
   let stopped = true
   let unsubscribe: (() => void) | null = null
+  let planning = false
+  let planAgain = false
 
   const valid = (c: StoredCertificate | null, t: number) => !!c && c.notAfter > t
 
@@ -54,43 +74,72 @@ export function createCertificateManager(opts: {
     }, 0)
   }
 
-  /** Decides what is due now and when to look again. */
+  /** Decides what is due now and when to look again; one planning at a time (the store may answer with promises). */
   function tick() {
     if (stopped) return
+    if (planning) {
+      planAgain = true
+      return
+    }
+    planning = true
     const t = now()
     let wake = t + MAX_SLEEP_MS
     const later = (at: number) => (wake = Math.min(wake, at))
+    plan(t, later)
+      .catch((e) => {
+        later(now() + PLAN_RETRY_MS)
+        log.error('certificate planning failed', { error: String((e as Error)?.message ?? e) })
+      })
+      .finally(() => {
+        planning = false
+        if (stopped) return
+        if (wakeTimer) clearTimeout(wakeTimer)
+        wakeTimer = setTimeout(tick, Math.max(wake - t, 50))
+        wakeTimer.unref?.()
+        if (planAgain) {
+          planAgain = false
+          tick()
+        }
+      })
+  }
 
+  async function plan(t: number, later: (at: number) => void) {
+    // One read of the store per planning, not one per name.
+    const stored = new Map((await certs.all()).map((c) => [c.name, c]))
+    for (const [name, at] of lockRetryAt) if (at <= t) lockRetryAt.delete(name)
     for (const d of domains.customDomains()) {
       if (d.cnameNextAt !== null) {
-        if (d.cnameNextAt <= t) void domains.checkCname(d.slug)
+        if (d.cnameNextAt <= t)
+          void Promise.resolve(domains.checkCname(d.slug)).catch((e) => log.warn('cname check failed', { name: d.slug, error: String(e) }))
         else later(d.cnameNextAt)
       }
-      planCustom(d, t, later)
+      await planCustom(d, stored.get(d.slug) ?? null, t, later)
     }
     for (const name of ownNames) {
-      const cert = certs.get(name)
+      const cert = stored.get(name) ?? null
       const st = ownState.get(name)
       if (valid(cert, t) && t < renewAt(cert!)) {
         later(renewAt(cert!))
         continue
       }
       if (st && st.nextAt > t) later(st.nextAt)
-      else if (name !== running) queue.add(name)
+      else enqueue(name, later)
     }
     void drain()
-    if (wakeTimer) clearTimeout(wakeTimer)
-    wakeTimer = setTimeout(tick, Math.max(wake - t, 50))
-    wakeTimer.unref?.()
   }
 
-  function planCustom(d: DomainState, t: number, later: (at: number) => void) {
-    const cert = certs.get(d.slug)
+  function enqueue(name: string, later: (at: number) => void) {
+    const heldOff = lockRetryAt.get(name)
+    if (heldOff !== undefined) later(heldOff)
+    else if (name !== running) queue.add(name)
+  }
+
+  async function planCustom(d: DomainState, cert: StoredCertificate | null, t: number, later: (at: number) => void) {
     const hasCert = valid(cert, t)
     if (d.cnameStatus !== 'valid') {
       // No orders without a valid CNAME; a certificate already served stays until it expires.
       if (!hasCert && (d.sslStatus === 'issuing' || d.sslStatus === 'active'))
-        domains.setSsl(d.slug, {
+        await domains.setSsl(d.slug, {
           sslStatus: d.sslStatus === 'active' ? 'failed' : 'pending',
           sslError: d.sslStatus === 'active' ? 'certificate expired and the CNAME is no longer valid' : null,
           sslAttempts: d.sslAttempts,
@@ -100,12 +149,12 @@ export function createCertificateManager(opts: {
       return
     }
     if (hasCert && t < renewAt(cert!)) {
-      if (d.sslStatus !== 'active') domains.setSsl(d.slug, { sslStatus: 'active', sslError: null, sslAttempts: 0, sslNextAt: null })
+      if (d.sslStatus !== 'active') await domains.setSsl(d.slug, { sslStatus: 'active', sslError: null, sslAttempts: 0, sslNextAt: null })
       later(renewAt(cert!))
       return
     }
     if (d.sslNextAt !== null && d.sslNextAt > t) later(d.sslNextAt)
-    else if (d.slug !== running) queue.add(d.slug)
+    else enqueue(d.slug, later)
   }
 
   async function drain() {
@@ -130,26 +179,58 @@ export function createCertificateManager(opts: {
   }
 
   async function order(name: string) {
+    if (!domains.stateOf(name) && !ownNames.includes(name)) return // deleted while queued
+    if (!locks) return orderNow(name, null)
+    let taken = false
+    try {
+      await locks.withLock(
+        acmeLockKey(name),
+        (lock) => {
+          taken = true
+          return orderNow(name, lock.lost)
+        },
+        { signal: stopping.signal },
+      )
+    } catch (e) {
+      if (taken || stopped) throw e
+      // Not taken: another node holds it for too long, or the store is unreachable. Not an
+      // order that failed (the domain's state stays), just a later try.
+      const at = now() + domains.backoffMs(1)
+      lockRetryAt.set(name, at)
+      log.warn('certificate lock not taken', { name, reason: String((e as Error)?.message ?? e), retryAt: new Date(at).toISOString() })
+    }
+  }
+
+  /** Orders `name` unless the store has a fresh certificate (read now: with locks, after taking the lock). */
+  async function orderNow(name: string, lost: AbortSignal | null) {
     const t0 = now()
     let custom = domains.stateOf(name)
     const isOwn = ownNames.includes(name)
     if (!custom && !isOwn) return // deleted while queued
-    const before = certs.get(name)
+    const before = await certs.get(name)
     const renewing = valid(before, t0)
-    if (renewing && t0 < renewAt(before!)) return // renewed since it was queued
+    if (renewing && t0 < renewAt(before!)) {
+      // Renewed since it was queued, here or (on a shared store) by another node: serve it.
+      if (custom && custom.sslStatus !== 'active') await domains.setSsl(name, { sslStatus: 'active', sslError: null, sslAttempts: 0, sslNextAt: null })
+      ownState.delete(name)
+      opts.onCertificates()
+      return
+    }
     if (custom) {
       if (renewing) {
         // Re-check the CNAME before each renewal: no certificates for names that left us.
         custom = await domains.checkCname(name)
         if (custom?.cnameStatus !== 'valid') return
-      } else domains.setSsl(name, { sslStatus: 'issuing', sslError: custom.sslError, sslAttempts: custom.sslAttempts, sslNextAt: custom.sslNextAt })
+      } else await domains.setSsl(name, { sslStatus: 'issuing', sslError: custom.sslError, sslAttempts: custom.sslAttempts, sslNextAt: custom.sslNextAt })
     }
     try {
+      // The lease must still be ours when the CA is asked (the lock's own caveat).
+      lost?.throwIfAborted()
       const issued = await opts.issuer().issue(name)
       if (stopped) return
       if (!isOwn && !domains.stateOf(name)) return // deleted during the order
-      certs.put(issued)
-      if (custom) domains.setSsl(name, { sslStatus: 'active', sslError: null, sslAttempts: 0, sslNextAt: null })
+      await certs.put(issued)
+      if (custom) await domains.setSsl(name, { sslStatus: 'active', sslError: null, sslAttempts: 0, sslNextAt: null })
       ownState.delete(name)
       log.info(renewing ? 'certificate renewed' : 'certificate issued', { name, notAfter: new Date(issued.notAfter).toISOString(), ms: now() - t0 })
       opts.onCertificates()
@@ -160,7 +241,7 @@ export function createCertificateManager(opts: {
       const nextAt = now() + domains.backoffMs(attempts)
       if (custom) {
         if (!cur) return
-        domains.setSsl(name, { sslStatus: renewing ? 'active' : 'failed', sslError: reason, sslAttempts: attempts, sslNextAt: nextAt })
+        await domains.setSsl(name, { sslStatus: renewing ? 'active' : 'failed', sslError: reason, sslAttempts: attempts, sslNextAt: nextAt })
       } else ownState.set(name, { attempts, nextAt, error: reason })
       log.warn('certificate order failed', { name, reason, attempt: attempts, retryAt: new Date(nextAt).toISOString() })
     }
@@ -170,9 +251,17 @@ export function createCertificateManager(opts: {
     start() {
       if (!stopped) return
       stopped = false
+      stopping = new AbortController()
       unsubscribe = domains.onChange((e) => {
         if (e.type === 'deleted') {
-          if (certs.remove(e.slug)) opts.onCertificates()
+          const removed = certs.remove(e.slug)
+          if (!(removed instanceof Promise)) {
+            if (removed) opts.onCertificates()
+          } else
+            removed.then(
+              (r) => r && opts.onCertificates(),
+              (err) => log.warn('certificate of a deleted domain not removed', { name: e.slug, error: String((err as Error)?.message ?? err) }),
+            )
           return
         }
         if (e.type !== 'ssl') kick()
@@ -181,6 +270,7 @@ export function createCertificateManager(opts: {
     },
     stop() {
       stopped = true
+      stopping.abort(new Error('certificate manager stopped'))
       unsubscribe?.()
       if (wakeTimer) clearTimeout(wakeTimer)
       if (kickTimer) clearTimeout(kickTimer)

@@ -11,10 +11,17 @@
  * (`sysctl net.ipv4.tcp_migrate_req=1`, Linux 5.14+). Longer overlaps would serve the
  * old certificate list to some new connections for longer. The canonical certificate is first: clients without SNI, or naming a
  * host we have no certificate for, get it.
+ *
+ * The listener keeps no per-host cache: each swap reads every certificate from the store
+ * again, so "no certificate for this host" is never remembered either. On a shared store
+ * (PostgreSQL) another node's new certificate arrives through `invalidate(host)` (the
+ * `certificates` invalidation channel) and costs one debounced swap; the first listener
+ * starts with the configured certificate and swaps in the stored ones once read (`ready`).
  */
 
 import { readFileSync } from 'node:fs'
 import type { ErrorLike, Server, TLSOptions } from 'bun'
+import type { StoredCertificate } from './cert-store'
 import { type CertificateManager, createCertificateManager } from './certificate-manager'
 import type { CertPair } from './self-signed'
 import type { Tls } from './tls'
@@ -37,6 +44,12 @@ export interface HttpsListener {
   serverNames(): string[]
   /** Re-read the certificates and swap listeners (debounced). */
   refresh(): void
+  /** `host`'s certificate changed in the store (another node issued, renewed or removed it): re-read and swap (debounced). */
+  invalidate(host: string): void
+  /** Every certificate may have changed (the invalidation channel was flushed): re-read and swap (debounced). */
+  clear(): void
+  /** Settles once the stored certificates are served: at once on a synchronous store (SQLite). */
+  readonly ready: Promise<void>
   readonly manager: CertificateManager
   stop(closeActiveConnections?: boolean): Promise<void>
 }
@@ -47,11 +60,11 @@ export function startHttpsListener(parts: Tls, opts: HttpsListenerOptions): Http
   const acmeMode = config.tls.mode === 'acme'
   const ownNames = new Set([settings.apiHost, ...settings.defaultDomains])
 
-  function sniList(): TLSOptions[] {
+  function sniList(all: StoredCertificate[]): TLSOptions[] {
     const t = Date.now()
     // In acme mode our own names use their ACME certificates; otherwise the configured
     // certificate covers them and stored ones are only for custom domains.
-    const usable = certs.all().filter((c) => c.notAfter > t && (domains.stateOf(c.name) !== null || (acmeMode && ownNames.has(c.name))))
+    const usable = all.filter((c) => c.notAfter > t && (domains.stateOf(c.name) !== null || (acmeMode && ownNames.has(c.name))))
     const canonical = (acmeMode && usable.find((c) => c.name === settings.apiHost)) || opts.baseCert
     return [
       { serverName: settings.apiHost, cert: canonical.cert, key: canonical.key },
@@ -59,7 +72,9 @@ export function startHttpsListener(parts: Tls, opts: HttpsListenerOptions): Http
     ]
   }
 
-  let tls = sniList()
+  const stored = certs.all()
+  // A store that answers later (PostgreSQL): start with the configured certificate alone, swap at once when read.
+  let tls = sniList(stored instanceof Promise ? [] : stored)
   const listen = (port: number) =>
     Bun.serve({
       port,
@@ -75,15 +90,41 @@ export function startHttpsListener(parts: Tls, opts: HttpsListenerOptions): Http
 
   let swapTimer: ReturnType<typeof setTimeout> | null = null
   let stopped = false
+  let swapping = false
+  let swapAgain = false
   const retiring = new Set<Server<unknown>>()
   const RETIRE_AFTER_MS = 1
   let hinted = false
-  function swap() {
+  const scheduleSwap = (ms = opts.swapDebounceMs ?? 200) => {
+    if (stopped) return
+    if (swapping) swapAgain = true
+    else if (!swapTimer) swapTimer = setTimeout(swap, ms)
+  }
+  /** One swap at a time: a change heard while the store is read swaps again after. */
+  function swap(): Promise<void> {
     swapTimer = null
+    if (stopped) return Promise.resolve()
+    swapping = true
+    const done = () => {
+      swapping = false
+      if (swapAgain) {
+        swapAgain = false
+        scheduleSwap()
+      }
+    }
+    const all = certs.all()
+    if (!(all instanceof Promise)) {
+      swapTo(all)
+      done()
+      return Promise.resolve()
+    }
+    return all.then(swapTo, (e) => log.error('certificates not read; keeping the current ones', { error: String((e as Error)?.message ?? e) })).finally(done)
+  }
+  function swapTo(all: StoredCertificate[]) {
     if (stopped) return
     const t0 = performance.now()
     const previous = tls
-    tls = sniList()
+    tls = sniList(all)
     let next: Server<unknown>
     try {
       next = listen(port)
@@ -111,11 +152,11 @@ export function startHttpsListener(parts: Tls, opts: HttpsListenerOptions): Http
     deps: parts.deps,
     certs,
     issuer: parts.issuer,
-    onCertificates() {
-      if (!stopped && !swapTimer) swapTimer = setTimeout(swap, opts.swapDebounceMs ?? 200)
-    },
+    locks: parts.locks,
+    onCertificates: () => scheduleSwap(),
   })
   manager.start()
+  const ready = stored instanceof Promise ? stored.then(() => swap()) : Promise.resolve()
 
   return {
     port,
@@ -123,9 +164,10 @@ export function startHttpsListener(parts: Tls, opts: HttpsListenerOptions): Http
       return current
     },
     serverNames: () => tls.map((e) => e.serverName!),
-    refresh() {
-      if (!stopped && !swapTimer) swapTimer = setTimeout(swap, opts.swapDebounceMs ?? 200)
-    },
+    refresh: () => scheduleSwap(),
+    invalidate: (_host) => scheduleSwap(),
+    clear: () => scheduleSwap(),
+    ready,
     manager,
     async stop(closeActiveConnections = false) {
       stopped = true
