@@ -1,6 +1,8 @@
 /** Statistics: the click-event vocabulary, click recording and batch writing (worker), rollups, GET /statistics. Other modules import this file only. */
 export type { Browser, Device, Os } from './click-event'
-export { type ClickRecorder, createClickRecorder } from './click-recorder'
+export { type ClickRecorder, createClickRecorder, createPgClickRecorder, type RecorderOptions } from './click-recorder'
+export { createPgEventWriter, type PgEventWriterOptions } from './click-writer.pg'
 export { statsRoutes } from './stats.routes'
 export { createStatsService, type StatsService } from './stats.service'
-export { createStatsStore } from './stats.store'
+export { createStatsStore, type StatsStorePort } from './stats.store'
+export { createPgStatsStore } from './stats.store.pg'

@@ -9,9 +9,10 @@
  */
 
 import { continentOfCountry } from '../geo'
-import { isDateTime, parameterError } from '../shared'
+import { type Awaitable, isDateTime, parameterError } from '../shared'
 import { DIMENSIONS, type Dimension, GEO_COLUMNS, type GeoColumn, geoComponentSql, type Level, levelsFor, TOTAL } from './stats.rollup'
 import type { GroupBy, Interval, StatisticsQuery } from './stats.schema'
+import { ask, runSteps, type Steps } from './stats.steps'
 import { bucketBoundaries, canonicalZone, type Granularity } from './stats.time'
 
 export type SqlArg = string | number
@@ -225,6 +226,8 @@ export interface PlanFacts {
   /** Start (ms) of the first hour with a click in the scope, or null. */
   firstClickHour(scope: Scope): number | null
 }
+/** The facts of a store that may answer with promises (PostgreSQL). */
+export type PlanFactsPort = Awaitable<PlanFacts>
 
 /** One read: rollup rows of `level` (null: raw click events) of `scope` over [from, to) ms. */
 export interface Read {
@@ -249,14 +252,15 @@ const conditionCount = (links: LinkSet) => Object.values(links).filter((v) => v 
  * The scope of a query: a rollup scope of its own when the only condition is the whole
  * of a group (a member's links, one link type) and the answer is not per link.
  */
-export function scopeOf(links: LinkSet, perLink: boolean, facts: PlanFacts): Scope {
+export function* scopeOf(links: LinkSet, perLink: boolean, facts: PlanFactsPort): Steps<Scope> {
   const n = conditionCount(links)
   if (!perLink && n === 0) return { kind: 'all' }
-  if (!perLink && n === 1 && links.ownerId !== undefined) return { kind: 'group', column: 'user_id', value: links.ownerId, num: facts.groupNum(links.ownerId) }
+  if (!perLink && n === 1 && links.ownerId !== undefined)
+    return { kind: 'group', column: 'user_id', value: links.ownerId, num: yield* ask(facts.groupNum(links.ownerId)) }
   if (!perLink && n === 1 && links.linkType !== undefined)
-    return { kind: 'group', column: 'link_type', value: links.linkType, num: facts.groupNum(`type:${links.linkType}`) }
+    return { kind: 'group', column: 'link_type', value: links.linkType, num: yield* ask(facts.groupNum(`type:${links.linkType}`)) }
   if (n === 0) return { kind: 'link', links, wide: true, everyLink: true }
-  return { kind: 'link', links, wide: facts.countLinks(links) > WIDE_LINKS }
+  return { kind: 'link', links, wide: (yield* ask(facts.countLinks(links))) > WIDE_LINKS }
 }
 
 /** The busy links of a link scope (their day rows per dimension), or the other links (raw events). */
@@ -310,12 +314,17 @@ function spansOf(pieces: (readonly [number, number])[], levels: Level[]): Map<Le
  * no click at all (the answer is no buckets). Throws when the series has too many buckets.
  */
 export function planReads(query: QueryPlan, links: LinkSet, facts: PlanFacts): ReadPlan | null {
-  const scope = scopeOf(links, query.perLink !== null, facts)
+  return runSteps(planReadsSteps(query, links, facts)) as ReadPlan | null
+}
+
+/** planReads over facts that may answer with promises: run with runSteps (stats.steps.ts). */
+export function* planReadsSteps(query: QueryPlan, links: LinkSet, facts: PlanFactsPort): Steps<ReadPlan | null> {
+  const scope = yield* scopeOf(links, query.perLink !== null, facts)
   const sources = sourcesOf(scope, query.dimRead)
   const { series, end } = query
   // The pieces to sum: one per bucket for time, else the whole range.
   let from = query.start
-  if (from === null) from = series ? facts.firstClickHour(scope) : 0
+  if (from === null) from = series ? yield* ask(facts.firstClickHour(scope)) : 0
   let bounds: number[] = []
   if (series) {
     if (from === null) return null

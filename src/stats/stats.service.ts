@@ -17,10 +17,11 @@
 import type { Caller } from '../auth'
 import type { Settings } from '../config'
 import { forbidden, parameterError } from '../shared'
-import { type LinkSet, planQuery, planReads, type ReadPlan } from './stats.plan'
-import type { StatisticsQuery } from './stats.schema'
+import { type LinkSet, planQuery, planReadsSteps, type ReadPlan } from './stats.plan'
+import type { StatisticsQuery, StatisticsResult } from './stats.schema'
 import { perLinkSql, readSql } from './stats.sql'
-import type { LinkInfo, StatsStore } from './stats.store'
+import { ask, runSteps, type Steps } from './stats.steps'
+import type { LinkInfo, StatsReader, StatsStore, StatsStorePort } from './stats.store'
 
 type Totals = { c: number; s: number }
 
@@ -49,7 +50,12 @@ function compareKeys(a: unknown, b: unknown): number {
   return String(a) < String(b) ? -1 : 1
 }
 
-export function createStatsService(deps: { store: StatsStore; settings: Settings; now?: () => number }) {
+/**
+ * Over either store (stats.store.ts, stats.store.pg.ts). Each answer is written once as steps
+ * (stats.steps.ts): on SQLite they run synchronously inside the snapshot's transaction, on
+ * PostgreSQL each store call is awaited. `statistics` returns a promise only on PostgreSQL.
+ */
+export function createStatsService<Store extends StatsStorePort>(deps: { store: Store; settings: Settings; now?: () => number }) {
   const { store, settings } = deps
   const now = deps.now ?? Date.now
 
@@ -60,10 +66,13 @@ export function createStatsService(deps: { store: StatsStore; settings: Settings
   }
 
   /** The links the query is about, from the link-level filters and the caller's rights. */
-  function linksOf(caller: Caller, q: StatisticsQuery): LinkSet {
+  function* linksOf(r: StatsReader, caller: Caller, q: StatisticsQuery): Steps<LinkSet> {
     const links: LinkSet = {}
     const ids = [...(q.linkId ? [q.linkId] : []), ...(q.linkIds ?? [])]
-    if (ids.length) links.seqs = ids.map((id, i) => visibleLink(caller, store.linkById(id), q.linkId && i === 0 ? 'linkId' : 'linkIds', id).seq)
+    if (ids.length) {
+      links.seqs = []
+      for (const [i, id] of ids.entries()) links.seqs.push(visibleLink(caller, yield* ask(r.linkById(id)), q.linkId && i === 0 ? 'linkId' : 'linkIds', id).seq)
+    }
     if (q.url) {
       let domain: string
       let key: string
@@ -74,13 +83,13 @@ export function createStatsService(deps: { store: StatsStore; settings: Settings
       } catch {
         throw parameterError(`'url' must be a full short link such as ${settings.shortOrigin(settings.defaultDomains[0] ?? 'example.com')}/abc`)
       }
-      links.urlSeq = visibleLink(caller, store.liveLinkAt(domain, key), 'url', q.url).seq
+      links.urlSeq = visibleLink(caller, yield* ask(r.liveLinkAt(domain, key)), 'url', q.url).seq
     } else if (q.domain) links.domain = q.domain.trim().toLowerCase()
     if (q.linkType) links.linkType = q.linkType
     if (q.destination) links.destination = q.destination
     if (q.tagIds) {
       if (caller.role !== 'admin')
-        for (const t of store.tagOwners(q.tagIds)) if (t.user_id !== caller.userId) throw forbidden(`tag ${t.id} belongs to another user`)
+        for (const t of yield* ask(r.tagOwners(q.tagIds))) if (t.user_id !== caller.userId) throw forbidden(`tag ${t.id} belongs to another user`)
       links.tagIds = q.tagIds
     } else if (q.tagNames) links.tagNames = { names: q.tagNames.map((n) => n.trim().toLowerCase()), ownerId: caller.role === 'admin' ? null : caller.userId }
     if (caller.role !== 'admin') links.ownerId = caller.userId
@@ -88,10 +97,10 @@ export function createStatsService(deps: { store: StatsStore; settings: Settings
   }
 
   /** link, link_type, destination: every read summed per link and joined with the links in one statement. */
-  function perLinkAnswer(plan: ReadPlan) {
+  function* perLinkAnswer(r: StatsReader, plan: ReadPlan) {
     const by = plan.perLink!
-    const parts = plan.reads.map((r) => readSql(plan, r, false))
-    const linkRows = store.readPerLink(perLinkSql(parts, by === 'link' ? null : by))
+    const parts = plan.reads.map((read) => readSql(plan, read, false, r.dialect))
+    const linkRows = yield* ask(r.readPerLink(perLinkSql(parts, by === 'link' ? null : by, r.dialect)))
     const measured = linkRows.map((r) => ({ r, m: measure({ c: r.c, s: r.s }, plan.qr) })).filter((x) => x.m.clicks > 0)
     measured.sort((a, b) => b.m.clicks - a.m.clicks || compareKeys(by === 'link' ? a.r.id : a.r.k, by === 'link' ? b.r.id : b.r.k))
     if (by === 'link')
@@ -101,32 +110,32 @@ export function createStatsService(deps: { store: StatsStore; settings: Settings
   }
 
   /** A time series: every read's rows summed into the bucket of their unit (clipped to the read's start). */
-  function seriesAnswer(plan: ReadPlan) {
+  function* seriesAnswer(r: StatsReader, plan: ReadPlan) {
     const { bounds } = plan
     const perBucket: Totals[] = bounds.slice(0, -1).map(() => ({ c: 0, s: 0 }))
     for (const read of plan.reads) {
-      const statement = readSql(plan, read, true)
-      for (const r of store.readRows(statement)) {
-        const target = perBucket[bucketIndex(bounds, Math.max(r.u * statement.unitMs, read.from))]!
-        target.c += r.c
-        target.s += r.s
+      const statement = readSql(plan, read, true, r.dialect)
+      for (const row of yield* ask(r.readRows(statement))) {
+        const target = perBucket[bucketIndex(bounds, Math.max(row.u * statement.unitMs, read.from))]!
+        target.c += row.c
+        target.s += row.s
       }
     }
     return perBucket.map((t, i) => ({ start: new Date(bounds[i]!).toISOString(), ...measure(t, plan.qr) }))
   }
 
   /** count, or one row per value of an event dimension. */
-  function totalsAnswer(plan: ReadPlan) {
+  function* totalsAnswer(r: StatsReader, plan: ReadPlan) {
     const sums = new Map<string | number | null, Totals>()
     for (const read of plan.reads)
-      for (const r of store.readRows(readSql(plan, read, false))) {
-        let target = sums.get(r.k)
+      for (const row of yield* ask(r.readRows(readSql(plan, read, false, r.dialect)))) {
+        let target = sums.get(row.k)
         if (!target) {
           target = { c: 0, s: 0 }
-          sums.set(r.k, target)
+          sums.set(row.k, target)
         }
-        target.c += r.c
-        target.s += r.s
+        target.c += row.c
+        target.s += row.s
       }
     if (plan.groupBy === 'count') return measure(sums.get(null) ?? { c: 0, s: 0 }, plan.qr)
     const name = plan.groupDim!.key
@@ -137,20 +146,28 @@ export function createStatsService(deps: { store: StatsStore; settings: Settings
       .map((r) => ({ [name]: r.key, ...r.m }))
   }
 
-  function answer(caller: Caller, q: StatisticsQuery) {
+  function* answer(r: StatsReader, caller: Caller, q: StatisticsQuery): Steps<StatisticsAnswer> {
     const query = planQuery(q, now())
-    const plan = planReads(query, linksOf(caller, q), store.facts)
+    const plan = yield* planReadsSteps(query, yield* linksOf(r, caller, q), r.facts)
     if (!plan) return []
-    if (plan.perLink && !plan.series) return perLinkAnswer(plan)
-    if (plan.series) return seriesAnswer(plan)
-    return totalsAnswer(plan)
+    if (plan.perLink && !plan.series) return (yield* perLinkAnswer(r, plan)) as StatisticsAnswer
+    if (plan.series) return yield* seriesAnswer(r, plan)
+    return (yield* totalsAnswer(r, plan)) as StatisticsAnswer
   }
 
   return {
     /** Every read of one answer in one snapshot of the store (the writer commits in between). */
-    statistics: (caller: Caller, q: StatisticsQuery) => store.snapshot(() => answer(caller, q)),
+    statistics: (caller: Caller, q: StatisticsQuery) => store.snapshot((r) => runSteps(answer(r, caller, q))) as AnswerOf<Store>,
   }
 }
-export type StatsService = ReturnType<typeof createStatsService>
+
+/** What GET /statistics answers: totals, or rows (per value, per link, per time bucket). */
+export type StatisticsAnswer = typeof StatisticsResult.static
+/** Synchronous over the SQLite store, a promise over any other. */
+type AnswerOf<Store> = Store extends StatsStore ? StatisticsAnswer : Promise<StatisticsAnswer>
+/** The service over either store: the route awaits whatever it answers. */
+export interface StatsService {
+  statistics(caller: Caller, q: StatisticsQuery): StatisticsAnswer | Promise<StatisticsAnswer>
+}
 
 export { MAX_BUCKETS } from './stats.plan'

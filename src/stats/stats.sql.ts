@@ -1,11 +1,19 @@
 /**
  * The SQL builder of GET /statistics: turns the planner's reads (stats.plan.ts) into
  * statements over the rollups (stats_quarter/hour/day/week) and raw click_events, plus
- * the link-set selects behind scopes. Builds text and arguments only; stats.store.ts runs them.
+ * the link-set selects behind scopes. Builds text and arguments only (`?` placeholders);
+ * stats.store.ts and stats.store.pg.ts run them.
+ *
+ * Two dialects. SQLite: index hints (INDEXED BY, `+link_seq`) and raw events as dictionary ids
+ * (`click_events_compact`, stats.values.ts). PostgreSQL: plain string columns in `click_events`,
+ * no hints, `strpos`/`chr` for the geo paths, and every number cast to float8 or int (Bun.SQL
+ * returns bigint and numeric as strings), so rows are the same `ReadRow`/`PerLinkRow` shapes.
  */
 
 import type { DimRead, KeyKind, LinkScope, LinkSet, Read, ReadPlan, Scope, SqlArg } from './stats.plan'
 import { DAY, type Level } from './stats.rollup'
+
+export type Dialect = 'sqlite' | 'pg'
 
 export interface Statement {
   sql: string
@@ -61,25 +69,27 @@ export function linkSetSql(links: LinkSet): Statement {
 export function linkScopeSql(scope: LinkScope): Statement {
   const set = linkSetSql(scope.links)
   if (scope.busy === undefined) return set
-  return { sql: `SELECT seq FROM (${set.sql}) WHERE seq ${scope.busy ? '' : 'NOT '}IN (SELECT seq FROM stats_busy_links)`, args: set.args }
+  return { sql: `SELECT seq FROM (${set.sql}) ls WHERE seq ${scope.busy ? '' : 'NOT '}IN (SELECT seq FROM stats_busy_links)`, args: set.args }
 }
 
 /** How many links a set holds. */
-export function countLinksSql(links: LinkSet): Statement {
+export function countLinksSql(links: LinkSet, dialect: Dialect = 'sqlite'): Statement {
   const set = linkSetSql(links)
-  return { sql: `SELECT count(*) AS n FROM (${set.sql})`, args: set.args }
+  return { sql: `SELECT count(*)${dialect === 'pg' ? '::int' : ''} AS n FROM (${set.sql}) ls`, args: set.args }
 }
 
 /** The first hour (unit number) with a click in the scope: `t`, null when none. Not for a group without a number. */
-export function firstClickHourSql(scope: Scope): Statement {
-  if (scope.kind === 'all') return { sql: 'SELECT min(t) AS t FROM stats_hour WHERE scope = 0 AND dim = 0', args: [] }
-  if (scope.kind === 'group') return { sql: 'SELECT min(t) AS t FROM stats_hour WHERE scope = ? AND dim = 0', args: [-(scope.num ?? 0)] }
+export function firstClickHourSql(scope: Scope, dialect: Dialect = 'sqlite'): Statement {
+  const t = dialect === 'pg' ? 'min(t)::float8' : 'min(t)'
+  if (scope.kind === 'all') return { sql: `SELECT ${t} AS t FROM stats_hour WHERE scope = 0 AND dim = 0`, args: [] }
+  if (scope.kind === 'group') return { sql: `SELECT ${t} AS t FROM stats_hour WHERE scope = ? AND dim = 0`, args: [-(scope.num ?? 0)] }
   const set = linkScopeSql(scope)
-  return {
-    sql: `SELECT min((SELECT t FROM stats_hour h WHERE h.scope = x.seq AND h.dim = 0 ORDER BY t LIMIT 1)) AS t FROM (${set.sql}) x`,
-    args: set.args,
-  }
+  const first = `min((SELECT t FROM stats_hour h WHERE h.scope = x.seq AND h.dim = 0 ORDER BY t LIMIT 1))`
+  return { sql: `SELECT ${dialect === 'pg' ? `${first}::float8` : first} AS t FROM (${set.sql}) x`, args: set.args }
 }
+
+/** A geo path expression of stats.rollup.ts (SQLite functions) in PostgreSQL terms. */
+const pgExpr = (expr: string) => expr.replaceAll('instr(', 'strpos(').replaceAll('char(31)', 'chr(31)')
 
 /** Events of a scope: the condition on `column` (a link seq). */
 function scopeCondition(scope: Scope, column: string): Statement {
@@ -90,11 +100,31 @@ function scopeCondition(scope: Scope, column: string): Statement {
 }
 
 /**
+ * The number columns of a read's rows: SQLite's as they are, PostgreSQL's cast to float8
+ * (sums of bigint are numeric; exact as doubles far beyond any click count). A per-link
+ * key stays a bigint seq there: perLinkSql joins it with links.seq, then casts it.
+ */
+function numbers(dialect: Dialect, u: string, k: string, c: string, s: string): string {
+  if (dialect === 'sqlite') return `${u} AS u, ${k} AS k, sum(${c}) AS c, sum(${s}) AS s`
+  return `(${u})::float8 AS u, ${k} AS k, sum(${c})::float8 AS c, sum(${s})::float8 AS s`
+}
+
+/**
  * Sums of rollup rows of one level in units [fromUnit, toUnit), optionally per unit
  * (`byTime`) and per value or link.
  */
-export function rollupSql(level: Level, scope: Scope, read: DimRead, fromUnit: number, toUnit: number, key: KeyKind, byTime: boolean): Statement {
+export function rollupSql(
+  level: Level,
+  scope: Scope,
+  read: DimRead,
+  fromUnit: number,
+  toUnit: number,
+  key: KeyKind,
+  byTime: boolean,
+  dialect: Dialect = 'sqlite',
+): Statement {
   const { dim } = read
+  const expr = dialect === 'pg' ? pgExpr : (e: string) => e
   const args: SqlArg[] = []
   let from = level.table
   let where: string
@@ -104,7 +134,7 @@ export function rollupSql(level: Level, scope: Scope, read: DimRead, fromUnit: n
     args.push(-(scope.num ?? 0))
   } else {
     // Many links: the partial index in time order, links checked against the set.
-    if (scope.wide && dim === 0) from += ` INDEXED BY ${level.table}_links`
+    if (scope.wide && dim === 0 && dialect === 'sqlite') from += ` INDEXED BY ${level.table}_links`
     if (scope.everyLink) where = 'scope > 0'
     else {
       const set = linkScopeSql(scope)
@@ -116,20 +146,22 @@ export function rollupSql(level: Level, scope: Scope, read: DimRead, fromUnit: n
   where += ` AND dim = ${Math.trunc(dim)} AND t >= ? AND t < ?`
   args.push(fromUnit, toUnit)
   for (const c of read.conds) {
-    where += ` AND ${c.expr} IN (${c.values.map(() => '?').join(',')})`
+    where += ` AND ${expr(c.expr)} IN (${c.values.map(() => '?').join(',')})`
     args.push(...c.values)
   }
-  const keyCol = key === 'value' ? read.keyExpr! : key === 'link' ? 'scope' : 'NULL'
+  const keyCol = key === 'value' ? expr(read.keyExpr!) : key === 'link' ? 'scope' : 'NULL'
   const group = [byTime ? 'u' : '', key !== 'none' ? 'k' : ''].filter(Boolean)
+  // PostgreSQL groups by output names only when they are plain: group by the expressions.
+  const groupBy = dialect === 'pg' ? [byTime ? 't' : '', key !== 'none' ? keyCol : ''].filter(Boolean) : group
   return {
-    sql: `SELECT ${byTime ? 't' : '0'} AS u, ${keyCol} AS k, sum(clicks) AS c, sum(scans) AS s FROM ${from} WHERE ${where}${group.length ? ` GROUP BY ${group.join(', ')}` : ''}`,
+    sql: `SELECT ${numbers(dialect, byTime ? 't' : '0', keyCol, 'clicks', 'scans')} FROM ${from} WHERE ${where}${groupBy.length ? ` GROUP BY ${groupBy.join(', ')}` : ''}`,
     args,
   }
 }
 
 /**
  * Sums of raw events in [from, to) ms matching `filters` (column → accepted values),
- * optionally per quarter hour and per value of `keyColumn` or per link. Events hold
+ * optionally per quarter hour and per value of `keyColumn` or per link. SQLite events hold
  * dictionary ids (stats.values.ts): filters compare ids, grouped ids become their strings.
  */
 export function rawSql(
@@ -140,8 +172,24 @@ export function rawSql(
   key: KeyKind,
   keyColumn: string | null,
   byTime: boolean,
+  dialect: Dialect = 'sqlite',
 ): Statement {
   const sc = scopeCondition(scope, 'link_seq')
+  const keyCol = key === 'value' ? keyColumn! : key === 'link' ? 'link_seq' : 'NULL'
+  const unit = byTime ? `at / ${RAW_UNIT_MS}` : '0'
+  if (dialect === 'pg') {
+    let where = `at >= ? AND at < ?${sc.sql}`
+    const args: SqlArg[] = [from, to, ...sc.args]
+    for (const [col, vals] of filters) {
+      where += ` AND ${col} IN (${vals.map(() => '?').join(',')})`
+      args.push(...vals)
+    }
+    const groupBy = [byTime ? unit : '', key !== 'none' ? keyCol : ''].filter(Boolean)
+    return {
+      sql: `SELECT ${numbers(dialect, unit, keyCol, 'n', 'n * scan')} FROM click_events WHERE ${where}${groupBy.length ? ` GROUP BY ${groupBy.join(', ')}` : ''}`,
+      args,
+    }
+  }
   // Every link, thousands of links, or a span of up to a day (the edges of a range): a time
   // index, links checked per event. Events sit in time order, so that reads pages in order;
   // the planner would rather skip-scan (link_seq, at) to group by link: a random row fetch per
@@ -156,19 +204,17 @@ export function rawSql(
     where += ` AND ${col} IN (SELECT id FROM stats_values WHERE value IN (${vals.map(() => '?').join(',')}))`
     args.push(...vals)
   }
-  const keyCol = key === 'value' ? keyColumn! : key === 'link' ? 'link_seq' : 'NULL'
-  const unit = byTime ? `at / ${RAW_UNIT_MS}` : '0'
   const group = [byTime ? 'u' : '', key !== 'none' ? 'k' : ''].filter(Boolean)
-  const sql = `SELECT ${unit} AS u, ${keyCol} AS k, sum(n) AS c, sum(n * scan) AS s FROM click_events_compact${index ? ` INDEXED BY ${index}` : ''} WHERE ${where}${group.length ? ` GROUP BY ${group.join(', ')}` : ''}`
+  const sql = `SELECT ${numbers(dialect, unit, keyCol, 'n', 'n * scan')} FROM click_events_compact${index ? ` INDEXED BY ${index}` : ''} WHERE ${where}${group.length ? ` GROUP BY ${group.join(', ')}` : ''}`
   if (key !== 'value') return { sql, args }
   return { sql: `SELECT u, (SELECT value FROM stats_values WHERE id = x.k) AS k, c, s FROM (${sql}) x`, args }
 }
 
 /** The statement of one planned read; its rows (u, k, c, s) count time in units of `unitMs`. */
-export function readSql(plan: ReadPlan, read: Read, byTime: boolean): Statement & { unitMs: number } {
+export function readSql(plan: ReadPlan, read: Read, byTime: boolean, dialect: Dialect = 'sqlite'): Statement & { unitMs: number } {
   const { level, scope, from, to } = read
-  if (level) return { ...rollupSql(level, scope, plan.dimRead!, from / level.ms, to / level.ms, plan.key, byTime), unitMs: level.ms }
-  return { ...rawSql(scope, from, to, plan.filters, plan.key, plan.groupDim?.column ?? null, byTime), unitMs: RAW_UNIT_MS }
+  if (level) return { ...rollupSql(level, scope, plan.dimRead!, from / level.ms, to / level.ms, plan.key, byTime, dialect), unitMs: level.ms }
+  return { ...rawSql(scope, from, to, plan.filters, plan.key, plan.groupDim?.column ?? null, byTime, dialect), unitMs: RAW_UNIT_MS }
 }
 
 /**
@@ -176,11 +222,12 @@ export function readSql(plan: ReadPlan, read: Read, byTime: boolean): Statement 
  * link (k = seq, c, s, id, domain, key, destination), or per link_type/destination when
  * `by` is set (k, c, s). Null when there is nothing to read.
  */
-export function perLinkSql(parts: Statement[], by: 'link_type' | 'destination' | null): Statement | null {
+export function perLinkSql(parts: Statement[], by: 'link_type' | 'destination' | null, dialect: Dialect = 'sqlite'): Statement | null {
   if (!parts.length) return null
   const union = parts.map((p) => p.sql).join(' UNION ALL ')
   const args = parts.flatMap((p) => p.args)
-  const summed = `SELECT k, sum(c) AS c, sum(s) AS s FROM (${union}) GROUP BY k`
+  const summed = `SELECT k, sum(c) AS c, sum(s) AS s FROM (${union}) p GROUP BY k`
   if (by) return { sql: `SELECT l.${by} AS k, sum(x.c) AS c, sum(x.s) AS s FROM (${summed}) x JOIN links l ON l.seq = x.k GROUP BY l.${by}`, args }
-  return { sql: `SELECT x.k, x.c, x.s, l.id, l.domain, l.key, l.destination FROM (${summed}) x JOIN links l ON l.seq = x.k`, args }
+  const k = dialect === 'pg' ? 'x.k::float8 AS k' : 'x.k'
+  return { sql: `SELECT ${k}, x.c, x.s, l.id, l.domain, l.key, l.destination FROM (${summed}) x JOIN links l ON l.seq = x.k`, args }
 }

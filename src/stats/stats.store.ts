@@ -5,9 +5,9 @@
  */
 import type { Database, SQLQueryBindings } from 'bun:sqlite'
 import type { LinkRow } from '../links'
-import type { LinkSet, PlanFacts, Scope, SqlArg } from './stats.plan'
+import type { LinkSet, PlanFacts, PlanFactsPort, Scope, SqlArg } from './stats.plan'
 import { HOUR } from './stats.rollup'
-import { countLinksSql, firstClickHourSql, type Statement } from './stats.sql'
+import { countLinksSql, type Dialect, firstClickHourSql, type Statement } from './stats.sql'
 
 export interface ReadRow {
   /** Unit number (time reads only): the unit starts at u × unitMs. */
@@ -49,18 +49,43 @@ export function createStatsStore(db: Database) {
     },
   }
 
-  return {
+  const reader = {
+    /** Which SQL stats.sql.ts writes for this store. */
+    dialect: 'sqlite' as Dialect,
     facts,
     linkById: (id: string) => byId.get(id),
     liveLinkAt: (domain: string, key: string) => liveByDomainKey.get(domain, key),
     tagOwners: (ids: string[]) =>
       all<{ id: string; user_id: string }>({ sql: `SELECT id, user_id FROM tags WHERE id IN (${ids.map(() => '?').join(',')})`, args: ids as SqlArg[] }),
-    /** Every statistics read of one request in one snapshot: the writer commits between statements. */
-    snapshot: <T>(read: () => T): T => db.transaction(read)(),
     /** Rows of a rollup or raw read (rollupSql/rawSql). */
     readRows: (statement: Statement) => all<ReadRow>(statement),
     /** Rows of a per-link read (perLinkSql). */
     readPerLink: (statement: Statement | null) => (statement ? all<PerLinkRow>(statement) : []),
   }
+  return {
+    ...reader,
+    /** Every statistics read of one request in one snapshot (the writer commits between statements), through `r`. */
+    snapshot: <T>(read: (r: StatsReader) => T): T => db.transaction(() => read(reader))(),
+  }
 }
 export type StatsStore = ReturnType<typeof createStatsStore>
+
+/** The reads of one snapshot, from either adapter: any of them may answer with a promise. */
+export interface StatsReader {
+  dialect: Dialect
+  facts: PlanFactsPort
+  linkById(id: string): LinkInfo | null | Promise<LinkInfo | null>
+  liveLinkAt(domain: string, key: string): LinkInfo | null | Promise<LinkInfo | null>
+  tagOwners(ids: string[]): { id: string; user_id: string }[] | Promise<{ id: string; user_id: string }[]>
+  readRows(statement: Statement): ReadRow[] | Promise<ReadRow[]>
+  readPerLink(statement: Statement | null): PerLinkRow[] | Promise<PerLinkRow[]>
+}
+
+/**
+ * The statistics store port (docs/adr/0010): the SQLite store (synchronous) or the PostgreSQL
+ * one (stats.store.pg.ts). `snapshot` runs `read` in one consistent view of the store; on
+ * SQLite `read` must not wait (the service's steps stay synchronous there, stats.steps.ts).
+ */
+export interface StatsStorePort extends StatsReader {
+  snapshot<T>(read: (r: StatsReader) => T | Promise<T>): T | Promise<T>
+}

@@ -1,0 +1,58 @@
+/**
+ * The statistics reads on PostgreSQL (docs/adr/0010): the SQLite store's methods and rows,
+ * against migration 0001 (the same rollup tables; `click_events` with plain string columns,
+ * partitioned by month). stats.sql.ts writes the statements in the `pg` dialect (numbers
+ * cast to float8/int, since Bun.SQL returns int8 and numeric as strings); this adapter only
+ * numbers their `?` placeholders and runs them. A request's reads share one REPEATABLE READ,
+ * read-only transaction: the click writer commits between them.
+ */
+import type { SQL } from 'bun'
+import type { LinkSet, Scope } from './stats.plan'
+import { HOUR } from './stats.rollup'
+import { countLinksSql, firstClickHourSql, type Statement } from './stats.sql'
+import type { LinkInfo, PerLinkRow, ReadRow, StatsReader, StatsStorePort } from './stats.store'
+
+const LINK_COLUMNS = 'seq::float8 AS seq, id, user_id, domain, key, link_type, destination, deleted_at::float8 AS deleted_at'
+
+/** `?` placeholders as `$1…` (no statement of stats.sql.ts holds a literal `?`). */
+const numbered = (text: string) => {
+  let n = 0
+  return text.replace(/\?/g, () => `$${++n}`)
+}
+
+function readerOf(sql: SQL): StatsReader {
+  const all = async <T>({ sql: text, args }: Statement): Promise<T[]> => (await sql.unsafe(numbered(text), args)) as T[]
+  const oneLink = async (where: string, args: string[]): Promise<LinkInfo | null> => {
+    const [row] = await sql.unsafe(`SELECT ${LINK_COLUMNS} FROM links WHERE ${where}`, args)
+    return (row as LinkInfo | undefined) ?? null
+  }
+  return {
+    dialect: 'pg',
+    facts: {
+      groupNum: async (name: string) => ((await sql`SELECT num::float8 AS num FROM stats_groups WHERE name = ${name}`)[0]?.num as number | undefined) ?? null,
+      countLinks: async (links: LinkSet) => (await all<{ n: number }>(countLinksSql(links, 'pg')))[0]!.n,
+      async firstClickHour(scope: Scope) {
+        if (scope.kind === 'group' && scope.num === null) return null
+        const t = (await all<{ t: number | null }>(firstClickHourSql(scope, 'pg')))[0]?.t
+        return t == null ? null : t * HOUR
+      },
+    },
+    linkById: (id: string) => oneLink('id = $1', [id]),
+    liveLinkAt: (domain: string, key: string) => oneLink('domain = $1 AND key = $2 AND deleted_at IS NULL', [domain, key]),
+    tagOwners: async (ids: string[]) =>
+      (await sql.unsafe(`SELECT id, user_id FROM tags WHERE id IN (${ids.map((_, i) => `$${i + 1}`).join(',')})`, ids)) as {
+        id: string
+        user_id: string
+      }[],
+    readRows: (statement: Statement) => all<ReadRow>(statement),
+    readPerLink: async (statement: Statement | null) => (statement ? all<PerLinkRow>(statement) : []),
+  }
+}
+
+export function createPgStatsStore(sql: SQL): StatsStorePort {
+  return {
+    ...readerOf(sql),
+    snapshot: <T>(read: (r: StatsReader) => T | Promise<T>): Promise<T> =>
+      sql.begin('ISOLATION LEVEL REPEATABLE READ READ ONLY', async (tx) => read(readerOf(tx))) as Promise<T>,
+  }
+}
