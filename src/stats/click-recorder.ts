@@ -6,11 +6,19 @@
  * each link's `clicks` and `lastClicked`, by a worker thread for a store file (inline
  * for an in-memory store). SIGTERM flushes everything; a kill -9 loses at most the
  * visits of one flush window (1 s by default).
+ *
+ * On PostgreSQL (`createPgClickRecorder`) each node writes its batches inline (the writing is
+ * I/O, click-writer.pg.ts), one batch at a time. A failed write (PostgreSQL down) keeps its
+ * rows, merged with the new ones, and the next flush tick writes them again, within the same
+ * bound as SQLite (MAX_HELD_ROWS rows, MAX_HELD_BYTES bytes; beyond it visits are dropped and
+ * counted in a warning).
  */
 import type { Database } from 'bun:sqlite'
+import type { SQL } from 'bun'
 import { type Logger, workerSpec } from '../shared'
 import type { ClickEvent } from './click-event'
 import { createEventWriter } from './click-writer'
+import { createPgEventWriter, type PgEventWriterOptions } from './click-writer.pg'
 
 export type { ClickEvent } from './click-event'
 
@@ -130,18 +138,60 @@ export function toRow(v: Visit): ClickEvent {
   }
 }
 
-export function createClickRecorder(
-  db: Database,
-  dbPath: string,
+export interface RecorderOptions {
+  flushMs?: number
+  maxBatch?: number
+  maxHeldRows?: number
+  maxHeldBytes?: number
+}
+
+export function createClickRecorder(db: Database, dbPath: string, log: Logger, opts: RecorderOptions = {}) {
+  let sink: RowSink | null = dbPath === ':memory:' ? inlineSink(db) : null
+  return recorderOver(
+    () => (sink ??= workerSink(dbPath)),
+    () => sink,
+    log,
+    opts,
+  )
+}
+
+/**
+ * The recorder of a node on PostgreSQL: batches written inline through `sql`, one at a time
+ * (while one is being written, the next flush waits for it; the rows keep merging). A failed
+ * write keeps its rows for the next tick, and its errors are logged once per outage and
+ * then once a minute, not every second. `stop()` writes what it can and does not close `sql`.
+ */
+export function createPgClickRecorder(sql: SQL, log: Logger, opts: RecorderOptions & PgEventWriterOptions = {}): ClickRecorder {
+  const write = createPgEventWriter(sql, opts)
+  const sink: RowSink = { write, close: async () => {} }
+  return recorderOver(
+    () => sink,
+    () => sink,
+    log,
+    opts,
+    { oneWriteAtATime: true, quietRetries: true },
+  )
+}
+
+/** Minimum time between two logs of the same failing streak (quietRetries). */
+const RETRY_LOG_MS = 60_000
+
+function recorderOver(
+  sinkOf: () => RowSink,
+  openedSink: () => RowSink | null,
   log: Logger,
-  opts: { flushMs?: number; maxBatch?: number; maxHeldRows?: number; maxHeldBytes?: number } = {},
+  opts: RecorderOptions,
+  mode: { oneWriteAtATime?: boolean; quietRetries?: boolean } = {},
 ) {
   const flushMs = opts.flushMs ?? 1000
   const maxBatch = opts.maxBatch ?? 1000
   const maxHeldRows = opts.maxHeldRows ?? MAX_HELD_ROWS
   const maxHeldBytes = opts.maxHeldBytes ?? MAX_HELD_BYTES
-  let sink: RowSink | null = dbPath === ':memory:' ? inlineSink(db) : null
-  const sinkOf = () => (sink ??= workerSink(dbPath))
+  /** A flush asked for while a write was in flight (oneWriteAtATime): run when it succeeds. */
+  let flushWanted = false
+  /** Failed writes in a row, and when the last was logged (quietRetries). */
+  let failures = 0
+  let failureLoggedAt = 0
   /** Rows not yet handed to the writer, by merge key. */
   let pending = new Map<string, ClickEvent>()
   let pendingBytes = 0
@@ -220,6 +270,10 @@ export function createClickRecorder(
       dropped = 0
     }
     if (pending.size === 0) return Promise.resolve()
+    if (mode.oneWriteAtATime && inFlight.size > 0) {
+      flushWanted = true
+      return Promise.all([...inFlight].map((b) => b.done)).then(() => {})
+    }
     const batch = pending
     const entry = { rows: [...batch.values()], bytes: pendingBytes, done: Promise.resolve() }
     pending = new Map()
@@ -235,13 +289,24 @@ export function createClickRecorder(
     entry.done = (awaitingLocation.size ? locate(entry.rows).then(write) : write()).then(
       () => {
         release()
+        if (failures > 0 && mode.quietRetries) log.info('click flush succeeded again', { failedFlushes: failures })
+        failures = 0
         written(entry.rows)
+        if (flushWanted) {
+          flushWanted = false
+          setImmediate(flush)
+        }
       },
       (e) => {
         // Keep them for the next attempt (e.g. the store was busy); never fail a redirect.
         release()
         for (const [k, r] of batch) add(k, r)
-        log.error('click flush failed; will retry', { rows: entry.rows.length, error: String(e) })
+        failures++
+        const now = Date.now()
+        if (!mode.quietRetries || failures === 1 || now - failureLoggedAt >= RETRY_LOG_MS) {
+          failureLoggedAt = now
+          log.error('click flush failed; will retry', { rows: entry.rows.length, failedFlushes: failures, error: String(e) })
+        }
       },
     )
     inFlight.add(entry)
@@ -289,7 +354,9 @@ export function createClickRecorder(
         await flush()
         await Promise.all([...inFlight].map((b) => b.done))
       }
-      await sink?.close()
+      const unwritten = visitsOf(pending.values())
+      if (unwritten > 0) log.error('click capture stopped with visits it could not write', { visits: unwritten })
+      await openedSink()?.close()
     },
     onFlush(fn: (s: FlushSummary) => void) {
       afterFlush.push(fn)
@@ -297,4 +364,4 @@ export function createClickRecorder(
     flushMs,
   }
 }
-export type ClickRecorder = ReturnType<typeof createClickRecorder>
+export type ClickRecorder = ReturnType<typeof recorderOver>

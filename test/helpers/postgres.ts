@@ -88,12 +88,17 @@ async function postgresIds(): Promise<{ uid: number; gid: number }> {
  * sorts and lower-cases by language, so an adapter that must answer as SQLite does (code-point
  * order, ASCII-only lower-casing) is tested where the two would differ.
  */
-export async function startMigratedDatabase(database: string): Promise<{ sql: SQL; close(): Promise<void> }> {
+export async function startMigratedDatabase(database: string): Promise<{ sql: SQL; url: string; pg: TestPostgres; close(): Promise<void> }> {
   const pg = await startPostgres()
-  const sql = new SQL(await pg.createDatabase(database, { icuLocale: 'en' }), { max: 4 })
+  const url = await pg.createDatabase(database, { icuLocale: 'en' })
+  const sql = new SQL(url, { max: 4 })
   await migratePostgres(sql)
   return {
     sql,
+    /** The database's URL, for more clients (other nodes). */
+    url,
+    /** The cluster, to stop and start it (an outage). */
+    pg,
     async close() {
       await sql.close()
       await pg.destroy()

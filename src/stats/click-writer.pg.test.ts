@@ -1,0 +1,291 @@
+/**
+ * The PostgreSQL click writer and recorder against a real PostgreSQL (one cluster for the
+ * file): the same events give the same rows as the SQLite writer; three nodes writing at once
+ * keep every counter and rollup exact; an outage loses nothing below the held-rows bound.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { SQL } from 'bun'
+import { startMigratedDatabase } from '../../test/helpers/postgres'
+import { seededRandom } from '../../test/helpers/random'
+import type { Logger } from '../shared/log'
+import { migratePostgres, openStore } from '../store'
+import type { ClickEvent } from './click-event'
+import { createPgClickRecorder, type Visit } from './click-recorder'
+import { createEventWriter } from './click-writer'
+import { createPgEventWriter } from './click-writer.pg'
+
+let db: Awaited<ReturnType<typeof startMigratedDatabase>>
+beforeAll(async () => {
+  db = await startMigratedDatabase('clicks')
+})
+afterAll(async () => {
+  await db?.close()
+})
+
+/** Links 1..count: owners u1/u2, types link/menu; the same seqs on both stores. */
+const LINKS = Array.from({ length: 8 }, (_, i) => ({ seq: i + 1, user: `u${(i % 2) + 1}`, type: i % 3 ? 'link' : 'menu' }))
+
+function sqliteWithLinks() {
+  const lite = openStore(':memory:')
+  for (const u of ['u1', 'u2']) lite.run('INSERT INTO users (id, created_at) VALUES (?, 1)', [u])
+  for (const l of LINKS)
+    lite.run(
+      `INSERT INTO links (seq, id, user_id, domain, key, link_type, destination, match_key, data, created_at, updated_at)
+       VALUES (?, ?, ?, 'localhost', ?, ?, 'https://dest.example/', ?, '{}', 1, 1)`,
+      [l.seq, `lnk_${l.seq}`, l.user, `k${l.seq}`, l.type, `m${l.seq}`],
+    )
+  return lite
+}
+
+async function pgWithLinks(sql: SQL) {
+  await sql`INSERT INTO users (id, created_at) VALUES ('u1', 1), ('u2', 1)`
+  for (const l of LINKS)
+    await sql`INSERT INTO links (seq, id, user_id, domain, key, link_type, destination, match_key, data, created_at, updated_at)
+      VALUES (${l.seq}, ${`lnk_${l.seq}`}, ${l.user}, 'localhost', ${`k${l.seq}`}, ${l.type}, 'https://dest.example/', ${`m${l.seq}`}, '{}', 1, 1)`
+}
+
+/** A fresh migrated database in the file's cluster, with the links. */
+async function freshDatabase(name: string, max = 4): Promise<{ sql: SQL; url: string }> {
+  const url = await db.pg.createDatabase(name)
+  const sql = new SQL(url, { max })
+  await migratePostgres(sql)
+  await pgWithLinks(sql)
+  return { sql, url }
+}
+
+const pick = <T>(rnd: () => number, xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!
+const GEO = [
+  { continent: 'EU', country: 'DE', region: 'Bavaria', city: 'Munich' },
+  { continent: 'EU', country: 'FR', region: 'Île-de-France', city: 'Paris' },
+  { continent: 'AS', country: 'IN', region: 'Delhi', city: null },
+  { continent: null, country: null, region: null, city: null },
+]
+const REFERERS = [
+  [null, null],
+  ['news.example', 'https://news.example/a?b=1'],
+  // Characters COPY's text format must escape.
+  ['odd.example', 'https://odd.example/tab\there\\back\nline\rcr'],
+] as const
+const UTM = [null, 'mail', 'ünïcode', 'x\\y']
+
+/** Random-ish events: several links (link 1 busy), three months, hours around local-day edges (+0530, −0500). */
+function randomEvents(count: number, seed: number): ClickEvent[] {
+  const rnd = seededRandom(seed)
+  const months = [Date.UTC(2026, 0, 31, 18, 29), Date.UTC(2026, 1, 28, 23, 45), Date.UTC(2026, 2, 15, 4, 59)]
+  return Array.from({ length: count }, () => {
+    const geo = pick(rnd, GEO)
+    const [referer, refererUrl] = pick(rnd, REFERERS)
+    const scan = rnd() < 0.3
+    return {
+      linkSeq: rnd() < 0.4 ? 1 : 1 + Math.ceil(rnd() * (LINKS.length - 1)),
+      domain: 'localhost',
+      at: pick(rnd, months) + Math.floor(rnd() * 3 * 3_600_000),
+      scan,
+      ...geo,
+      os: pick(rnd, ['IOS', 'Android', 'Windows']),
+      browser: pick(rnd, ['Safari', 'Chrome']),
+      device: pick(rnd, ['Mobile', 'Desktop']),
+      referer,
+      refererUrl,
+      utmSource: pick(rnd, UTM),
+      utmMedium: pick(rnd, UTM),
+      utmCampaign: pick(rnd, UTM),
+      utmTerm: null,
+      utmContent: pick(rnd, UTM),
+      n: 1 + Math.floor(rnd() * 3),
+    }
+  })
+}
+
+const ROLLUPS = ['stats_quarter', 'stats_hour', 'stats_day', 'stats_week'] as const
+const sorted = <T>(rows: T[]) => rows.map((r) => JSON.stringify(r)).sort()
+
+/** Everything the writer writes, as sorted row sets; group scopes as group names when `byName` (numbering differs between nodes). */
+async function pgState(sql: SQL, byName = false) {
+  const groups: { num: number; name: string }[] = await sql`SELECT num::float8 AS num, name FROM stats_groups`
+  const nameOf = new Map(groups.map((g) => [-g.num, g.name]))
+  const scope = (s: number) => (byName && s < 0 ? nameOf.get(s) : s)
+  const out: Record<string, string[]> = {}
+  for (const t of ROLLUPS) {
+    const rows: Record<string, number | string>[] = await sql.unsafe(
+      `SELECT scope::float8 AS scope, dim, t::float8 AS t, value, clicks::float8 AS clicks, scans::float8 AS scans FROM ${t}`,
+    )
+    out[t] = sorted(rows.map((r) => ({ ...r, scope: scope(r.scope as number) })))
+  }
+  out.links = sorted(await sql`SELECT seq::float8 AS seq, clicks::float8 AS clicks, last_clicked::float8 AS last_clicked FROM links`)
+  out.groups = sorted(byName ? groups.map((g) => g.name) : groups)
+  out.busy = sorted(await sql`SELECT seq::float8 AS seq FROM stats_busy_links`)
+  out.events = sorted(
+    await sql`SELECT link_seq::float8 AS link_seq, at::float8 AS at, scan, continent, country, region, city, os, browser, device, referer,
+      referer_url, utm_source, utm_medium, utm_campaign, utm_term, utm_content, n FROM click_events`,
+  )
+  return out
+}
+
+function sqliteState(lite: ReturnType<typeof openStore>, byName = false) {
+  const groups = lite.query<{ num: number; name: string }, []>('SELECT num, name FROM stats_groups').all()
+  const nameOf = new Map(groups.map((g) => [-g.num, g.name]))
+  const scope = (s: number) => (byName && s < 0 ? nameOf.get(s) : s)
+  const out: Record<string, string[]> = {}
+  for (const t of ROLLUPS)
+    out[t] = sorted(
+      lite
+        .query<Record<string, number | string>, []>(`SELECT scope, dim, t, value, clicks, scans FROM ${t}`)
+        .all()
+        .map((r) => ({ ...r, scope: scope(r.scope as number) })),
+    )
+  out.links = sorted(lite.query('SELECT seq, clicks, last_clicked FROM links').all())
+  out.groups = sorted(byName ? groups.map((g) => g.name) : groups)
+  out.busy = sorted(lite.query('SELECT seq FROM stats_busy_links').all())
+  out.events = sorted(
+    lite
+      .query(`SELECT link_seq, at, scan, continent, country, region, city, os, browser, device, referer,
+      referer_url, utm_source, utm_medium, utm_campaign, utm_term, utm_content, n FROM click_events`)
+      .all(),
+  )
+  return out
+}
+
+const quietLog = (errors: string[] = [], warnings: Record<string, unknown>[] = []): Logger => ({
+  info() {},
+  warn: (_m, f) => void warnings.push(f ?? {}),
+  error: (m, f) => void errors.push(`${m} ${JSON.stringify(f)}`),
+})
+
+describe('PostgreSQL click writer', () => {
+  test.each(['copy', 'unnest'] as const)('the same batches give the same rows as the SQLite writer (events by %s)', async (mode) => {
+    const events = randomEvents(1500, 14)
+    const lite = sqliteWithLinks()
+    const writeLite = createEventWriter(lite, { busyLinkClicks: 400 })
+    const { sql } = await freshDatabase(`same_${mode}`)
+    const writePg = createPgEventWriter(sql, { busyLinkClicks: 400, eventInsert: mode })
+    for (let i = 0; i < events.length; i += 97) {
+      const batch = events.slice(i, i + 97)
+      writeLite(batch.map((e) => ({ ...e })))
+      await writePg(batch)
+    }
+    const [expected, got] = [sqliteState(lite), await pgState(sql)]
+    // The test means something: link 1 became busy mid-way, several partitions hold events.
+    expect(expected.busy).toEqual([JSON.stringify({ seq: 1 })])
+    const parts: { n: number }[] = await sql`SELECT count(*)::int AS n FROM pg_inherits WHERE inhparent = 'click_events'::regclass`
+    expect(parts[0]!.n).toBe(4) // three months and the default
+    expect(got).toEqual(expected)
+    await sql.close()
+  })
+
+  test('a NUL in a visitor-controlled value is dropped, not a batch that fails forever', async () => {
+    const { sql } = await freshDatabase('nul')
+    const [e] = randomEvents(1, 3)
+    await createPgEventWriter(sql)([{ ...e!, utmSource: 'a\0b', refererUrl: 'https://x.example/\0' }])
+    const rows = await sql`SELECT utm_source, referer_url FROM click_events`
+    expect(rows).toEqual([{ utm_source: 'ab', referer_url: 'https://x.example/' }])
+    await sql.close()
+  })
+})
+
+/** A visit of link `seq` with one of a few visitors, places and referers (so rows merge, and rollup keys collide across nodes). */
+function visitOf(rnd: () => number, seq: number, at: number): Visit {
+  const geoId = Math.floor(rnd() * GEO.length)
+  const [referer, refererUrl] = pick(rnd, REFERERS)
+  const visitorId = Math.floor(rnd() * 3)
+  return {
+    linkSeq: seq,
+    domain: 'localhost',
+    at,
+    scan: rnd() < 0.25,
+    referer,
+    refererUrl,
+    visitor: { id: visitorId + 1, os: ['IOS', 'Android', 'Windows'][visitorId]!, browser: 'Chrome', device: 'Mobile' },
+    geo: { id: geoId + 1, ...GEO[geoId]! },
+    utm: { id: 0, source: null, medium: null, campaign: null, term: null, content: null },
+  }
+}
+
+describe('PostgreSQL click recorder', () => {
+  test('three nodes recording at once: counters and rollups exact, no deadlock surfaced, stop() writes the rest', async () => {
+    const { sql, url } = await freshDatabase('nodes')
+    const errors: string[] = []
+    const perNode = 3000
+    const nodes = [1, 2, 3].map((n) => {
+      const client = new SQL(url, { max: 2 })
+      return { client, recorder: createPgClickRecorder(client, quietLog(errors), { busyLinkClicks: 1500, maxBatch: 40 }), rnd: seededRandom(n) }
+    })
+    const expected = new Map<number, number>()
+    const base = Date.UTC(2026, 4, 31, 22, 0)
+    // Interleaved: every node records a slice, its batches go out while the others record.
+    for (let i = 0; i < perNode; i += 100) {
+      for (const node of nodes)
+        for (let j = i; j < i + 100; j++) {
+          // Links 1 and 2 take most visits and cross the busy threshold while three nodes write them.
+          const seq = node.rnd() < 0.7 ? 1 + Math.floor(node.rnd() * 2) : 3 + Math.floor(node.rnd() * 6)
+          expected.set(seq, (expected.get(seq) ?? 0) + 1)
+          node.recorder.record(visitOf(node.rnd, seq, base + j * 1500))
+        }
+      await Promise.all(nodes.map((n) => n.recorder.flush()))
+    }
+    await Promise.all(nodes.map((n) => n.recorder.stop()))
+    expect(errors).toEqual([])
+    expect(nodes.map((n) => n.recorder.pendingCount())).toEqual([0, 0, 0])
+
+    const clicks: { seq: number; clicks: number }[] = await sql`SELECT seq::float8 AS seq, clicks::float8 AS clicks FROM links ORDER BY seq`
+    expect(clicks).toEqual(LINKS.map((l) => ({ seq: l.seq, clicks: expected.get(l.seq) ?? 0 })))
+    const busy = await sql`SELECT seq::float8 AS seq FROM stats_busy_links ORDER BY seq`
+    expect(busy).toEqual([{ seq: 1 }, { seq: 2 }])
+    // Every rollup is what the SQLite writer makes of the events that were written, in one batch.
+    const events: ClickEvent[] = (
+      await sql`SELECT link_seq::float8 AS "linkSeq", at::float8 AS at, scan, continent, country, region, city, os, browser, device,
+        referer, referer_url AS "refererUrl", utm_source AS "utmSource", utm_medium AS "utmMedium", utm_campaign AS "utmCampaign",
+        utm_term AS "utmTerm", utm_content AS "utmContent", n FROM click_events`
+    ).map((e: ClickEvent & { scan: number }) => ({ ...e, domain: 'localhost', scan: e.scan === 1 }))
+    expect(events.reduce((n, e) => n + e.n, 0)).toBe(3 * perNode)
+    const lite = sqliteWithLinks()
+    createEventWriter(lite, { busyLinkClicks: 1500 })(events)
+    const [want, got] = [sqliteState(lite, true), await pgState(sql, true)]
+    for (const key of [...ROLLUPS, 'links', 'groups', 'busy']) expect({ [key]: got[key] }).toEqual({ [key]: want[key] })
+    for (const n of nodes) await n.client.close()
+    await sql.close()
+  }, 120_000)
+
+  test('PostgreSQL down while visits arrive: held within the bound, written when it is back, the rest dropped and counted', async () => {
+    const { sql, url } = await freshDatabase('outage')
+    const errors: string[] = []
+    const warnings: Record<string, unknown>[] = []
+    const client = new SQL(url, { max: 2, connectionTimeout: 2 })
+    const maxHeldRows = 200
+    const recorder = createPgClickRecorder(client, quietLog(errors, warnings), { maxHeldRows, maxBatch: 1_000_000 })
+    const rnd = seededRandom(7)
+    const base = Date.UTC(2026, 6, 1)
+    let recorded = 0
+    // Each visit a row of its own (its own referer URL), so the bound is reached.
+    const distinct = (i: number): Visit => ({ ...visitOf(rnd, 1 + (i % LINKS.length), base + i), refererUrl: `https://r.example/${i}` })
+    for (; recorded < 50; recorded++) recorder.record(distinct(recorded))
+    await recorder.flush()
+    expect(recorder.pendingCount()).toBe(0)
+
+    await db.pg.stop()
+    try {
+      for (let round = 0; round < 3; round++) {
+        for (let k = 0; k < 100; k++, recorded++) recorder.record(distinct(recorded))
+        await recorder.flush() // fails: the rows stay held
+        expect(recorder.held().rows).toBeLessThanOrEqual(maxHeldRows)
+      }
+      expect(errors.length).toBeGreaterThan(0)
+      expect(errors.length).toBeLessThan(3) // logged once per outage, not per flush
+    } finally {
+      await db.pg.start()
+    }
+    const held = recorder.pendingCount()
+    expect(held).toBe(maxHeldRows) // 300 visits arrived during the outage, 200 held
+    await recorder.flush() // writes the held rows, and warns of the dropped visits
+    const dropped = warnings.reduce((n, w) => n + (typeof w.visits === 'number' ? w.visits : 0), 0)
+    expect(dropped).toBe(100)
+    await recorder.stop()
+    expect(recorder.pendingCount()).toBe(0)
+    const [{ n }] = await sql`SELECT coalesce(sum(clicks), 0)::float8 AS n FROM links`
+    expect(n).toBe(recorded - dropped)
+    const [{ e }] = await sql`SELECT coalesce(sum(n), 0)::float8 AS e FROM click_events`
+    expect(e).toBe(recorded - dropped)
+    await client.close()
+    await sql.close()
+  }, 120_000)
+})
