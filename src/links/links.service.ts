@@ -7,25 +7,35 @@
 
 import { type Caller, canAccessOwnedBy } from '../auth'
 import { AppError, forbidden, newId, notFound, pageWindow, parameterError } from '../shared'
-import type { TagStore } from '../tags'
+import type { TagStorePort } from '../tags'
 import { checkData, destinationOf, matchKeyOf, searchTextOf } from './links.content'
 import { type LinkRecord, linkRecordOf, mergeStoredOptions, shortLinkOf as shortLinkAt, storedDataOf, storedOptionsOf } from './links.record'
 import type { CountLinksQuery, LinkType, ListLinksQuery } from './links.schema'
-import type { LinkFilter, LinkRow, LinkStore } from './links.store'
+import type { LinkFilter, LinkRow, LinkStore, LinkStorePort, LinkWrite, WriteRefusal } from './links.store'
 import { createLinkRules, type LinkBody, type LinkRulesDeps, type PreparedUpdate, parseShortLink } from './links.validate'
 
 export type { LinkRecord } from './links.record'
 export type { LinkBody } from './links.validate'
 
-export interface LinkServiceDeps extends LinkRulesDeps {
-  store: LinkStore
-  tags: TagStore
+/** `S` is the store's own type, so the redirect's lookups stay synchronous over SQLite. */
+export interface LinkServiceDeps<S extends LinkStorePort = LinkStore> extends LinkRulesDeps {
+  store: S
+  tags: Pick<TagStorePort, 'get'>
 }
 
 export type LinkChange = { domain: string; key: string; id: string }
 
-export function createLinkService(deps: LinkServiceDeps) {
-  const { store, settings } = deps
+/** `f(value)`, at once when `value` is not a promise: a synchronous store's path stays free of promises. */
+function then<T, R>(value: T | Promise<T>, f: (v: T) => R): R | Promise<R> {
+  return value instanceof Promise ? value.then(f) : f(value)
+}
+
+/** Random keys tried when a fresh key is taken between its check and the insert (another node). */
+const FRESH_KEY_TRIES = 5
+
+export function createLinkService<S extends LinkStorePort = LinkStore>(deps: LinkServiceDeps<S>) {
+  const { settings } = deps
+  const store: LinkStorePort = deps.store
   const clock = deps.now ?? Date.now
   const rules = createLinkRules(deps)
   const listeners: ((c: LinkChange) => void)[] = []
@@ -35,25 +45,28 @@ export function createLinkService(deps: LinkServiceDeps) {
 
   const shortLinkOf = (domain: string, key: string) => shortLinkAt(settings, domain, key)
 
-  const recordsOf = (rows: LinkRow[]): LinkRecord[] => {
-    const tags = store.tagsOf(rows.map((r) => r.seq))
+  const recordsOf = async (rows: LinkRow[]): Promise<LinkRecord[]> => {
+    const tags = await store.tagsOf(rows.map((r) => r.seq))
     return rows.map((r) => linkRecordOf(r, tags.get(r.seq) ?? [], settings))
   }
-  const recordOf = (row: LinkRow): LinkRecord => recordsOf([row])[0]!
+  const recordOf = async (row: LinkRow): Promise<LinkRecord> => (await recordsOf([row]))[0]!
 
-  function getRowOrThrow(caller: Caller, id: string): LinkRow {
-    const row = store.getById(id)
+  async function getRowOrThrow(caller: Caller, id: string): Promise<LinkRow> {
+    const row = await store.getById(id)
     if (!row) throw notFound(`link ${id}`)
     if (row.deleted_at !== null) throw new AppError('record_gone', `link ${id} was deleted`)
     if (!canAccessOwnedBy(caller, row.user_id)) throw forbidden(`link ${id} belongs to another user`)
     return row
   }
 
+  /** A refused write as the caller sees it (nothing was written). */
+  const refusalError = (r: WriteRefusal) =>
+    r.refused === 'gone' ? new AppError('record_gone', `link ${r.id} was deleted`) : rules.keyTakenError(r.domain, r.key)
+
   async function create(caller: Caller, typeParam: string, body: LinkBody): Promise<LinkRecord> {
     const { type, data, o, domain, options, now } = await rules.prepareCreate(caller.userId, typeParam, body)
-    return store.transaction(() => {
-      const key = o.key ?? rules.freshKey(domain)
-      if (o.key !== undefined) rules.checkKey(domain, key) // re-checked inside the transaction
+    for (let attempt = 0; attempt < FRESH_KEY_TRIES; attempt++) {
+      const key = o.key ?? (await rules.freshKey(domain))
       const destination = destinationOf(type, data, shortLinkOf(domain, key))
       const row = {
         id: newId('lnk'),
@@ -72,24 +85,26 @@ export function createLinkService(deps: LinkServiceDeps) {
         created_at: now,
         updated_at: now,
       }
-      const seq = store.insert(row)
-      if (o.tags?.length) store.setTags(seq, o.tags)
-      store.indexSearch(seq, `${key} ${destination} ${searchTextOf(data)}`)
-      const saved = store.getById(row.id)!
-      emit(saved)
-      return recordOf(saved)
-    })
+      // The key is checked again by the store, in the insert's transaction.
+      const saved = await store.createLink(row, o.tags ?? [], `${key} ${destination} ${searchTextOf(data)}`)
+      if (saved) {
+        emit(saved)
+        return recordOf(saved)
+      }
+      if (o.key !== undefined) throw rules.keyTakenError(domain, key)
+    }
+    throw new AppError('internal_server_error', 'could not find a free random key')
   }
 
-  /** Applies a prepared update to one row inside the caller's transaction. */
-  function applyUpdate(row: LinkRow, p: PreparedUpdate, now: number): LinkRow {
+  /** The next row of a link under a prepared update, with the checks that depend on the link. */
+  async function writeOf(row: LinkRow, p: PreparedUpdate, now: number): Promise<LinkWrite> {
     const type = row.link_type as LinkType
     const domain = p.o.domain ?? row.domain
     const key = p.o.key ?? row.key
-    if (domain !== row.domain || key !== row.key) rules.checkKey(domain, key, row.seq)
-    if (p.o.tags !== undefined) rules.checkTags(row.user_id, p.o.tags ?? [])
-    if (p.data?.fileId) rules.checkFiles(p.data, row.user_id)
-    if (p.qrOptions) deps.checkQrOptions?.(p.qrOptions, row.user_id)
+    if (domain !== row.domain || key !== row.key) await rules.checkKey(domain, key, row.seq)
+    if (p.o.tags !== undefined) await rules.checkTags(row.user_id, p.o.tags ?? [])
+    if (p.data?.fileId) await rules.checkFiles(p.data, row.user_id)
+    if (p.qrOptions) await deps.checkQrOptions?.(p.qrOptions, row.user_id)
     const data = p.data ?? storedDataOf(row)
     const destination = destinationOf(type, data, shortLinkOf(domain, key))
     const next: LinkRow = {
@@ -106,22 +121,26 @@ export function createLinkService(deps: LinkServiceDeps) {
       archived: p.o.archived === undefined ? row.archived : p.o.archived ? 1 : 0,
       updated_at: now,
     }
-    store.update(next)
-    if (p.o.tags !== undefined) store.setTags(row.seq, p.o.tags ?? [])
-    store.indexSearch(row.seq, `${key} ${destination} ${searchTextOf(data)}`)
-    emit(row)
-    if (domain !== row.domain || key !== row.key) emit(next)
-    return next
+    return { row: next, tags: p.o.tags === undefined ? undefined : (p.o.tags ?? []), searchText: `${key} ${destination} ${searchTextOf(data)}` }
+  }
+
+  /** Writes the links' next rows all or none, then tells listeners their old and new addresses. */
+  async function save(current: LinkRow[], writes: LinkWrite[]): Promise<void> {
+    const refused = await store.saveLinks(writes)
+    if (refused) throw refusalError(refused)
+    for (const [i, row] of current.entries()) {
+      const next = writes[i]!.row
+      emit(row)
+      if (next.domain !== row.domain || next.key !== row.key) emit(next)
+    }
   }
 
   async function update(caller: Caller, id: string, body: LinkBody): Promise<LinkRecord> {
-    const row = getRowOrThrow(caller, id)
+    const row = await getRowOrThrow(caller, id)
     const prepared = await rules.prepareUpdate(row.link_type as LinkType, body, row.user_id)
-    return store.transaction(() => {
-      const current = getRowOrThrow(caller, id)
-      applyUpdate(current, prepared, clock())
-      return recordOf(store.getById(id)!)
-    })
+    const current = await getRowOrThrow(caller, id)
+    await save([current], [await writeOf(current, prepared, clock())])
+    return recordOf((await store.getById(id))!)
   }
 
   async function upsert(caller: Caller, typeParam: string, body: LinkBody): Promise<{ record: LinkRecord; created: boolean }> {
@@ -129,28 +148,36 @@ export function createLinkService(deps: LinkServiceDeps) {
     const data = checkData(type, body.data)
     // The destination of hosted types depends on the key; their content identifies them instead.
     const probeDestination = destinationOf(type, data, '')
-    const existing = store.findForUpsert(caller.userId, type, matchKeyOf(type, data, probeDestination))
+    const existing = await store.findForUpsert(caller.userId, type, matchKeyOf(type, data, probeDestination))
     if (!existing) return { record: await create(caller, type, body), created: true }
     const hasChanges = body.linkOptions != null || body.qrOptions !== undefined
-    if (!hasChanges) return { record: recordOf(existing), created: false }
+    if (!hasChanges) return { record: await recordOf(existing), created: false }
     const changes: LinkBody = { linkOptions: body.linkOptions, qrOptions: body.qrOptions }
     return { record: await update(caller, existing.id, changes), created: false }
   }
 
   async function bulkUpdate(caller: Caller, linkIds: string[], updateData: LinkBody): Promise<{ updatedCount: number; links: LinkRecord[] }> {
-    const rows = linkIds.map((id) => getRowOrThrow(caller, id))
+    const rows: LinkRow[] = []
+    for (const id of linkIds) rows.push(await getRowOrThrow(caller, id))
     if (updateData.linkOptions?.key !== undefined) throw parameterError(`'updateData.linkOptions.key' cannot be set in bulk (keys are unique per domain)`)
     const types = new Set(rows.map((r) => r.link_type))
     if (updateData.data !== undefined && types.size > 1)
       throw parameterError(`'updateData.data' needs every link to share one linkType (got ${[...types].join(', ')})`)
     const owners = new Set(rows.map((r) => r.user_id))
     const prepared = await rules.prepareUpdate(rows[0]!.link_type as LinkType, updateData, owners.size === 1 ? rows[0]!.user_id : null)
-    return store.transaction(() => {
-      const now = clock()
-      for (const id of linkIds) applyUpdate(getRowOrThrow(caller, id), prepared, now)
-      const links = recordsOf(linkIds.map((id) => store.getById(id)!))
-      return { updatedCount: links.length, links }
-    })
+    const now = clock()
+    const current: LinkRow[] = []
+    const writes: LinkWrite[] = []
+    for (const id of linkIds) {
+      const row = await getRowOrThrow(caller, id)
+      current.push(row)
+      writes.push(await writeOf(row, prepared, now))
+    }
+    await save(current, writes)
+    const saved: LinkRow[] = []
+    for (const id of linkIds) saved.push((await store.getById(id))!)
+    const links = await recordsOf(saved)
+    return { updatedCount: links.length, links }
   }
 
   function filterFor(caller: Caller, q: CountLinksQuery): LinkFilter {
@@ -178,30 +205,27 @@ export function createLinkService(deps: LinkServiceDeps) {
     update,
     bulkUpdate,
     /** A live link the caller may see (404 / 410 / 403 otherwise); the QR module uses it too. */
-    get: (caller: Caller, id: string): LinkRecord => recordOf(getRowOrThrow(caller, id)),
-    /** For the redirect server: the live link at a domain and key, as stored. */
-    findLiveRow: (domain: string, key: string) => store.getByDomainKey(domain, key),
+    get: async (caller: Caller, id: string): Promise<LinkRecord> => recordOf(await getRowOrThrow(caller, id)),
+    /** For the redirect server: the live link at a domain and key, as stored (synchronous over SQLite). */
+    findLiveRow: (domain: string, key: string) => deps.store.getByDomainKey(domain, key) as ReturnType<S['getByDomainKey']>,
     /** For number targeting: a link's clicks as stored. */
-    storedClicks: (seq: number) => store.storedClicks(seq),
+    storedClicks: (seq: number) => deps.store.storedClicks(seq) as ReturnType<S['storedClicks']>,
     /** Whether a live link shows this uploaded file (files refuse to delete it). */
-    fileInUse: (fileId: string) => store.fileInUse(fileId),
-    list(caller: Caller, q: ListLinksQuery): { links: LinkRecord[]; page: number; pageSize: number; total: number } {
+    fileInUse: (fileId: string) => deps.store.fileInUse(fileId) as ReturnType<S['fileInUse']>,
+    async list(caller: Caller, q: ListLinksQuery): Promise<{ links: LinkRecord[]; page: number; pageSize: number; total: number }> {
       const { limit, offset, page, pageSize } = pageWindow(q.page, q.pageSize)
       const filter = filterFor(caller, q)
-      const { rows, total } = store.list(filter, { sortBy: q.sortBy ?? 'created_at', sortOrder: q.sortOrder ?? 'desc', limit, offset })
-      return { links: recordsOf(rows), page, pageSize, total }
+      const { rows, total } = await store.list(filter, { sortBy: q.sortBy ?? 'created_at', sortOrder: q.sortOrder ?? 'desc', limit, offset })
+      return { links: await recordsOf(rows), page, pageSize, total }
     },
-    count: (caller: Caller, q: CountLinksQuery) => ({ count: store.count(filterFor(caller, q)) }),
-    remove(caller: Caller, id: string): { id: string } {
-      const row = getRowOrThrow(caller, id)
-      store.transaction(() => {
-        store.softDelete(row.seq, clock())
-        store.unindexSearch(row.seq)
-      })
+    count: async (caller: Caller, q: CountLinksQuery) => ({ count: await store.count(filterFor(caller, q)) }),
+    async remove(caller: Caller, id: string): Promise<{ id: string }> {
+      const row = await getRowOrThrow(caller, id)
+      await store.softDeleteLinks([row.seq], clock())
       emit(row)
       return { id }
     },
-    bulkRemove(caller: Caller, linkIdsCsv: string): { deletedCount: number } {
+    async bulkRemove(caller: Caller, linkIdsCsv: string): Promise<{ deletedCount: number }> {
       const ids = [
         ...new Set(
           linkIdsCsv
@@ -211,16 +235,15 @@ export function createLinkService(deps: LinkServiceDeps) {
         ),
       ]
       if (ids.length < 1 || ids.length > 100) throw parameterError(`'linkIds' must hold 1-100 comma-separated ids (got ${ids.length})`)
-      const rows = ids.map((id) => store.getById(id)).filter((r): r is LinkRow => r !== null && r.deleted_at === null)
+      const rows: LinkRow[] = []
+      for (const id of ids) {
+        const r = await store.getById(id)
+        if (r !== null && r.deleted_at === null) rows.push(r)
+      }
       for (const r of rows) if (!canAccessOwnedBy(caller, r.user_id)) throw forbidden(`link ${r.id} belongs to another user`)
-      const now = clock()
-      const deleted = store.transaction(
-        () =>
-          rows.filter((r) => {
-            if (!store.softDelete(r.seq, now)) return false
-            store.unindexSearch(r.seq)
-            return true
-          }).length,
+      const deleted = await store.softDeleteLinks(
+        rows.map((r) => r.seq),
+        clock(),
       )
       for (const r of rows) emit(r)
       return { deletedCount: deleted }
@@ -229,7 +252,11 @@ export function createLinkService(deps: LinkServiceDeps) {
       listeners.push(fn)
     },
     shortLinkOf,
-    toRecord: recordOf,
+    /** A stored row as the API shows it; synchronous over SQLite (hosted landing pages render on the redirect path). */
+    toRecord: (row: LinkRow) =>
+      then(deps.store.tagsOf([row.seq]), (tags) => linkRecordOf(row, tags.get(row.seq) ?? [], settings)) as S extends LinkStore
+        ? LinkRecord
+        : LinkRecord | Promise<LinkRecord>,
   }
 }
 export type LinkService = ReturnType<typeof createLinkService>

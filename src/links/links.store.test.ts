@@ -29,7 +29,7 @@ describe('search pages and totals', () => {
   }
   const links: Expected[] = []
   const setClicks = db.query('UPDATE links SET clicks = ?, last_clicked = ? WHERE seq = ?')
-  store.transaction(() => {
+  db.transaction(() => {
     for (let i = 0; i < 12_000; i++) {
       // "summer" is in most links (more than a page-by-index plan takes), "menu" in few.
       const word = rnd() < 0.6 ? 'summer' : WORDS[1 + Math.floor(rnd() * 3)]!
@@ -42,21 +42,23 @@ describe('search pages and totals', () => {
       const id = `lnk_t${i}`
       const now = 1_000 + i
       const row = { id, user_id: user, domain, key, link_type: type, destination: dest, match_key: dest, data: '{}', options: '{}' }
-      const seq = store.insert({ ...row, qr_options: null, password_hash: null, expires_at: null, archived, created_at: now, updated_at: now })
       const text = `${key} ${dest}`
-      store.indexSearch(seq, text)
+      const seq = store.createLink(
+        { ...row, qr_options: null, password_hash: null, expires_at: null, archived, created_at: now, updated_at: now },
+        [],
+        text,
+      )!.seq
       // Ties in clicks and never-clicked links, so the tie-breaks are checked too.
       const clicks = rnd() < 0.3 ? 0 : Math.floor(rnd() * 40)
       const last = clicks ? 5_000 + Math.floor(rnd() * 100) : null
       setClicks.run(clicks, last, seq)
       const deleted = rnd() < 0.05
       if (deleted) {
-        store.softDelete(seq, now)
-        store.unindexSearch(seq)
+        store.softDeleteLinks([seq], now)
       }
       links.push({ seq, id, user, type, domain, text, archived, deleted, clicks, last })
     }
-  })
+  })()
 
   function expected(f: LinkFilter, s: LinkSort): { ids: string[]; total: number } {
     const term = f.search!.toLowerCase()

@@ -1,6 +1,6 @@
 /** SQL for links. Rows in, rows out; the service owns the rules. */
 
-import { escapeLike } from '../shared'
+import { type Awaitable, escapeLike } from '../shared'
 import type { Db } from '../store'
 
 export interface LinkRow {
@@ -44,6 +44,16 @@ export interface LinkSort {
   limit: number
   offset: number
 }
+
+/** One link as an update writes it: the whole next row, its tags when they change, and its search text. */
+export interface LinkWrite {
+  row: LinkRow
+  tags?: string[]
+  searchText: string
+}
+
+/** Why a write was refused (nothing was written): a link is gone, or its new key is taken. */
+export type WriteRefusal = { refused: 'gone' | 'key_taken'; id: string; domain: string; key: string }
 
 type Arg = string | number | null
 
@@ -237,6 +247,32 @@ export function createLinkStore(db: Db) {
   }
 
   const storedClicks = db.query<{ clicks: number }, [number]>('SELECT clicks FROM links WHERE seq = ?')
+  const insertRow = (r: NewLinkRow): number =>
+    insert.get(
+      r.id,
+      r.user_id,
+      r.domain,
+      r.key,
+      r.link_type,
+      r.destination,
+      r.match_key,
+      r.data,
+      r.options,
+      r.qr_options,
+      r.password_hash,
+      r.expires_at,
+      r.archived,
+      r.created_at,
+      r.updated_at,
+    )!.seq
+  const setTags = (seq: number, tagIds: string[]) => {
+    clearTags.run(seq)
+    for (const [i, tag] of tagIds.entries()) addTag.run(tag, seq, i)
+  }
+  const indexSearch = (seq: number, text: string) => {
+    searchDelete.run(seq)
+    searchInsert.run(seq, text)
+  }
   return {
     getById: (id: string) => byId.get(id),
     getByDomainKey: (domain: string, key: string) => byDomainKey.get(domain, key),
@@ -245,32 +281,68 @@ export function createLinkStore(db: Db) {
       return r !== null && r.seq !== exceptSeq
     },
     findForUpsert: (userId: string, type: string, matchKey: string) => forUpsert.get(userId, type, matchKey),
-    insert(r: NewLinkRow): number {
-      return insert.get(
-        r.id,
-        r.user_id,
-        r.domain,
-        r.key,
-        r.link_type,
-        r.destination,
-        r.match_key,
-        r.data,
-        r.options,
-        r.qr_options,
-        r.password_hash,
-        r.expires_at,
-        r.archived,
-        r.created_at,
-        r.updated_at,
-      )!.seq
+    /**
+     * A new link with its tags and search text, in one transaction; null (nothing written)
+     * when its domain and key are taken by a live link.
+     */
+    createLink(r: NewLinkRow, tagIds: string[], searchText: string): LinkRow | null {
+      return db.transaction(() => {
+        if (keyTaken.get(r.domain, r.key) !== null) return null
+        const seq = insertRow(r)
+        setTags(seq, tagIds)
+        indexSearch(seq, searchText)
+        return byId.get(r.id)
+      })()
     },
-    update(r: LinkRow) {
-      update.run(r.domain, r.key, r.destination, r.match_key, r.data, r.options, r.qr_options, r.password_hash, r.expires_at, r.archived, r.updated_at, r.seq)
+    /** Writes every link or none: refused when one is no longer live or its new key is taken. */
+    saveLinks(writes: LinkWrite[]): WriteRefusal | null {
+      let refusal = null as WriteRefusal | null
+      try {
+        db.transaction(() => {
+          for (const w of writes) {
+            const r = w.row
+            const live = byId.get(r.id)
+            if (!live || live.deleted_at !== null) refusal = { refused: 'gone', id: r.id, domain: r.domain, key: r.key }
+            else {
+              const taken = keyTaken.get(r.domain, r.key)
+              if (taken !== null && taken.seq !== r.seq) refusal = { refused: 'key_taken', id: r.id, domain: r.domain, key: r.key }
+            }
+            if (refusal) throw refusal
+            update.run(
+              r.domain,
+              r.key,
+              r.destination,
+              r.match_key,
+              r.data,
+              r.options,
+              r.qr_options,
+              r.password_hash,
+              r.expires_at,
+              r.archived,
+              r.updated_at,
+              r.seq,
+            )
+            if (w.tags !== undefined) setTags(r.seq, w.tags)
+            indexSearch(r.seq, w.searchText)
+          }
+        })()
+      } catch (e) {
+        if (refusal && e === refusal) return refusal
+        throw e
+      }
+      return null
     },
-    softDelete: (seq: number, now: number) => softDelete.run(now, now, seq).changes > 0,
-    setTags(seq: number, tagIds: string[]) {
-      clearTags.run(seq)
-      for (const [i, tag] of tagIds.entries()) addTag.run(tag, seq, i)
+    /** Tombstones the live links among `seqs` in one transaction; answers how many it deleted. */
+    softDeleteLinks(seqs: number[], now: number): number {
+      return db.transaction(() => {
+        let deleted = 0
+        for (const seq of seqs) {
+          if (softDelete.run(now, now, seq).changes === 0) continue
+          searchDelete.run(seq)
+          deleted++
+        }
+        return deleted
+      })()
     },
     tagsOf(seqs: number[]): Map<number, string[]> {
       const out = new Map<number, string[]>()
@@ -287,11 +359,6 @@ export function createLinkStore(db: Db) {
       }
       return out
     },
-    indexSearch(seq: number, text: string) {
-      searchDelete.run(seq)
-      searchInsert.run(seq, text)
-    },
-    unindexSearch: (seq: number) => searchDelete.run(seq),
     /** The link's clicks as stored (the click writer adds to it). */
     storedClicks: (seq: number) => storedClicks.get(seq)?.clicks ?? 0,
     /** Whether a live link shows this uploaded file. */
@@ -307,7 +374,8 @@ export function createLinkStore(db: Db) {
       return { rows, total }
     },
     count,
-    transaction: <T>(fn: () => T): T => db.transaction(fn)(),
   }
 }
 export type LinkStore = ReturnType<typeof createLinkStore>
+/** The link store port (docs/adr/0010): SQLite's store with every result allowed to be a promise. */
+export type LinkStorePort = Awaitable<LinkStore>

@@ -8,11 +8,11 @@ import { customAlphabet } from 'nanoid'
 import type { Settings } from '../config'
 import { normaliseHost } from '../domains'
 import { AppError, parameterError } from '../shared'
-import type { TagStore } from '../tags'
+import type { TagStorePort } from '../tags'
 import { checkData, checkTargeting, type LinkDataValue, normaliseUrl } from './links.content'
 import type { StoredOptions } from './links.record'
 import { CREATE_TYPES, type LinkType, type UpdateLinkInput } from './links.schema'
-import type { LinkStore } from './links.store'
+import type { LinkStorePort } from './links.store'
 
 const randomKey = customAlphabet('0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ', 7)
 /** Paths the API host serves itself; on that host they cannot be slugs. */
@@ -42,18 +42,21 @@ export interface PreparedUpdate {
 }
 
 export interface LinkRulesDeps {
-  store: Pick<LinkStore, 'keyTaken'>
-  tags: Pick<TagStore, 'get'>
+  store: Pick<LinkStorePort, 'keyTaken'>
+  tags: Pick<TagStorePort, 'get'>
   settings: Settings
   /** Default domains, or custom domains that are configured and not archived. */
-  isUsableDomain(slug: string): boolean
+  isUsableDomain(slug: string): boolean | Promise<boolean>
   /** Refuses QR designs that cannot scan and, given the link's owner, files the owner may not use (the QR module plugs in here). */
-  checkQrOptions?(qrOptions: Record<string, unknown>, ownerId?: string): void
+  checkQrOptions?(qrOptions: Record<string, unknown>, ownerId?: string): void | Promise<void>
   /** Whether a file exists and may be used by this owner (the files module plugs in here). */
-  fileUsable?(fileId: string, ownerId: string): boolean
+  fileUsable?(fileId: string, ownerId: string): boolean | Promise<boolean>
   /** The clock (tests step it instead of sleeping for distinct timestamps). */
   now?: () => number
 }
+
+/** A write named a domain and key a live link holds. */
+const keyTakenError = (domain: string, key: string) => parameterError(`'linkOptions.key' '${key}' is already used on ${domain}`)
 
 export function createLinkRules(deps: LinkRulesDeps) {
   const clock = deps.now ?? Date.now
@@ -64,40 +67,41 @@ export function createLinkRules(deps: LinkRulesDeps) {
     return type as LinkType
   }
 
-  function checkDomain(domain: string): string {
+  async function checkDomain(domain: string): Promise<string> {
     // Stored as the Host header will carry it: lower-case punycode.
     const d = normaliseHost(domain)
-    if (!deps.isUsableDomain(d))
+    if (!(await deps.isUsableDomain(d)))
       throw parameterError(`'linkOptions.domain' ${d} is neither a default short domain (${settings.defaultDomains.join(', ')}) nor a configured custom domain`)
     return d
   }
 
-  function checkKey(domain: string, key: string, exceptSeq?: number) {
+  async function checkKey(domain: string, key: string, exceptSeq?: number): Promise<void> {
     if (domain === settings.apiHost) {
       const reserved = [...RESERVED_KEYS, settings.apiPrefix.split('/')[1] ?? ''].filter(Boolean)
       if (reserved.includes(key.toLowerCase())) throw parameterError(`'linkOptions.key' '${key}' is reserved on ${domain}`)
     }
-    if (store.keyTaken(domain, key, exceptSeq)) throw parameterError(`'linkOptions.key' '${key}' is already used on ${domain}`)
+    if (await store.keyTaken(domain, key, exceptSeq)) throw keyTakenError(domain, key)
   }
 
-  function freshKey(domain: string): string {
+  async function freshKey(domain: string): Promise<string> {
     for (let i = 0; i < 20; i++) {
       const k = randomKey()
-      if (!store.keyTaken(domain, k)) return k
+      if (!(await store.keyTaken(domain, k))) return k
     }
     throw new AppError('internal_server_error', 'could not find a free random key')
   }
 
-  function checkTags(ownerId: string, tagIds: string[]) {
+  async function checkTags(ownerId: string, tagIds: string[]): Promise<void> {
     for (const [i, id] of tagIds.entries()) {
-      const tag = deps.tags.get(id)
+      const tag = await deps.tags.get(id)
       if (!tag || tag.userId !== ownerId) throw parameterError(`'linkOptions.tags.${i}' ${id} is not a tag of the link's owner`)
     }
   }
 
-  function checkFiles(data: LinkDataValue, ownerId: string) {
+  async function checkFiles(data: LinkDataValue, ownerId: string): Promise<void> {
     if (typeof data.fileId !== 'string') return
-    if (deps.fileUsable ? !deps.fileUsable(data.fileId, ownerId) : true) throw parameterError(`'data.fileId' ${data.fileId} is not a file of the link's owner`)
+    if (deps.fileUsable ? !(await deps.fileUsable(data.fileId, ownerId)) : true)
+      throw parameterError(`'data.fileId' ${data.fileId} is not a file of the link's owner`)
   }
 
   async function prepareOptions(o: LinkOptionsInput, now: number): Promise<PreparedOptions> {
@@ -133,14 +137,14 @@ export function createLinkRules(deps: LinkRulesDeps) {
   async function prepareCreate(ownerId: string, typeParam: string, body: LinkBody): Promise<PreparedCreate> {
     const type = assertType(typeParam)
     const data = checkData(type, body.data)
-    checkFiles(data, ownerId)
+    await checkFiles(data, ownerId)
     const o = body.linkOptions ?? {}
     const now = clock()
-    const domain = checkDomain(o.domain ?? settings.defaultDomains[0]!)
-    if (o.key !== undefined) checkKey(domain, o.key)
-    if (o.tags) checkTags(ownerId, o.tags)
+    const domain = await checkDomain(o.domain ?? settings.defaultDomains[0]!)
+    if (o.key !== undefined) await checkKey(domain, o.key)
+    if (o.tags) await checkTags(ownerId, o.tags)
     const options = await prepareOptions(o, now)
-    if (body.qrOptions) deps.checkQrOptions?.(body.qrOptions, ownerId)
+    if (body.qrOptions) await deps.checkQrOptions?.(body.qrOptions, ownerId)
     return { type, data, o, domain, options, now }
   }
 
@@ -150,16 +154,16 @@ export function createLinkRules(deps: LinkRulesDeps) {
    */
   async function prepareUpdate(type: LinkType | null, body: LinkBody, ownerId: string | null): Promise<PreparedUpdate> {
     const data = body.data !== undefined && type ? checkData(type, body.data) : undefined
-    if (data && ownerId) checkFiles(data, ownerId)
+    if (data && ownerId) await checkFiles(data, ownerId)
     const o = body.linkOptions ?? {}
-    if (o.domain !== undefined) o.domain = checkDomain(o.domain)
-    if (o.tags && ownerId) checkTags(ownerId, o.tags)
+    if (o.domain !== undefined) o.domain = await checkDomain(o.domain)
+    if (o.tags && ownerId) await checkTags(ownerId, o.tags)
     const options = await prepareOptions(o, clock())
-    if (body.qrOptions) deps.checkQrOptions?.(body.qrOptions)
+    if (body.qrOptions) await deps.checkQrOptions?.(body.qrOptions)
     return { data, options, o, qrOptions: body.qrOptions }
   }
 
-  return { assertType, checkDomain, checkKey, freshKey, checkTags, checkFiles, prepareCreate, prepareUpdate }
+  return { assertType, checkDomain, checkKey, freshKey, checkTags, checkFiles, prepareCreate, prepareUpdate, keyTakenError }
 }
 export type LinkRules = ReturnType<typeof createLinkRules>
 

@@ -33,7 +33,7 @@ export function qrRoutes({ qr, links, templates }: QrRouteDeps) {
       '/qr/render',
       async ({ body, request }) => {
         const caller = callerOf(request)
-        const text = body.linkId ? qrTextFor(links.get(caller, body.linkId).shortLink) : SAMPLE_TEXT
+        const text = body.linkId ? qrTextFor((await links.get(caller, body.linkId)).shortLink) : SAMPLE_TEXT
         const format: ImageFormat = (body.format as ImageFormat | undefined) ?? 'image'
         // A design being edited draws the designer's own files, as it will once saved by them.
         const rendered = await qr.renderQr({
@@ -75,7 +75,7 @@ export function qrRoutes({ qr, links, templates }: QrRouteDeps) {
       async ({ params, request }) => {
         const q = parseQuery(QrImageQuery, new URL(request.url).searchParams)
         const caller = callerOf(request)
-        const link = links.get(caller, params.linkId)
+        const link = await links.get(caller, params.linkId)
         // A template's design draws its owner's files; the link's own design, the link owner's.
         const design = q.templateId ? await templates.qrDesignOf(q.templateId) : { qrOptions: link.qrOptions ?? {}, ownerId: link.userId }
         const format = q.format ?? 'image'

@@ -5,15 +5,23 @@
  */
 
 import type { FileService } from '../files'
-import type { LinkRow, LinkService } from '../links'
+import type { LinkRecord, LinkRow, LinkService } from '../links'
 import { type LandingLink, NOT_FOUND_PAGE, renderLandingPage, type VisitorOs } from '../pages'
 
 export function hostedFilePath(key: string, fileId: string): string {
   return `/${encodeURIComponent(key)}/file/${encodeURIComponent(fileId)}`
 }
 
-export function renderHostedPage(deps: { links: Pick<LinkService, 'toRecord'>; files: Pick<FileService, 'get'> }, row: LinkRow, os: string): Response {
+export function renderHostedPage(
+  deps: { links: Pick<LinkService, 'toRecord'>; files: Pick<FileService, 'get'> },
+  row: LinkRow,
+  os: string,
+): Response | Promise<Response> {
   const record = deps.links.toRecord(row)
+  return record instanceof Promise ? record.then((r) => hostedPage(deps, row, os, r)) : hostedPage(deps, row, os, record)
+}
+
+function hostedPage(deps: { files: Pick<FileService, 'get'> }, row: LinkRow, os: string, record: LinkRecord): Response {
   const visitorOs: VisitorOs = os === 'IOS' ? 'ios' : os === 'Android' ? 'android' : 'other'
   const html = renderLandingPage(
     {

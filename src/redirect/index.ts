@@ -2,3 +2,4 @@
 export { renderHostedPage } from './hosted'
 export { createPasswordGate, loadOrCreateSecret, type PasswordGate } from './password-gate'
 export { createRedirectHandler } from './redirect.handler'
+export { type VisitCounterPort, visitOrdinalFrom } from './visit-ordinal'

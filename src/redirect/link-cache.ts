@@ -4,18 +4,23 @@
  * Both are LRUs bounded by entries and by estimated bytes: anyone can send keys, so
  * what they pin must stay small. A key longer than any link key can be is answered
  * "not found" without a lookup and without being remembered.
+ *
+ * A hit is answered synchronously. A loader may return a promise (PostgreSQL): then a miss
+ * answers one, and concurrent misses of a key share one load. A failed load is not
+ * remembered and evicts nothing (the cache keeps serving what it holds while the store is
+ * down); an unreachable store becomes AppError service_unavailable (503 + Retry-After).
  */
-import { LruCache } from '../shared'
+import { AppError, isStoreUnreachable, LruCache, storeUnavailable } from '../shared'
 
 export interface LinkCache<T> {
-  get(domain: string, key: string): T | null
+  get(domain: string, key: string): T | null | Promise<T | null>
   invalidate(domain: string, key: string): void
   clear(): void
   size(): { positive: number; negative: number; positiveBytes: number; negativeBytes: number }
 }
 
 export function createLinkCache<T>(
-  load: (domain: string, key: string) => T | null,
+  load: (domain: string, key: string) => T | null | Promise<T | null>,
   opts: {
     maxKeyLength: number
     max?: number
@@ -36,6 +41,14 @@ export function createLinkCache<T>(
     now: opts.now,
   })
 
+  /** Loads under way, by key; an invalidation drops its key's, so a load that read the old row is not kept. */
+  const loading = new Map<string, Promise<T | null>>()
+  const remember = (k: string, loaded: T | null) => {
+    if (loaded === null) negative.set(k, true)
+    else positive.set(k, loaded)
+  }
+  const failure = (e: unknown) => (e instanceof AppError || !isStoreUnreachable(e) ? e : storeUnavailable())
+
   return {
     get(domain, key) {
       if (key.length > opts.maxKeyLength) return null
@@ -43,19 +56,44 @@ export function createLinkCache<T>(
       const hit = positive.get(k)
       if (hit !== undefined) return hit
       if (negative.get(k)) return null
-      const loaded = load(domain, key)
-      if (loaded === null) negative.set(k, true)
-      else positive.set(k, loaded)
-      return loaded
+      const shared = loading.get(k)
+      if (shared) return shared
+      let loaded: T | null | Promise<T | null>
+      try {
+        loaded = load(domain, key)
+      } catch (e) {
+        throw failure(e)
+      }
+      if (!(loaded instanceof Promise)) {
+        remember(k, loaded)
+        return loaded
+      }
+      const pending: Promise<T | null> = loaded.then(
+        (value) => {
+          if (loading.get(k) === pending) {
+            loading.delete(k)
+            remember(k, value)
+          }
+          return value
+        },
+        (e) => {
+          if (loading.get(k) === pending) loading.delete(k)
+          throw failure(e)
+        },
+      )
+      loading.set(k, pending)
+      return pending
     },
     invalidate(domain, key) {
       const k = `${domain}/${key}`
       positive.delete(k)
       negative.delete(k)
+      loading.delete(k)
     },
     clear() {
       positive.clear()
       negative.clear()
+      loading.clear()
     },
     size: () => ({ positive: positive.size, negative: negative.size, positiveBytes: positive.bytes, negativeBytes: negative.bytes }),
   }

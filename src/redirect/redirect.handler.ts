@@ -11,8 +11,8 @@ import { LruCache, readCapped, withHsts } from '../shared'
 import type { ClickRecorder } from '../stats'
 import { createLinkCache } from './link-cache'
 import type { PasswordGate } from './password-gate'
-import { type DomainFallbacks, mergeQuery, type ResolvableLink, resolve } from './resolve'
-import { parseVisitor } from './visitor'
+import { type Decision, type DomainFallbacks, mergeQuery, type ResolvableLink, resolve } from './resolve'
+import { parseVisitor, type Visitor } from './visitor'
 
 /** A percent-encoded path segment, or null when its escapes are malformed (`%E0`). */
 function decodeSegment(raw: string): string | null {
@@ -40,18 +40,24 @@ export interface ShortDomain extends DomainFallbacks {
 
 export interface RedirectDeps {
   settings: Settings
-  findLiveRow(domain: string, key: string): LinkRow | null
+  /** Synchronous over SQLite; a promise (PostgreSQL) is awaited only on a cache miss. */
+  findLiveRow(domain: string, key: string): LinkRow | null | Promise<LinkRow | null>
   /** The short domain serving this host, or null when the host is none of ours. */
   domainOf(host: string): ShortDomain | null
   /** Current clicks of a link in the store (for number targeting). */
-  storedClicks(linkSeq: number): number
+  storedClicks(linkSeq: number): number | Promise<number>
+  /**
+   * The ordinal of this counted visit of a number-targeted link over every node (PostgreSQL:
+   * `visitOrdinalFrom`). Absent (SQLite, one node): counted here, from the stored and pending clicks.
+   */
+  visitOrdinal?: (link: { id: string; seq: number }) => Promise<number>
   recorder: ClickRecorder
   geo: GeoIp
   passwords: PasswordGate
   /** The bytes of an uploaded file (Range, ETag), or null when it is gone. */
-  serveFile(request: Request, fileId: string): Response | null
+  serveFile(request: Request, fileId: string): Response | null | Promise<Response | null>
   /** Renders the landing page of a hosted link type. */
-  renderHosted(row: LinkRow, os: string): Response
+  renderHosted(row: LinkRow, os: string): Response | Promise<Response>
 }
 
 const HTML = { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', 'x-robots-tag': 'noindex' }
@@ -74,9 +80,7 @@ export function createRedirectHandler(deps: RedirectDeps) {
   const cache = createLinkCache<CachedLink>(
     (domain, key) => {
       const row = deps.findLiveRow(domain, key)
-      if (!row) return null
-      const link = toResolvable(row)
-      return { row, link, plainUtm: utmOf(link.plainLocation) }
+      return row instanceof Promise ? row.then(cachedLinkOf) : cachedLinkOf(row)
     },
     { maxKeyLength: MAX_KEY_LENGTH, sizeOf: cachedLinkBytes },
   )
@@ -85,7 +89,12 @@ export function createRedirectHandler(deps: RedirectDeps) {
    * evicted link is seeded again from its stored and pending clicks, which is exact.
    */
   const visits = new LruCache<number>({ maxEntries: 100_000 })
-  const nextVisit = (seq: number) => (visits.get(String(seq)) ?? deps.storedClicks(seq) + deps.recorder.pendingFor(seq)) + 1
+  const nextVisit = (seq: number): number | Promise<number> => {
+    const counted = visits.get(String(seq))
+    if (counted !== undefined) return counted + 1
+    const stored = deps.storedClicks(seq)
+    return stored instanceof Promise ? stored.then((n) => n + deps.recorder.pendingFor(seq) + 1) : stored + deps.recorder.pendingFor(seq) + 1
+  }
 
   function wellKnown(domain: ShortDomain, path: string): Response | null {
     const body =
@@ -122,7 +131,22 @@ export function createRedirectHandler(deps: RedirectDeps) {
     const fileRoute = path.indexOf('/', 1) > 0 ? FILE_ROUTE.exec(path) : null
     if (path.indexOf('/', 1) > 0 && !fileRoute) return html(NOT_FOUND_PAGE, 404)
     const key = decodeSegment(fileRoute ? fileRoute[1]! : path.slice(1)) ?? ''
-    const cached = key && !key.includes('/') ? cache.get(domain.slug, key) : null
+    const looked = key && !key.includes('/') ? cache.get(domain.slug, key) : null
+    // A miss over PostgreSQL: the only await of the path.
+    if (looked instanceof Promise) return looked.then((cached) => answerLink(request, path, search, domain, clientIp, fileRoute, cached))
+    return answerLink(request, path, search, domain, clientIp, fileRoute, looked)
+  }
+
+  function answerLink(
+    request: Request,
+    path: string,
+    search: string,
+    domain: ShortDomain,
+    clientIp: () => string,
+    fileRoute: RegExpExecArray | null,
+    cached: CachedLink | null,
+  ): Response | Promise<Response> {
+    const method = request.method
     const link = cached?.link ?? null
 
     if (method === 'POST') {
@@ -142,22 +166,47 @@ export function createRedirectHandler(deps: RedirectDeps) {
     const geo = needsGeo ? deps.geo.lookup(clientIp()) : null
     // Just after a start the GeoIP database may still be loading: location targeting waits for the exact answer.
     if (targeting === 'location' && geo?.resolved) return geo.resolved.then(() => answer(request, path, search, domain, clientIp))
-    const decision = resolve({
-      link,
-      domain,
-      now: Date.now(),
-      request: {
-        query: search ? new URLSearchParams(search) : NO_QUERY,
-        visitor,
-        acceptLanguage: targeting === 'language' ? headers.get('accept-language') : null,
-        country: geo?.country ?? null,
-        region: geo?.region ?? null,
-        city: geo?.city ?? null,
-        passwordOk: link?.passwordHash ? deps.passwords.hasValidCookie(headers.get('cookie'), link as ResolvableLink & { passwordHash: string }) : false,
-        visitNumber: link && targeting === 'number' && !visitor.isBot ? nextVisit(link.seq) : 0,
-      },
-    })
+    const now = Date.now()
+    const decide = (visitNumber: number) =>
+      resolve({
+        link,
+        domain,
+        now,
+        request: {
+          query: search ? new URLSearchParams(search) : NO_QUERY,
+          visitor,
+          acceptLanguage: targeting === 'language' ? headers.get('accept-language') : null,
+          country: geo?.country ?? null,
+          region: geo?.region ?? null,
+          city: geo?.city ?? null,
+          passwordOk: link?.passwordHash ? deps.passwords.hasValidCookie(headers.get('cookie'), link as ResolvableLink & { passwordHash: string }) : false,
+          visitNumber,
+        },
+      })
+    if (!(link && targeting === 'number' && !visitor.isBot)) return render(decide(0), path, cached, visitor, geo, headers, 0)
+    if (deps.visitOrdinal) {
+      // Across nodes the ordinal is taken only by a visit that counts (it cannot be handed back).
+      const probe = decide(0)
+      if (!((probe.kind === 'redirect' || probe.kind === 'hosted') && probe.count)) return render(probe, path, cached, visitor, geo, headers, 0)
+      return deps.visitOrdinal(cached!.row).then((n) => render(decide(n), path, cached, visitor, geo, headers, n))
+    }
+    const n = nextVisit(link.seq)
+    return n instanceof Promise
+      ? n.then((v) => render(decide(v), path, cached, visitor, geo, headers, v))
+      : render(decide(n), path, cached, visitor, geo, headers, n)
+  }
 
+  /** Renders a decision and records a counted visit; `visitNumber` is this visit's ordinal when number targeting gave one. */
+  function render(
+    decision: Decision,
+    path: string,
+    cached: CachedLink | null,
+    visitor: Visitor,
+    geo: ReturnType<GeoIp['lookup']> | null,
+    headers: Headers,
+    visitNumber: number,
+  ): Response | Promise<Response> {
+    const link = cached?.link ?? null
     switch (decision.kind) {
       case 'not-found':
         return decision.location ? redirect(decision.location) : html(NOT_FOUND_PAGE, 404)
@@ -172,7 +221,16 @@ export function createRedirectHandler(deps: RedirectDeps) {
       case 'hosted': {
         if (decision.count) {
           const l = link!
-          visits.set(String(l.seq), nextVisit(l.seq))
+          if (visitNumber > 0) visits.set(String(l.seq), visitNumber)
+          else if (!deps.visitOrdinal) {
+            const n = nextVisit(l.seq)
+            if (n instanceof Promise)
+              n.then(
+                (v) => visits.set(String(l.seq), v),
+                () => {},
+              )
+            else visits.set(String(l.seq), n)
+          }
           const landing = decision.kind === 'redirect' ? decision.location : null
           const utm = landing === null ? NO_UTM : landing === l.plainLocation ? cached!.plainUtm : utmOf(landing)
           const ref = refererOf(headers.get('referer'))
@@ -199,7 +257,7 @@ export function createRedirectHandler(deps: RedirectDeps) {
    * checks as the page: the link is live and unexpired, its password cookie is held,
    * and the file is the one the link shows. Not counted as a visit.
    */
-  function linkFile(request: Request, cached: CachedLink | null, fileId: string): Response {
+  function linkFile(request: Request, cached: CachedLink | null, fileId: string): Response | Promise<Response> {
     if (!cached) return html(NOT_FOUND_PAGE, 404)
     const { link, row } = cached
     if (link.expiresAt !== null && Date.now() >= link.expiresAt) return html(EXPIRED_PAGE, 410)
@@ -207,7 +265,8 @@ export function createRedirectHandler(deps: RedirectDeps) {
       return html(passwordPage({ action: `/${encodeURIComponent(link.key)}` }), 403)
     const shown = storedDataOf(row).fileId
     if (shown !== fileId) return html(NOT_FOUND_PAGE, 404)
-    return deps.serveFile(request, fileId) ?? html(NOT_FOUND_PAGE, 404)
+    const served = deps.serveFile(request, fileId)
+    return served instanceof Promise ? served.then((r) => r ?? html(NOT_FOUND_PAGE, 404)) : (served ?? html(NOT_FOUND_PAGE, 404))
   }
 
   async function passwordAttempt(request: Request, path: string, search: string, link: ResolvableLink, clientIp: string): Promise<Response> {
@@ -249,6 +308,12 @@ export function createRedirectHandler(deps: RedirectDeps) {
   }
 }
 export type RedirectHandler = ReturnType<typeof createRedirectHandler>
+
+function cachedLinkOf(row: LinkRow | null): CachedLink | null {
+  if (!row) return null
+  const link = toResolvable(row)
+  return { row, link, plainUtm: utmOf(link.plainLocation) }
+}
 
 /** Estimated heap bytes of a cached link: its row's strings (JSON data and options) twice over (row and parsed link), plus objects. */
 function cachedLinkBytes(c: CachedLink): number {
