@@ -1,8 +1,11 @@
 /**
  * Serving stored bytes over HTTP: conditional requests (ETag) and single byte ranges
- * (RFC 9110 §14). Pure except for reading the file, so the redirect server can serve a
- * landing page's file with the same rules as the API.
+ * (RFC 9110 §14). Pure except for reading the bytes, so the redirect server can serve a
+ * landing page's file with the same rules as the API. The bytes come from the bytes port:
+ * a file on disk (answered at once) or the row on PostgreSQL (a promise).
  */
+import { errorResponse } from '../shared'
+import type { ByteRange } from './files.bytes'
 
 export type RangeDecision = { kind: 'full' } | { kind: 'partial'; start: number; end: number } | { kind: 'unsatisfiable' }
 
@@ -37,8 +40,8 @@ export function decideRange(header: string | null, size: number): RangeDecision 
 }
 
 export interface StoredContent {
-  /** Path of the bytes on disk. */
-  path: string
+  /** The bytes to send, whole or a range; null when the file went meanwhile. */
+  stream(range?: ByteRange): Blob | Uint8Array | null | Promise<Blob | Uint8Array | null>
   mimeType: string
   size: number
   /** Content hash, the strong validator. */
@@ -56,11 +59,12 @@ export function contentDisposition(kind: 'inline' | 'attachment', name: string):
 /**
  * The response for GET (or HEAD) of stored content: 304 when `If-None-Match` matches,
  * 206 with Content-Range for a satisfiable range (unless `If-Range` names another
- * version), 416 with `Content-Range: bytes *\/size` for a bad one, else 200. The bytes
- * are streamed from disk, never buffered whole. SVG may carry scripts: the CSP sandbox
- * keeps them from running when the content is opened directly.
+ * version), 416 with `Content-Range: bytes *\/size` for a bad one, else 200. Bytes on disk
+ * are streamed, never buffered whole; from PostgreSQL only the range asked for is read (at
+ * most one file, bounded by the upload limit), and not at all for 304, 416 or HEAD. SVG may
+ * carry scripts: the CSP sandbox keeps them from running when the content is opened directly.
  */
-export function contentResponse(request: Request, c: StoredContent, opts: { download?: boolean; cacheControl?: string } = {}): Response {
+export function contentResponse(request: Request, c: StoredContent, opts: { download?: boolean; cacheControl?: string } = {}): Response | Promise<Response> {
   const etag = `"${c.sha256}"`
   const headers: Record<string, string> = {
     'content-type': c.mimeType,
@@ -77,7 +81,6 @@ export function contentResponse(request: Request, c: StoredContent, opts: { down
   const ifRange = request.headers.get('if-range')
   const rangeHeader = ifRange && ifRange.trim() !== etag ? null : request.headers.get('range')
   const range = decideRange(rangeHeader, c.size)
-  const file = Bun.file(c.path)
   const head = request.method === 'HEAD'
   if (range.kind === 'unsatisfiable') {
     headers['content-range'] = `bytes */${c.size}`
@@ -87,10 +90,17 @@ export function contentResponse(request: Request, c: StoredContent, opts: { down
   if (range.kind === 'partial') {
     headers['content-range'] = `bytes ${range.start}-${range.end}/${c.size}`
     headers['content-length'] = String(range.end - range.start + 1)
-    return new Response(head ? null : file.slice(range.start, range.end + 1), { status: 206, headers })
+    return head ? new Response(null, { status: 206, headers }) : withBody(c.stream(range), 206, headers)
   }
   headers['content-length'] = String(c.size)
-  return new Response(head ? null : file, { status: 200, headers })
+  return head ? new Response(null, { status: 200, headers }) : withBody(c.stream(), 200, headers)
+}
+
+type Body = Blob | Uint8Array | null
+/** The response once the bytes are there: at once from disk, after the read from PostgreSQL. */
+function withBody(body: Body | Promise<Body>, status: number, headers: Record<string, string>): Response | Promise<Response> {
+  const respond = (b: Body) => (b ? new Response(b as Blob, { status, headers }) : errorResponse('record_gone', 'the file was deleted'))
+  return body instanceof Promise ? body.then(respond) : respond(body)
 }
 
 function etagMatches(header: string, etag: string): boolean {

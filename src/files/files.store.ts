@@ -1,7 +1,7 @@
-import { condition, idIn, type ListPage, listRows, matches, toIso } from '../shared'
+import { type Awaitable, condition, idIn, type ListPage, listRows, matches, toIso } from '../shared'
 import type { Db } from '../store'
 
-interface FileRow {
+export interface FileRow {
   id: string
   user_id: string
   name: string
@@ -33,7 +33,7 @@ export interface StoredFile extends FileRecord {
   deleted: boolean
 }
 
-const toFile = (r: FileRow): StoredFile => ({
+export const toFile = (r: FileRow): StoredFile => ({
   id: r.id,
   name: r.name,
   size: r.size,
@@ -60,6 +60,17 @@ export interface FileFilter extends ListPage {
   includeArchived: boolean
 }
 
+/** A new file's row, as the service builds it from an upload. */
+export interface NewFile {
+  id: string
+  userId: string
+  name: string
+  sha256: string
+  size: number
+  mimeType: string
+  extension: string
+}
+
 /** `now` is the clock of the timestamps written (tests step it). */
 export function createFileStore(db: Db, now: () => number = Date.now) {
   const byId = db.query<FileRow, [string]>('SELECT * FROM files WHERE id = ?')
@@ -76,7 +87,7 @@ export function createFileStore(db: Db, now: () => number = Date.now) {
       const r = byId.get(id)
       return r ? toFile(r) : null
     },
-    insert(f: { id: string; userId: string; name: string; sha256: string; size: number; mimeType: string; extension: string }) {
+    insert(f: NewFile) {
       const at = now()
       insert.run(f.id, f.userId, f.name, f.name.toLowerCase(), f.sha256, f.size, f.mimeType, f.extension, at, at)
     },
@@ -111,3 +122,5 @@ export function createFileStore(db: Db, now: () => number = Date.now) {
   }
 }
 export type FileStore = ReturnType<typeof createFileStore>
+/** The port (docs/adr/0010): the SQLite store's methods, each allowed to answer with a promise. */
+export type FileStorePort = Awaitable<FileStore>
