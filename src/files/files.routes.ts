@@ -7,6 +7,7 @@ import { contentResponse } from './files.content'
 import { ContentQuery, FileIdParams, FileRecordSchema, ListFilesQuery, UpdateFileBody, UploadFileBody } from './files.schema'
 import type { FileService } from './files.service'
 import { ALLOWED_TYPES } from './files.sniff'
+import type { FileStorePort } from './files.store'
 
 const errors = errorResponses(400, 401, 403, 404, 410, 422, 429)
 const TYPES = Object.entries(ALLOWED_TYPES)
@@ -27,7 +28,8 @@ async function readUpload(request: Request): Promise<{ file: unknown; name?: str
   return { file: form.get('file'), name: typeof name === 'string' ? name : undefined }
 }
 
-export function fileRoutes({ files, maxBytes }: { files: FileService; maxBytes: number }) {
+/** Over either store: SQLite answers at once, PostgreSQL with promises (awaited here). */
+export function fileRoutes({ files, maxBytes }: { files: FileService<FileStorePort>; maxBytes: number }) {
   return new Elysia({ name: 'files', normalize: false })
     .post(
       '/files',
@@ -47,7 +49,7 @@ export function fileRoutes({ files, maxBytes }: { files: FileService; maxBytes: 
             `multipart/form-data with the field \`file\` (and optionally \`name\`). Responds 201 with the file record. ` +
             `The type is detected from the content (magic bytes), never from the name; allowed: ${TYPES}; anything else is 422. ` +
             `Files over ${maxBytes} bytes (config \`[files] maxBytes\`) are 400 bad_request. ` +
-            'Equal content is stored once on disk.',
+            "On SQLite equal content is stored once on disk; on PostgreSQL the bytes are kept in the file's row.",
           requestBody: {
             required: true,
             content: { 'multipart/form-data': { schema: { ...UploadFileBody, required: ['file'] } } },
@@ -57,9 +59,9 @@ export function fileRoutes({ files, maxBytes }: { files: FileService; maxBytes: 
     )
     .get(
       '/files',
-      ({ request, set }) => {
+      async ({ request, set }) => {
         const q = parseQuery(ListFilesQuery, new URL(request.url).searchParams)
-        const { files: list, total } = files.list(callerOf(request), q)
+        const { files: list, total } = await files.list(callerOf(request), q)
         set.headers['x-total-count'] = String(total)
         return list
       },
@@ -81,9 +83,9 @@ export function fileRoutes({ files, maxBytes }: { files: FileService; maxBytes: 
     })
     .get(
       '/files/:id/content',
-      ({ params, request }) => {
+      async ({ params, request }) => {
         const q = parseQuery(ContentQuery, new URL(request.url).searchParams)
-        return contentResponse(request, files.content(callerOf(request), params.id), { download: q.download })
+        return contentResponse(request, await files.content(callerOf(request), params.id), { download: q.download })
       },
       {
         params: FileIdParams,
@@ -120,7 +122,7 @@ export function fileRoutes({ files, maxBytes }: { files: FileService; maxBytes: 
         description:
           'Answers `{ id }`. A file that a live (not deleted) link uses cannot be deleted: 422 parameter_error until that link is ' +
           'deleted or changed (archive the file instead to hide it). Afterwards the id answers 410 record_gone; the bytes are ' +
-          'removed from disk when no other file record has the same content.',
+          'removed with it (on SQLite, from disk once no other file record has the same content).',
       },
     })
 }

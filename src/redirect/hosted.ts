@@ -4,7 +4,7 @@
  * pass the same expiry and password checks as the page.
  */
 
-import type { FileService } from '../files'
+import type { FileService, FileStorePort } from '../files'
 import type { LinkRecord, LinkRow, LinkService } from '../links'
 import { type LandingLink, NOT_FOUND_PAGE, renderLandingPage, type VisitorOs } from '../pages'
 
@@ -13,7 +13,7 @@ export function hostedFilePath(key: string, fileId: string): string {
 }
 
 export function renderHostedPage(
-  deps: { links: Pick<LinkService, 'toRecord'>; files: Pick<FileService, 'get'> },
+  deps: { links: Pick<LinkService, 'toRecord'>; files: Pick<FileService<FileStorePort>, 'get'> },
   row: LinkRow,
   os: string,
 ): Response | Promise<Response> {
@@ -21,7 +21,29 @@ export function renderHostedPage(
   return record instanceof Promise ? record.then((r) => hostedPage(deps, row, os, r)) : hostedPage(deps, row, os, record)
 }
 
-function hostedPage(deps: { files: Pick<FileService, 'get'> }, row: LinkRow, os: string, record: LinkRecord): Response {
+type FileInfo = Awaited<ReturnType<FileService<FileStorePort>['get']>>
+
+/**
+ * The page renders synchronously; over PostgreSQL the files it names come as promises, so
+ * the first pass collects them and, once they are read, a second pass renders with them.
+ */
+function hostedPage(deps: { files: Pick<FileService<FileStorePort>, 'get'> }, row: LinkRow, os: string, record: LinkRecord): Response | Promise<Response> {
+  const pending = new Map<string, Promise<FileInfo>>()
+  const first = pageWith(row, os, record, (fileId) => {
+    const f = deps.files.get(fileId)
+    if (!(f instanceof Promise)) return f
+    pending.set(fileId, f)
+    return null
+  })
+  if (pending.size === 0) return first
+  const ids = [...pending.keys()]
+  return Promise.all(pending.values()).then((files) => {
+    const known = new Map(ids.map((id, i) => [id, files[i] ?? null]))
+    return pageWith(row, os, record, (fileId) => known.get(fileId) ?? null)
+  })
+}
+
+function pageWith(row: LinkRow, os: string, record: LinkRecord, file: (fileId: string) => FileInfo): Response {
   const visitorOs: VisitorOs = os === 'IOS' ? 'ios' : os === 'Android' ? 'android' : 'other'
   const html = renderLandingPage(
     {
@@ -35,7 +57,7 @@ function hostedPage(deps: { files: Pick<FileService, 'get'> }, row: LinkRow, os:
     },
     {
       fileUrl: (fileId) => hostedFilePath(row.key, fileId),
-      file: (fileId) => deps.files.get(fileId),
+      file,
       os: visitorOs,
     },
   )
