@@ -173,6 +173,59 @@ describe('PostgreSQL click writer', () => {
     await sql.close()
   })
 
+  test('three nodes writing disjoint links (shared all-links and group rollups) at once never deadlock, even without a retry', async () => {
+    const { sql, url } = await freshDatabase('lock_order')
+    const all = randomEvents(3 * 40 * 50, 21)
+    const total = all.reduce((n, e) => n + e.n, 0)
+    const writers = [0, 1, 2].map((k) => {
+      const client = new SQL(url, { max: 1 })
+      // Node k writes links 3+2k and 4+2k only: no link row lock orders its batches against the others'.
+      const mine = all.slice(k * 2000, (k + 1) * 2000).map((e, i) => ({ ...e, linkSeq: 3 + 2 * k + (i % 2), at: Date.UTC(2026, 5, 1) + (e.at % 7_200_000) }))
+      return { client, mine, write: createPgEventWriter(client, { maxAttempts: 1 }) }
+    })
+    await Promise.all(
+      writers.map(async (w) => {
+        for (let i = 0; i < w.mine.length; i += 40) await w.write(w.mine.slice(i, i + 40))
+      }),
+    )
+    const [{ clicks }] = await sql`SELECT sum(clicks)::float8 AS clicks FROM stats_day WHERE scope = 0 AND dim = 0`
+    expect(clicks).toBe(total)
+    for (const w of writers) await w.client.close()
+    await sql.close()
+  }, 120_000)
+
+  test('a batch chosen as a deadlock victim (another writer of links locking in the other order) runs again, and counts once', async () => {
+    const { sql, url } = await freshDatabase('victim')
+    const writerClient = new SQL(url, { max: 1 })
+    const other = new SQL(url, { max: 1 })
+    const [e] = randomEvents(1, 5)
+    const batch = [4, 5].map((linkSeq) => ({ ...e!, linkSeq, n: 1 }))
+    let written: Promise<void> = Promise.resolve()
+    await other.begin(async (tx) => {
+      // This side waits 10 s before it looks for a deadlock, the writer 1 s: the writer's batch is the victim.
+      await tx`SET LOCAL deadlock_timeout = '10s'`
+      await tx`SELECT seq FROM links WHERE seq = 5 FOR UPDATE`
+      written = createPgEventWriter(writerClient)(batch) // locks 4, then waits for 5
+      for (;;) {
+        const [{ n }] = await sql`SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted AND locktype = 'transactionid'`
+        if (n > 0) break
+        await Bun.sleep(10) // polling for the writer to queue behind this lock
+      }
+      await tx`SELECT seq FROM links WHERE seq = 4 FOR UPDATE`
+    })
+    await written
+    const clicks = await sql`SELECT seq::float8 AS seq, clicks::float8 AS clicks FROM links WHERE seq IN (4, 5) ORDER BY seq`
+    expect(clicks).toEqual([
+      { seq: 4, clicks: 1 },
+      { seq: 5, clicks: 1 },
+    ])
+    const [{ n }] = await sql`SELECT count(*)::int AS n FROM click_events`
+    expect(n).toBe(2)
+    await writerClient.close()
+    await other.close()
+    await sql.close()
+  }, 60_000)
+
   test('a NUL in a visitor-controlled value is dropped, not a batch that fails forever', async () => {
     const { sql } = await freshDatabase('nul')
     const [e] = randomEvents(1, 3)
