@@ -14,6 +14,7 @@
  * enter, so flooding the counters with fresh addresses does not unblock anyone.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
+import type { SQL } from 'bun'
 import { ipBucket, LruCache } from '../shared'
 import type { Db } from '../store'
 
@@ -35,6 +36,17 @@ export function loadOrCreateSecret(db: Db, name: string): Buffer {
   const secret = randomBytes(32)
   db.query('INSERT INTO kv (key, value) VALUES (?, ?) ON CONFLICT(key) DO NOTHING').run(name, secret.toString('base64'))
   return Buffer.from(db.query<{ value: string }, [string]>('SELECT value FROM kv WHERE key = ?').get(name)!.value, 'base64')
+}
+
+/**
+ * `loadOrCreateSecret` on PostgreSQL: nodes starting together each offer a secret, the first
+ * insert wins (ON CONFLICT DO NOTHING) and every node reads that one back, so cookies signed
+ * by one node are valid on all.
+ */
+export async function loadOrCreateSecretPg(sql: SQL, name: string): Promise<Buffer> {
+  await sql`INSERT INTO kv (key, value) VALUES (${name}, ${randomBytes(32).toString('base64')}) ON CONFLICT (key) DO NOTHING`
+  const [row] = await sql`SELECT value FROM kv WHERE key = ${name}`
+  return Buffer.from(row.value as string, 'base64')
 }
 
 interface Window {
