@@ -207,6 +207,8 @@ export function createCertificateManager(opts: {
     let custom = domains.stateOf(name)
     const isOwn = ownNames.includes(name)
     if (!custom && !isOwn) return // deleted while queued
+    // An order failed since this was queued (on a shared store, another node's): its retry time holds.
+    if (custom && custom.sslNextAt !== null && custom.sslNextAt > t0) return
     const before = await certs.get(name)
     const renewing = valid(before, t0)
     if (renewing && t0 < renewAt(before!)) {

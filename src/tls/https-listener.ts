@@ -54,6 +54,9 @@ export interface HttpsListener {
   stop(closeActiveConnections?: boolean): Promise<void>
 }
 
+/** After a failed read of the certificates, try again this much later. */
+const READ_RETRY_MS = 5_000
+
 export function startHttpsListener(parts: Tls, opts: HttpsListenerOptions): HttpsListener {
   const { config, settings, domains, log } = parts.deps
   const { certs } = parts
@@ -90,6 +93,7 @@ export function startHttpsListener(parts: Tls, opts: HttpsListenerOptions): Http
 
   let swapTimer: ReturnType<typeof setTimeout> | null = null
   let stopped = false
+  /** A read of the store is under way (the first one too): a change heard meanwhile swaps again after it. */
   let swapping = false
   let swapAgain = false
   const retiring = new Set<Server<unknown>>()
@@ -100,25 +104,26 @@ export function startHttpsListener(parts: Tls, opts: HttpsListenerOptions): Http
     if (swapping) swapAgain = true
     else if (!swapTimer) swapTimer = setTimeout(swap, ms)
   }
+  const swapped = () => {
+    swapping = false
+    if (swapAgain) {
+      swapAgain = false
+      scheduleSwap()
+    }
+  }
+  const notRead = (e: unknown) => {
+    log.error('certificates not read; keeping the current ones', { error: String((e as Error)?.message ?? e) })
+    swapAgain = false
+    if (!stopped && !swapTimer) swapTimer = setTimeout(swap, READ_RETRY_MS)
+  }
   /** One swap at a time: a change heard while the store is read swaps again after. */
-  function swap(): Promise<void> {
+  function swap() {
     swapTimer = null
-    if (stopped) return Promise.resolve()
-    swapping = true
-    const done = () => {
-      swapping = false
-      if (swapAgain) {
-        swapAgain = false
-        scheduleSwap()
-      }
-    }
+    if (stopped) return
     const all = certs.all()
-    if (!(all instanceof Promise)) {
-      swapTo(all)
-      done()
-      return Promise.resolve()
-    }
-    return all.then(swapTo, (e) => log.error('certificates not read; keeping the current ones', { error: String((e as Error)?.message ?? e) })).finally(done)
+    if (!(all instanceof Promise)) return swapTo(all)
+    swapping = true
+    all.then(swapTo, notRead).finally(swapped)
   }
   function swapTo(all: StoredCertificate[]) {
     if (stopped) return
@@ -156,7 +161,18 @@ export function startHttpsListener(parts: Tls, opts: HttpsListenerOptions): Http
     onCertificates: () => scheduleSwap(),
   })
   manager.start()
-  const ready = stored instanceof Promise ? stored.then(() => swap()) : Promise.resolve()
+  // The first read counts as a swap under way.
+  swapping = stored instanceof Promise
+  const ready = stored instanceof Promise ? stored.then(swapTo, notRead).finally(swapped) : Promise.resolve()
+  // A domain that arrives with a certificate already stored (on a shared store another node
+  // issued it, and its `certificates` news may have come first) is served by a swap.
+  const unsubscribe = domains.onChange((e) => {
+    if (e.type !== 'created') return
+    const stored = certs.get(e.slug)
+    const serve = (c: StoredCertificate | null) => c && c.notAfter > Date.now() && scheduleSwap()
+    if (stored instanceof Promise) stored.then(serve, () => {})
+    else serve(stored)
+  })
 
   return {
     port,
@@ -171,6 +187,7 @@ export function startHttpsListener(parts: Tls, opts: HttpsListenerOptions): Http
     manager,
     async stop(closeActiveConnections = false) {
       stopped = true
+      unsubscribe()
       manager.stop()
       if (swapTimer) clearTimeout(swapTimer)
       await Promise.all([current, ...retiring].map((s) => s.stop(closeActiveConnections)))

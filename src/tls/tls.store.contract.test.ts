@@ -149,3 +149,29 @@ describe.each(adapters)('challenge and certificate stores on %s', (name, open) =
     expect(await certs.get('go.example')).toBeNull()
   })
 })
+
+describe('certificate invalidation on postgres', () => {
+  test("saving or removing a certificate publishes 'certificates' <host name> in its own transaction; removing none publishes nothing", async () => {
+    await pgSql!`TRUNCATE tls_certificates`
+    const published: { channel: string; keys: string | readonly string[]; inTransaction: boolean }[] = []
+    const store = createPgTlsStore(pgSql!, {
+      publish: async (tx, channel, keys) => void published.push({ channel, keys, inTransaction: tx !== pgSql }),
+    })
+    await store.putCertificate(cert('go.example'), T0)
+    await store.removeCertificate('go.example')
+    await store.removeCertificate('go.example')
+    expect(published).toEqual([
+      { channel: 'certificates', keys: 'go.example', inTransaction: true },
+      { channel: 'certificates', keys: 'go.example', inTransaction: true },
+    ])
+
+    // A publish that fails rolls the write back: no node would hear of it.
+    const failing = createPgTlsStore(pgSql!, {
+      publish: async () => {
+        throw new Error('bus down')
+      },
+    })
+    await expect(failing.putCertificate(cert('gone.example'), T0)).rejects.toThrow('bus down')
+    expect(await failing.certificate('gone.example')).toBeNull()
+  })
+})
