@@ -161,7 +161,7 @@ export function createClickRecorder(db: Database, dbPath: string, log: Logger, o
  * write keeps its rows for the next tick, and its errors are logged once per outage and
  * then once a minute, not every second. `stop()` writes what it can and does not close `sql`.
  */
-export function createPgClickRecorder(sql: SQL, log: Logger, opts: RecorderOptions & PgEventWriterOptions = {}): ClickRecorder {
+export function createPgClickRecorder(sql: SQL, log: Logger, opts: RecorderOptions & PgEventWriterOptions & { stopWaitMs?: number } = {}): ClickRecorder {
   const write = createPgEventWriter(sql, opts)
   const sink: RowSink = { write, close: async () => {} }
   return recorderOver(
@@ -169,8 +169,23 @@ export function createPgClickRecorder(sql: SQL, log: Logger, opts: RecorderOptio
     () => sink,
     log,
     opts,
-    { oneWriteAtATime: true, quietRetries: true },
+    { oneWriteAtATime: true, quietRetries: true, stopWaitMs: opts.stopWaitMs ?? STOP_WAIT_MS },
   )
+}
+
+/**
+ * How long stop() waits for PostgreSQL on a SIGTERM: a write stuck on an unanswering server
+ * must not keep the process from exiting (what is still held is logged as lost).
+ */
+const STOP_WAIT_MS = 10_000
+
+/** `promise`, or nothing once `deadline` (epoch ms) has passed. */
+function until(promise: Promise<unknown>, deadline: number): Promise<unknown> {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const expired = new Promise((resolve) => {
+    timer = setTimeout(resolve, Math.max(0, deadline - Date.now()))
+  })
+  return Promise.race([promise, expired]).finally(() => clearTimeout(timer))
 }
 
 /** Minimum time between two logs of the same failing streak (quietRetries). */
@@ -181,7 +196,7 @@ function recorderOver(
   openedSink: () => RowSink | null,
   log: Logger,
   opts: RecorderOptions,
-  mode: { oneWriteAtATime?: boolean; quietRetries?: boolean } = {},
+  mode: { oneWriteAtATime?: boolean; quietRetries?: boolean; stopWaitMs?: number } = {},
 ) {
   const flushMs = opts.flushMs ?? 1000
   const maxBatch = opts.maxBatch ?? 1000
@@ -350,11 +365,12 @@ function recorderOver(
     async stop(): Promise<void> {
       if (timer) clearInterval(timer)
       timer = null
-      for (let round = 0; round < 5 && (pending.size || inFlight.size); round++) {
-        await flush()
-        await Promise.all([...inFlight].map((b) => b.done))
+      const deadline = mode.stopWaitMs === undefined ? Number.POSITIVE_INFINITY : Date.now() + mode.stopWaitMs
+      for (let round = 0; round < 5 && (pending.size || inFlight.size) && Date.now() < deadline; round++) {
+        const written = flush().then(() => Promise.all([...inFlight].map((b) => b.done)))
+        await (deadline === Number.POSITIVE_INFINITY ? written : until(written, deadline))
       }
-      const unwritten = visitsOf(pending.values())
+      const unwritten = visitsOf(pending.values()) + [...inFlight].reduce((n, b) => n + visitsOf(b.rows), 0)
       if (unwritten > 0) log.error('click capture stopped with visits it could not write', { visits: unwritten })
       await openedSink()?.close()
     },

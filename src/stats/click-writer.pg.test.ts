@@ -341,4 +341,18 @@ describe('PostgreSQL click recorder', () => {
     await client.close()
     await sql.close()
   }, 120_000)
+
+  test('stop() on SIGTERM does not wait forever for a server that never answers; what it could not write is logged', async () => {
+    // Accepts the connection and says nothing, as a server behind a dead network path.
+    const silent = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
+    const client = new SQL(`postgres://postgres@127.0.0.1:${silent.port}/clicks`, { max: 1, connectionTimeout: 600 })
+    const errors: string[] = []
+    const recorder = createPgClickRecorder(client, quietLog(errors), { stopWaitMs: 100 })
+    recorder.record(visitOf(seededRandom(1), 1, Date.UTC(2026, 0, 1)))
+    recorder.record(visitOf(seededRandom(2), 2, Date.UTC(2026, 0, 1)))
+    await recorder.stop()
+    expect(errors).toEqual([expect.stringContaining('"visits":2')])
+    silent.stop(true)
+    client.close().catch(() => {})
+  }, 30_000)
 })
