@@ -4,4 +4,5 @@ export { type LinkRecord, type StoredLinkView, storedDataOf, storedLinkViewOf } 
 export { linkRoutes } from './links.routes'
 export { FILTER_TYPES, MAX_KEY_LENGTH } from './links.schema'
 export { createLinkService, type LinkService } from './links.service'
-export { createLinkStore, type LinkRow } from './links.store'
+export { createLinkStore, type LinkRow, type LinkStore, type LinkStorePort } from './links.store'
+export { createPgLinkStore, LINKS_CHANNEL, type PgLinkStoreOptions } from './links.store.pg'
