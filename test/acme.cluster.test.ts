@@ -174,6 +174,7 @@ describe('ACME in a cluster (three nodes, one PostgreSQL, pebble)', () => {
 
   test('three nodes due at once: one order reaches the CA, every node answers the challenge, every node serves the certificate', async () => {
     const ordersBefore = newOrders()
+    const t0 = performance.now()
     // All three HTTPS listeners (and their certificate managers) start together: each sees the certificate due.
     for (const n of nodes) {
       n.https = startHttpsListener(n.tls, {
@@ -187,6 +188,7 @@ describe('ACME in a cluster (three nodes, one PostgreSQL, pebble)', () => {
     await Promise.all(nodes.map((n) => n.https.ready))
 
     const serials = await Promise.all(nodes.map((n) => waitFor(`node ${nodes.indexOf(n)} serving ${DOMAIN}`, () => servedSerial(n.https.port, DOMAIN, root))))
+    console.log(`three nodes due at once → all three serving the one certificate: ${(performance.now() - t0).toFixed(0)} ms`)
     expect(new Set(serials).size).toBe(1)
     expect(nodes.map((n) => n.orders.length).sort()).toEqual([0, 0, 1])
     expect(newOrders() - ordersBefore).toBe(1)
