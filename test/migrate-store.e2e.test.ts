@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { SQL } from 'bun'
+import { contentResponse, createFileService, createPgFileStore } from '../src/files'
 import { samplePdf } from '../src/files/files.samples'
 import { fileByteDiffs, tableDiffs } from '../src/store/pg/copy.test-fixtures'
 import { startPostgres, type TestPostgres } from './helpers/postgres'
@@ -99,6 +100,10 @@ describe('migrate-store', () => {
       expect(await count('stats_hour')).toBeGreaterThan(0)
       const [{ bytes }] = await sql`SELECT bytes FROM files WHERE id = ${file.id}`
       expect(Buffer.from(bytes).equals(Buffer.from(samplePdf('Summer menu')))).toBe(true)
+      // Served as a node on PostgreSQL serves it: through the files module's PostgreSQL store.
+      const files = createFileService({ store: createPgFileStore(sql), maxBytes: 1 << 20, isInUse: () => false })
+      const served = await contentResponse(new Request('https://x/f'), (await files.open(file.id))!)
+      expect(Buffer.from(await served.arrayBuffer()).equals(Buffer.from(samplePdf('Summer menu')))).toBe(true)
       const [frank] = await sql`SELECT role, password_hash FROM users WHERE id = 'usr_frank'`
       expect(frank.role).toBe('member')
       expect(frank.password_hash).toStartWith('$argon2id$')
