@@ -1,4 +1,5 @@
-import { expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
+import { AppError } from '../shared'
 import { createLinkCache } from './link-cache'
 
 test('hits skip the loader; invalidation reloads; misses are cached with a TTL and a bound', () => {
@@ -70,4 +71,81 @@ test('the link cache stays within its byte cap when links are large', () => {
   for (let i = 0; i < 200; i++) cache.get('d', `k${i}`)
   expect(cache.size().positiveBytes).toBeLessThanOrEqual(maxBytes)
   expect(cache.size().positive).toBeGreaterThan(0)
+})
+
+describe('a loader that answers promises (PostgreSQL)', () => {
+  /** A loader whose loads wait until the test settles them. */
+  function deferredLoader() {
+    const waiting: { key: string; resolve(v: string | null): void; reject(e: unknown): void }[] = []
+    const load = (_d: string, key: string) =>
+      new Promise<string | null>((resolve, reject) => {
+        waiting.push({ key, resolve, reject })
+      })
+    return { load, waiting }
+  }
+  /** The error Bun.SQL raises when PostgreSQL is down. */
+  const connectionClosed = () => Object.assign(new Error('Connection closed'), { code: 'ERR_POSTGRES_CONNECTION_CLOSED' })
+
+  test('a hit answers at once, not a promise; concurrent misses of a key share one load', async () => {
+    const { load, waiting } = deferredLoader()
+    const cache = createLinkCache<string>(load, { maxKeyLength: 190 })
+    const first = cache.get('d', 'a')
+    const second = cache.get('d', 'a')
+    const other = cache.get('d', 'b')
+    expect(waiting.map((w) => w.key)).toEqual(['a', 'b'])
+    expect(second).toBe(first)
+    waiting[0]!.resolve('A')
+    waiting[1]!.resolve(null)
+    expect(await first).toBe('A')
+    expect(await other).toBeNull()
+    expect(cache.get('d', 'a')).toBe('A')
+    expect(cache.get('d', 'b')).toBeNull()
+    expect(waiting.length).toBe(2)
+  })
+
+  test('a failed load is not remembered, evicts nothing, and an unreachable store is service_unavailable with Retry-After', async () => {
+    const { load, waiting } = deferredLoader()
+    const cache = createLinkCache<string>(load, { maxKeyLength: 190 })
+    const a = cache.get('d', 'a')
+    waiting[0]!.resolve('A')
+    await a
+    // The store goes down: a miss fails, the cached link is still served.
+    const miss = cache.get('d', 'x')
+    const again = cache.get('d', 'x')
+    waiting[1]!.reject(connectionClosed())
+    const error = await (miss as Promise<unknown>).catch((e) => e)
+    expect(error).toBeInstanceOf(AppError)
+    expect(error).toMatchObject({ code: 'service_unavailable', status: 503, headers: { 'Retry-After': expect.any(String) } })
+    expect(await (again as Promise<unknown>).catch((e) => e)).toBe(error)
+    expect(cache.get('d', 'a')).toBe('A')
+    expect(cache.size()).toMatchObject({ positive: 1, negative: 0 })
+    // Back up: the key is loaded again, not answered from a remembered failure.
+    const retry = cache.get('d', 'x')
+    expect(waiting.length).toBe(3)
+    waiting[2]!.resolve('X')
+    expect(await retry).toBe('X')
+    // An error that is not about reaching the store stays itself.
+    const bug = cache.get('d', 'y')
+    waiting[3]!.reject(new TypeError('bug'))
+    expect(await (bug as Promise<unknown>).catch((e) => e)).toBeInstanceOf(TypeError)
+  })
+
+  test('a load that began before an invalidation is not remembered (it may have read the old row)', async () => {
+    const { load, waiting } = deferredLoader()
+    const cache = createLinkCache<string>(load, { maxKeyLength: 190 })
+    const stale = cache.get('d', 'a')
+    cache.invalidate('d', 'a')
+    const fresh = cache.get('d', 'a')
+    expect(waiting.length).toBe(2)
+    waiting[1]!.resolve('A2')
+    waiting[0]!.resolve('A1')
+    expect(await stale).toBe('A1')
+    expect(await fresh).toBe('A2')
+    expect(cache.get('d', 'a')).toBe('A2')
+    const cleared = cache.get('d', 'c')
+    cache.clear()
+    waiting[2]!.resolve('C')
+    await cleared
+    expect(cache.size().positive).toBe(0)
+  })
 })
