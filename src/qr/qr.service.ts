@@ -10,9 +10,11 @@ import { type DesignFiles, fileNotFoundMessage } from './qr.files'
 import { createQrRenderer, type RenderedQr, type RenderInput } from './qr.render'
 import { createScanService } from './qr.scan'
 
+type LinkSeen = { id: string; shortLink: string; qrOptions: unknown | null; userId: string }
+
 /** The one thing the QR module needs from links (the links module implements it). */
 export interface LinkLookup {
-  get(caller: Caller, id: string): { id: string; shortLink: string; qrOptions: unknown | null; userId: string }
+  get(caller: Caller, id: string): LinkSeen | Promise<LinkSeen>
 }
 
 /** A stored design and the user it belongs to (whose files it may draw). */
