@@ -95,6 +95,11 @@ function eventFields(e: ClickEvent): (string | number | null)[] {
   ]
 }
 
+/** Inserts events (NUL-free strings) by COPY or by one INSERT from unnest arrays: what the writer does, alone (the benchmark compares them). */
+export function insertClickEvents(tx: SQL, events: ClickEvent[], how: 'copy' | 'unnest'): Promise<void> {
+  return how === 'copy' ? copyEvents(tx, events) : insertEvents(tx, events)
+}
+
 async function copyEvents(tx: SQL, events: ClickEvent[]): Promise<void> {
   const writer = tx.unsafe(`COPY click_events (${EVENT_COLUMNS}) FROM STDIN`).writable().getWriter()
   let text = ''
