@@ -6,7 +6,7 @@
 import type { Server } from 'bun'
 import { createApiApp } from './app'
 import type { Deps } from './deps'
-import { contentResponse } from './files'
+import { contentResponse, type StoredContent } from './files'
 import { createRedirectHandler, renderHostedPage } from './redirect'
 import { createClientIpResolver, createGcPacer, errorResponse, isStoreUnreachable, storeUnavailable, withHsts } from './shared'
 import { type CertPair, type HttpsListener, startHttpsListener } from './tls'
@@ -33,8 +33,10 @@ export function startServer(deps: Deps, cert: CertPair): RunningServer {
     passwords: deps.passwords,
     renderHosted: (row, os) => renderHostedPage(deps, row, os),
     serveFile: (request, fileId) => {
+      const serve = (opened: StoredContent | null) => (opened ? contentResponse(request, opened, { cacheControl: 'private, no-cache' }) : null)
+      // At once over SQLite; over PostgreSQL the file's row comes as a promise.
       const opened = deps.files.open(fileId)
-      return opened ? contentResponse(request, opened, { cacheControl: 'private, no-cache' }) : null
+      return opened instanceof Promise ? opened.then(serve) : serve(opened)
     },
   })
   deps.links.onChange((c) => redirects.invalidate(c.domain, c.key))
