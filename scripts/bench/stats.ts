@@ -11,10 +11,19 @@
  * checkout's app (its own code, migrations and recorder) on its copy, and alternates the two on every run of every
  * query (A = the other checkout, B = this one), with both answers compared. `--bytes` prints where the store's
  * bytes are (dbstat: pages per table and index).
+ * `--store sqlite:PATH | postgres://…` (with `--sqlite PATH` to alternate with that SQLite store): times the queries
+ * through the statistics service on an existing store, read-only (stats-store.ts); copy the SQLite store into
+ * PostgreSQL first with `bun src/main.ts migrate-store --from sqlite:PATH --to postgres://…`.
  */
 import { type ClickEvent, createEventWriter } from '../../src/stats/click-writer'
 import { alternate, minMedianMax } from './ab'
 import { arg, benchApp, seededRandom } from './args'
+import { statsQueries } from './stats.queries'
+
+if (arg('store', '')) {
+  await (await import('./stats-store')).benchStore(arg('store', ''), arg('sqlite', ''), Number(arg('runs', '9')), arg('only', ''))
+  process.exit(0)
+}
 
 const N = Number(arg('events', '10000000'))
 const RUNS = Number(arg('runs', '9'))
@@ -366,10 +375,6 @@ const traffic = setInterval(() => {
   }
 }, 10)
 
-const iso = (t: number) => new Date(t).toISOString()
-const last30 = `start=${iso(END - 30 * 86_400_000)}&end=${iso(END)}`
-const lastYear = `start=${iso(START)}&end=${iso(END)}`
-
 type App = typeof app
 async function timeOne(target: App, query: string, key: string): Promise<{ ms: number; body: string }> {
   const t = performance.now()
@@ -422,61 +427,8 @@ if (other) {
   console.log(`| ${'query'.padEnd(62)} | min    | median | max    | result         |`)
   console.log(`|${'-'.repeat(64)}|--------|--------|--------|----------------|`)
 }
-await time('admin count, 30 days', `${last30}`)
-await time('admin count, all time (default interval)', '')
-await time('admin count, interval=30d (to now: hour and raw edges)', 'interval=30d')
-await time('admin count, 30 days, qr=true', `${last30}&qr=true`)
-for (const g of [
-  'country',
-  'region',
-  'city',
-  'os',
-  'browser',
-  'device',
-  'referer',
-  'referer_url',
-  'utm_source',
-  'utm_medium',
-  'utm_campaign',
-  'utm_term',
-  'utm_content',
-])
-  await time(`admin groupBy=${g}, 30 days`, `groupBy=${g}&${last30}`)
-await time('admin groupBy=link, 30 days', `groupBy=link&${last30}`)
-await time('admin groupBy=link_type, 30 days', `groupBy=link_type&${last30}`)
-await time('admin groupBy=destination, 30 days', `groupBy=destination&${last30}`)
-await time('admin time day, 1 year, UTC', `groupBy=time&granularity=day&${lastYear}`)
-await time('admin time day, 1 year, Europe/Paris', `groupBy=time&granularity=day&timezone=Europe/Paris&${lastYear}`)
-await time('admin time day, 1 year, Asia/Kolkata (:30 zone)', `groupBy=time&granularity=day&timezone=Asia/Kolkata&${lastYear}`)
-await time('admin time hour, 30 days, America/New_York', `groupBy=time&granularity=hour&timezone=America/New_York&${last30}`)
-await time('admin time week, 1 year, Europe/Paris', `groupBy=time&granularity=week&timezone=Europe/Paris&${lastYear}`)
-await time('admin time month, all, UTC', `groupBy=time&granularity=month`)
-await time('admin groupBy=city, 1 year', `groupBy=city&${lastYear}`)
-await time('big member (u0) count, 30 days', `${last30}`, bigMemberKey)
-await time('big member groupBy=city, 30 days', `groupBy=city&${last30}`, bigMemberKey)
-await time('big member groupBy=link, 30 days', `groupBy=link&${last30}`, bigMemberKey)
-await time('big member time day, 1 year, Europe/Paris', `groupBy=time&granularity=day&timezone=Europe/Paris&${lastYear}`, bigMemberKey)
-await time('small member (u40) groupBy=country, 30 days', `groupBy=country&${last30}`, smallMemberKey)
-await time('linkId (top link) count, 30 days', `linkId=${topLink()}&${last30}`)
-await time('linkId (top link) time day, 1 year, Europe/Paris', `linkId=${topLink()}&groupBy=time&granularity=day&timezone=Europe/Paris&${lastYear}`)
-await time('linkId (top link, busy) groupBy=country, 30 days', `linkId=${topLink()}&groupBy=country&${last30}`)
-await time('linkId (median link, not busy) groupBy=city, 30 days (raw)', `linkId=lnk_b${medianLink()}&groupBy=city&${last30}`)
-await time('tagIds (1 tag of u0) groupBy=os, 30 days', `tagIds=tag_u0_3&groupBy=os&${last30}`)
-await time('linkType=menu count, 30 days', `linkType=menu&${last30}`)
-await time('linkType=menu time day, 1 year', `linkType=menu&groupBy=time&granularity=day&${lastYear}`)
-await time('linkType=menu groupBy=country, 30 days', `linkType=menu&groupBy=country&${last30}`)
-await time('country=DE count, 30 days (country rollup)', `country=DE&${last30}`)
-await time('continent=Europe time day, 1 year (country rollup)', `continent=Europe&groupBy=time&granularity=day&${lastYear}`)
-await time('country=DE groupBy=city, 30 days (city paths)', `country=DE&groupBy=city&${last30}`)
-await time('continent=Europe groupBy=region, 30 days (region paths)', `continent=Europe&groupBy=region&${last30}`)
-await time('linkId (top link) country=DE groupBy=city, 1 year', `linkId=${topLink()}&country=DE&groupBy=city&${lastYear}`)
-await time('big member linkType=menu groupBy=os, 30 days', `linkType=menu&groupBy=os&${last30}`, bigMemberKey)
-await time('tagIds (1 tag of u0) groupBy=country, 1 year', `tagIds=tag_u0_3&groupBy=country&${lastYear}`)
-await time('admin groupBy=link, 30 days, country=DE', `groupBy=link&country=DE&${last30}`)
-await time(
-  'device=Mobile&os=IOS groupBy=browser, 7 days (raw events)',
-  `device=Mobile&os=IOS&groupBy=browser&start=${iso(END - 7 * 86_400_000)}&end=${iso(END)}`,
-)
+const callerKeys = { admin: adminKey, bigMember: bigMemberKey, smallMember: smallMemberKey }
+for (const q of statsQueries(END, { top: topLink(), median: medianLink() })) await time(q.label, q.query, callerKeys[q.caller])
 clearInterval(traffic)
 await deps.recorder.stop()
 await other?.deps.recorder.stop()

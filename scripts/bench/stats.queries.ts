@@ -1,0 +1,70 @@
+/** The GET /statistics queries the statistics benchmarks time (scripts/bench/stats.ts, its --store mode). */
+export type BenchCaller = 'admin' | 'bigMember' | 'smallMember'
+export interface BenchQuery {
+  label: string
+  query: string
+  caller: BenchCaller
+}
+
+/** `end`: the hour the seed ran (kv bench_end); the data covers the year before it. */
+export function statsQueries(end: number, links: { top: string; median: number }): BenchQuery[] {
+  const start = end - 365 * 24 * 3_600_000
+  const iso = (t: number) => new Date(t).toISOString()
+  const last30 = `start=${iso(end - 30 * 86_400_000)}&end=${iso(end)}`
+  const lastYear = `start=${iso(start)}&end=${iso(end)}`
+  const q: BenchQuery[] = []
+  const add = (label: string, query: string, caller: BenchCaller = 'admin') => q.push({ label, query, caller })
+  add('admin count, 30 days', `${last30}`)
+  add('admin count, all time (default interval)', '')
+  add('admin count, interval=30d (to now: hour and raw edges)', 'interval=30d')
+  add('admin count, 30 days, qr=true', `${last30}&qr=true`)
+  for (const g of [
+    'country',
+    'region',
+    'city',
+    'os',
+    'browser',
+    'device',
+    'referer',
+    'referer_url',
+    'utm_source',
+    'utm_medium',
+    'utm_campaign',
+    'utm_term',
+    'utm_content',
+  ])
+    add(`admin groupBy=${g}, 30 days`, `groupBy=${g}&${last30}`)
+  add('admin groupBy=link, 30 days', `groupBy=link&${last30}`)
+  add('admin groupBy=link_type, 30 days', `groupBy=link_type&${last30}`)
+  add('admin groupBy=destination, 30 days', `groupBy=destination&${last30}`)
+  add('admin time day, 1 year, UTC', `groupBy=time&granularity=day&${lastYear}`)
+  add('admin time day, 1 year, Europe/Paris', `groupBy=time&granularity=day&timezone=Europe/Paris&${lastYear}`)
+  add('admin time day, 1 year, Asia/Kolkata (:30 zone)', `groupBy=time&granularity=day&timezone=Asia/Kolkata&${lastYear}`)
+  add('admin time hour, 30 days, America/New_York', `groupBy=time&granularity=hour&timezone=America/New_York&${last30}`)
+  add('admin time week, 1 year, Europe/Paris', `groupBy=time&granularity=week&timezone=Europe/Paris&${lastYear}`)
+  add('admin time month, all, UTC', `groupBy=time&granularity=month`)
+  add('admin groupBy=city, 1 year', `groupBy=city&${lastYear}`)
+  add('big member (u0) count, 30 days', `${last30}`, 'bigMember')
+  add('big member groupBy=city, 30 days', `groupBy=city&${last30}`, 'bigMember')
+  add('big member groupBy=link, 30 days', `groupBy=link&${last30}`, 'bigMember')
+  add('big member time day, 1 year, Europe/Paris', `groupBy=time&granularity=day&timezone=Europe/Paris&${lastYear}`, 'bigMember')
+  add('small member (u40) groupBy=country, 30 days', `groupBy=country&${last30}`, 'smallMember')
+  add('linkId (top link) count, 30 days', `linkId=${links.top}&${last30}`)
+  add('linkId (top link) time day, 1 year, Europe/Paris', `linkId=${links.top}&groupBy=time&granularity=day&timezone=Europe/Paris&${lastYear}`)
+  add('linkId (top link, busy) groupBy=country, 30 days', `linkId=${links.top}&groupBy=country&${last30}`)
+  add('linkId (median link, not busy) groupBy=city, 30 days (raw)', `linkId=lnk_b${links.median}&groupBy=city&${last30}`)
+  add('tagIds (1 tag of u0) groupBy=os, 30 days', `tagIds=tag_u0_3&groupBy=os&${last30}`)
+  add('linkType=menu count, 30 days', `linkType=menu&${last30}`)
+  add('linkType=menu time day, 1 year', `linkType=menu&groupBy=time&granularity=day&${lastYear}`)
+  add('linkType=menu groupBy=country, 30 days', `linkType=menu&groupBy=country&${last30}`)
+  add('country=DE count, 30 days (country rollup)', `country=DE&${last30}`)
+  add('continent=Europe time day, 1 year (country rollup)', `continent=Europe&groupBy=time&granularity=day&${lastYear}`)
+  add('country=DE groupBy=city, 30 days (city paths)', `country=DE&groupBy=city&${last30}`)
+  add('continent=Europe groupBy=region, 30 days (region paths)', `continent=Europe&groupBy=region&${last30}`)
+  add('linkId (top link) country=DE groupBy=city, 1 year', `linkId=${links.top}&country=DE&groupBy=city&${lastYear}`)
+  add('big member linkType=menu groupBy=os, 30 days', `linkType=menu&groupBy=os&${last30}`, 'bigMember')
+  add('tagIds (1 tag of u0) groupBy=country, 1 year', `tagIds=tag_u0_3&groupBy=country&${lastYear}`)
+  add('admin groupBy=link, 30 days, country=DE', `groupBy=link&country=DE&${last30}`)
+  add('device=Mobile&os=IOS groupBy=browser, 7 days (raw events)', `device=Mobile&os=IOS&groupBy=browser&start=${iso(end - 7 * 86_400_000)}&end=${iso(end)}`)
+  return q
+}
