@@ -13,6 +13,7 @@ import { join } from 'node:path'
 import type { SQL } from 'bun'
 import { startMigratedDatabase } from '../../test/helpers/postgres'
 import { type Caller, createAuthStore, createPgAuthStore } from '../auth'
+import { createDesignFiles, createQrService } from '../qr'
 import { AppError } from '../shared'
 import { openStore } from '../store'
 import { createBlobStore } from './files.blobs'
@@ -317,6 +318,26 @@ describe.each(adapters)('file service on %s', (name, open) => {
       `parameter_error: 'name' length must be 1-255`,
     )
     expect((await files.list(admin, {})).total).toBe(1)
+  })
+
+  test('QR designs check and read uploaded images through the service over either store', async () => {
+    const png = await files.create(member('usr_a'), upload(S.samplePng(), 'logo.png'))
+    const pdf = await files.create(member('usr_a'), upload(S.samplePdf(), 'menu.pdf'))
+    const design = createDesignFiles({ files: () => files, isAdminUser: async (id) => id === 'usr_admin' })
+    const qr = createQrService({ allowPrivateNetworks: false, files: design })
+    const logo = (id: string) => ({ logo: { value: id, size: 15 } })
+    expect(await codeOf(() => qr.validateQrOptions(logo(png.id), 'usr_a'))).toBe('ok')
+    expect(await codeOf(() => qr.validateQrOptions(logo(png.id), 'usr_b'))).toBe(`parameter_error: 'qrOptions.logo.value' file ${png.id} not found`)
+    expect(await codeOf(() => qr.validateQrOptions(logo(pdf.id), 'usr_a'))).toBe(
+      `parameter_error: 'qrOptions.logo.value' file ${pdf.id} is not a PNG, JPEG or SVG image`,
+    )
+    expect(await design.usable(png.id, 'usr_admin')).toBe(true)
+    expect(await design.usable(png.id, 'usr_b')).toBe(false)
+    expect(sha((await design.read(png.id))!.bytes)).toBe(sha(S.samplePng()))
+    await files.update(member('usr_a'), png.id, { archived: true })
+    expect(await design.usable(png.id, 'usr_a')).toBe(false)
+    await files.remove(member('usr_a'), pdf.id)
+    expect(await design.read(pdf.id)).toBeNull()
   })
 
   test(`stays synchronous where the store is (${name})`, async () => {
