@@ -200,13 +200,13 @@ describe('files API in process', () => {
     expect(r.body.message).toContain('used by a link')
     expect((await h.call('DELETE', `/links/${link.body.id}`, { key: h.keys.member })).status).toBe(200)
     expect((await h.call('DELETE', `/files/${f.id}`, { key: h.keys.member })).status).toBe(200)
-    expect(h.deps.files.open(f.id)).toBeNull()
+    expect(await h.deps.files.open(f.id)).toBeNull()
   })
 
   test('internal get/open for landing pages see live files without a caller', async () => {
     const f = (await upload(S.sampleWav(0.05), 'tone.wav')).body
-    expect(h.deps.files.get(f.id)).toMatchObject({ id: f.id, mimeType: 'audio/wav' })
-    const opened = h.deps.files.open(f.id)!
+    expect(await h.deps.files.get(f.id)).toMatchObject({ id: f.id, mimeType: 'audio/wav' })
+    const opened = (await h.deps.files.open(f.id))!
     expect(opened).toMatchObject({ mimeType: 'audio/wav', size: f.size, name: 'tone.wav' })
     expect(Buffer.from(await new Response(await opened.stream()).arrayBuffer()).equals(Buffer.from(S.sampleWav(0.05)))).toBe(true)
   })
