@@ -178,7 +178,8 @@ export function createPgEventWriter(sql: SQL, options: PgEventWriterOptions = {}
     }
   }
 
-  async function writeBatch(tx: SQL, events: ClickEvent[]): Promise<number[]> {
+  /** What a batch writes that does not depend on which links are busy: computed once, before the transaction (and its retries). */
+  function prepare(events: ClickEvent[]) {
     const perLink = new Map<number, { n: number; last: number }>()
     for (const e of events) {
       const agg = perLink.get(e.linkSeq)
@@ -188,11 +189,38 @@ export function createPgEventWriter(sql: SQL, options: PgEventWriterOptions = {}
       } else perLink.set(e.linkSeq, { n: e.n, last: e.at })
     }
     const seqs = [...perLink.keys()].sort((a, b) => a - b)
-    // Locked in seq order (FOR UPDATE locks after the sort), before the busy state is read.
+    const byTable = new Map<string, RollupDelta[]>()
+    for (const d of rollupDeltas(events, { groups: (seq) => groupScopes.get(seq) ?? [], busy: () => false })) {
+      const list = byTable.get(d.table)
+      if (list) list.push(d)
+      else byTable.set(d.table, [d])
+    }
+    return {
+      events,
+      seqs,
+      clicks: seqs.map((s) => perLink.get(s)!.n),
+      lasts: seqs.map((s) => perLink.get(s)!.last),
+      byTable,
+    }
+  }
+
+  /** The per-day dimension rows of the batch's busy links (stats.rollup.ts, kind busy). */
+  function busyDeltas(events: ClickEvent[], busyNow: Set<number>): RollupDelta[] {
+    const theirs = events.filter((e) => busyNow.has(e.linkSeq))
+    if (theirs.length === 0) return []
+    const links: LinkScopes = { groups: () => [], busy: () => true }
+    return rollupDeltas(theirs, links).filter((d) => d.table === 'stats_day' && d.scope > 0 && d.dim !== 0)
+  }
+
+  async function writeBatch(tx: SQL, batch: ReturnType<typeof prepare>): Promise<number[]> {
+    const { events, seqs } = batch
+    // Events first: they take no lock another batch waits for.
+    await writeEvents(tx, events)
+    // Link rows locked in seq order (FOR UPDATE locks after the sort), before the busy state is read.
     await tx`SELECT seq FROM links WHERE seq = ANY(${seqs}::bigint[]) ORDER BY seq FOR UPDATE`
     const bumped: { seq: number; clicks: number }[] = await tx`UPDATE links AS l
       SET clicks = l.clicks + u.n, last_clicked = greatest(coalesce(l.last_clicked, 0), u.last)
-      FROM unnest(${seqs}::bigint[], ${seqs.map((s) => perLink.get(s)!.n)}::bigint[], ${seqs.map((s) => perLink.get(s)!.last)}::bigint[]) AS u(seq, n, last)
+      FROM unnest(${seqs}::bigint[], ${batch.clicks}::bigint[], ${batch.lasts}::bigint[]) AS u(seq, n, last)
       WHERE l.seq = u.seq RETURNING l.seq::float8 AS seq, l.clicks::float8 AS clicks`
     const unsure = seqs.filter((s) => !busy.has(s))
     const busyNow = new Set(seqs.filter((s) => busy.has(s)))
@@ -204,19 +232,11 @@ export function createPgEventWriter(sql: SQL, options: PgEventWriterOptions = {}
       .filter((r) => r.clicks >= busyAt && !busyNow.has(r.seq))
       .map((r) => r.seq)
       .sort((a, b) => a - b)
-
-    await writeEvents(tx, events)
-
-    const links: LinkScopes = { groups: (seq) => groupScopes.get(seq) ?? [], busy: (seq) => busyNow.has(seq) }
-    const byTable = new Map<string, RollupDelta[]>()
-    for (const d of rollupDeltas(events, links)) {
-      const list = byTable.get(d.table)
-      if (list) list.push(d)
-      else byTable.set(d.table, [d])
-    }
+    const busyRows = busyDeltas(events, busyNow)
     for (const table of ROLLUP_TABLES) {
-      const rows = byTable.get(table)?.sort(byKey)
-      if (!rows?.length) continue
+      const own = batch.byTable.get(table) ?? []
+      const rows = (table === 'stats_day' && busyRows.length ? [...own, ...busyRows] : own).sort(byKey)
+      if (!rows.length) continue
       await tx.unsafe(upsertSql(table), [
         rows.map((r) => r.scope),
         rows.map((r) => r.dim),
@@ -248,9 +268,10 @@ export function createPgEventWriter(sql: SQL, options: PgEventWriterOptions = {}
     }))
     await ensurePartitions(events)
     await resolveGroups(events)
+    const batch = prepare(events)
     for (let attempt = 1; ; attempt++) {
       try {
-        const nowBusy = await sql.begin((tx) => writeBatch(tx, events))
+        const nowBusy = await sql.begin((tx) => writeBatch(tx, batch))
         for (const seq of nowBusy) busy.add(seq)
         return
       } catch (e) {
