@@ -19,7 +19,7 @@ import type { Settings } from '../config'
 import { forbidden, parameterError } from '../shared'
 import { type LinkSet, planQuery, planReadsSteps, type ReadPlan } from './stats.plan'
 import type { StatisticsQuery, StatisticsResult } from './stats.schema'
-import { perLinkSql, readSql } from './stats.sql'
+import { mergeReads, perLinkSql, readSql } from './stats.sql'
 import { ask, runSteps, type Steps } from './stats.steps'
 import type { LinkInfo, StatsReader, StatsStore, StatsStorePort } from './stats.store'
 
@@ -99,7 +99,7 @@ export function createStatsService<Store extends StatsStorePort>(deps: { store: 
   /** link, link_type, destination: every read summed per link and joined with the links in one statement. */
   function* perLinkAnswer(r: StatsReader, plan: ReadPlan) {
     const by = plan.perLink!
-    const parts = plan.reads.map((read) => readSql(plan, read, false, r.dialect))
+    const parts = mergeReads(plan.reads, r.dialect).map((g) => readSql(plan, g.read, false, r.dialect, g.spans))
     const linkRows = yield* ask(r.readPerLink(perLinkSql(parts, by === 'link' ? null : by, r.dialect)))
     const measured = linkRows.map((r) => ({ r, m: measure({ c: r.c, s: r.s }, plan.qr) })).filter((x) => x.m.clicks > 0)
     measured.sort((a, b) => b.m.clicks - a.m.clicks || compareKeys(by === 'link' ? a.r.id : a.r.k, by === 'link' ? b.r.id : b.r.k))
@@ -113,22 +113,24 @@ export function createStatsService<Store extends StatsStorePort>(deps: { store: 
   function* seriesAnswer(r: StatsReader, plan: ReadPlan) {
     const { bounds } = plan
     const perBucket: Totals[] = bounds.slice(0, -1).map(() => ({ c: 0, s: 0 }))
-    for (const read of plan.reads) {
-      const statement = readSql(plan, read, true, r.dialect)
-      for (const row of yield* ask(r.readRows(statement))) {
-        const target = perBucket[bucketIndex(bounds, Math.max(row.u * statement.unitMs, read.from))]!
+    const reads = mergeReads(plan.reads, r.dialect)
+    const statements = reads.map((g) => readSql(plan, g.read, true, r.dialect, g.spans))
+    const rows = yield* ask(r.readRows(statements))
+    for (const [i, { read }] of reads.entries())
+      for (const row of rows[i]!) {
+        const target = perBucket[bucketIndex(bounds, Math.max(row.u * statements[i]!.unitMs, read.from))]!
         target.c += row.c
         target.s += row.s
       }
-    }
     return perBucket.map((t, i) => ({ start: new Date(bounds[i]!).toISOString(), ...measure(t, plan.qr) }))
   }
 
   /** count, or one row per value of an event dimension. */
   function* totalsAnswer(r: StatsReader, plan: ReadPlan) {
     const sums = new Map<string | number | null, Totals>()
-    for (const read of plan.reads)
-      for (const row of yield* ask(r.readRows(readSql(plan, read, false, r.dialect)))) {
+    const reads = mergeReads(plan.reads, r.dialect)
+    for (const rows of yield* ask(r.readRows(reads.map((g) => readSql(plan, g.read, false, r.dialect, g.spans)))))
+      for (const row of rows) {
         let target = sums.get(row.k)
         if (!target) {
           target = { c: 0, s: 0 }

@@ -121,6 +121,7 @@ export function rollupSql(
   key: KeyKind,
   byTime: boolean,
   dialect: Dialect = 'sqlite',
+  units: [number, number][] = [[fromUnit, toUnit]],
 ): Statement {
   const { dim } = read
   const expr = dialect === 'pg' ? pgExpr : (e: string) => e
@@ -142,8 +143,15 @@ export function rollupSql(
     }
   }
   // dim is inlined (a small integer of ours) so the partial indexes' `dim = 0` can be proven.
-  where += ` AND dim = ${Math.trunc(dim)} AND t >= ? AND t < ?`
-  args.push(fromUnit, toUnit)
+  where += ` AND dim = ${Math.trunc(dim)}`
+  if (units.length > 1) {
+    // Several spans (PostgreSQL, mergeReads): one index range per span in one statement.
+    const list = (i: 0 | 1) => `'{${units.map((u) => Math.trunc(u[i])).join(',')}}'::bigint[]`
+    from += ` JOIN unnest(${list(0)}, ${list(1)}) AS span(lo, hi) ON t >= span.lo AND t < span.hi`
+  } else {
+    where += ' AND t >= ? AND t < ?'
+    args.push(units[0]![0], units[0]![1])
+  }
   for (const c of read.conds) {
     where += ` AND ${expr(c.expr)} IN (${c.values.map(() => '?').join(',')})`
     args.push(...c.values)
@@ -213,10 +221,60 @@ export function rawSql(
   return { sql: `SELECT u, (SELECT value FROM stats_values WHERE id = x.k) AS k, c, s FROM (${sql}) x`, args }
 }
 
+/** Planned reads with the spans each covers: SQLite, one span per read; see mergeReads. */
+export interface SpannedRead {
+  /** For a merged read: from the first span's start to the last span's end. */
+  read: Read
+  spans: { from: number; to: number }[]
+}
+
+/**
+ * On PostgreSQL, the rollup reads of one level and scope as one read over all their spans: a
+ * statement costs a round trip and a plan (~0.15-0.3 ms), and a daily series of a year in a
+ * :30 zone plans 731 reads (the quarter-hour edges and hours of every local day): ~90 ms,
+ * against ~5 ms merged. A merged read's rows are aligned units, so their bucket is the
+ * same as in their own read. SQLite: each read alone (a statement costs microseconds).
+ */
+export function mergeReads(reads: Read[], dialect: Dialect): SpannedRead[] {
+  if (dialect === 'sqlite') return reads.map((read) => ({ read, spans: [read] }))
+  const merged: SpannedRead[] = []
+  const byLevelScope = new Map<string, Map<Scope, SpannedRead>>()
+  for (const read of reads) {
+    if (!read.level) {
+      merged.push({ read, spans: [read] })
+      continue
+    }
+    let scopes = byLevelScope.get(read.level.table)
+    if (!scopes) {
+      scopes = new Map()
+      byLevelScope.set(read.level.table, scopes)
+    }
+    const same = scopes.get(read.scope)
+    if (same) {
+      same.spans.push(read)
+      same.read = { ...same.read, from: Math.min(same.read.from, read.from), to: Math.max(same.read.to, read.to) }
+    } else {
+      const group = { read, spans: [read] }
+      scopes.set(read.scope, group)
+      merged.push(group)
+    }
+  }
+  return merged
+}
+
 /** The statement of one planned read; its rows (u, k, c, s) count time in units of `unitMs`. */
-export function readSql(plan: ReadPlan, read: Read, byTime: boolean, dialect: Dialect = 'sqlite'): Statement & { unitMs: number } {
+export function readSql(
+  plan: ReadPlan,
+  read: Read,
+  byTime: boolean,
+  dialect: Dialect = 'sqlite',
+  spans: { from: number; to: number }[] = [read],
+): Statement & { unitMs: number } {
   const { level, scope, from, to } = read
-  if (level) return { ...rollupSql(level, scope, plan.dimRead!, from / level.ms, to / level.ms, plan.key, byTime, dialect), unitMs: level.ms }
+  if (level) {
+    const units = spans.map((s) => [s.from / level.ms, s.to / level.ms] as [number, number])
+    return { ...rollupSql(level, scope, plan.dimRead!, from / level.ms, to / level.ms, plan.key, byTime, dialect, units), unitMs: level.ms }
+  }
   return { ...rawSql(scope, from, to, plan.filters, plan.key, plan.groupDim?.column ?? null, byTime, dialect), unitMs: RAW_UNIT_MS }
 }
 

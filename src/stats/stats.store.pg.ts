@@ -53,7 +53,11 @@ function readerOf(sql: SQL): StatsReader {
         id: string
         user_id: string
       }[],
-    readRows: (statement: Statement) => all<ReadRow>(statement),
+    async readRows(statements: Statement[]) {
+      const lists: ReadRow[][] = []
+      for (const statement of statements) lists.push(await all<ReadRow>(statement))
+      return lists
+    },
     readPerLink: async (statement: Statement | null) => (statement ? all<PerLinkRow>(statement) : []),
   }
 }

@@ -57,8 +57,8 @@ export function createStatsStore(db: Database) {
     liveLinkAt: (domain: string, key: string) => liveByDomainKey.get(domain, key),
     tagOwners: (ids: string[]) =>
       all<{ id: string; user_id: string }>({ sql: `SELECT id, user_id FROM tags WHERE id IN (${ids.map(() => '?').join(',')})`, args: ids as SqlArg[] }),
-    /** Rows of a rollup or raw read (rollupSql/rawSql). */
-    readRows: (statement: Statement) => all<ReadRow>(statement),
+    /** Rows of rollup or raw reads (rollupSql/rawSql), one list per statement. */
+    readRows: (statements: Statement[]) => statements.map((s) => all<ReadRow>(s)),
     /** Rows of a per-link read (perLinkSql). */
     readPerLink: (statement: Statement | null) => (statement ? all<PerLinkRow>(statement) : []),
   }
@@ -77,7 +77,7 @@ export interface StatsReader {
   linkById(id: string): LinkInfo | null | Promise<LinkInfo | null>
   liveLinkAt(domain: string, key: string): LinkInfo | null | Promise<LinkInfo | null>
   tagOwners(ids: string[]): { id: string; user_id: string }[] | Promise<{ id: string; user_id: string }[]>
-  readRows(statement: Statement): ReadRow[] | Promise<ReadRow[]>
+  readRows(statements: Statement[]): ReadRow[][] | Promise<ReadRow[][]>
   readPerLink(statement: Statement | null): PerLinkRow[] | Promise<PerLinkRow[]>
 }
 
