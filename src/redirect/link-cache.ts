@@ -49,40 +49,46 @@ export function createLinkCache<T>(
   }
   const failure = (e: unknown) => (e instanceof AppError || !isStoreUnreachable(e) ? e : storeUnavailable())
 
+  /** A miss: one load per key at a time; kept unless invalidated meanwhile; a failure is not kept. */
+  function miss(k: string, domain: string, key: string): T | null | Promise<T | null> {
+    const shared = loading.get(k)
+    if (shared) return shared
+    let loaded: T | null | Promise<T | null>
+    try {
+      loaded = load(domain, key)
+    } catch (e) {
+      throw failure(e)
+    }
+    if (!(loaded instanceof Promise)) {
+      remember(k, loaded)
+      return loaded
+    }
+    const pending: Promise<T | null> = loaded.then(
+      (value) => {
+        if (loading.get(k) === pending) {
+          loading.delete(k)
+          remember(k, value)
+        }
+        return value
+      },
+      (e) => {
+        if (loading.get(k) === pending) loading.delete(k)
+        throw failure(e)
+      },
+    )
+    loading.set(k, pending)
+    return pending
+  }
+
   return {
+    // The hit path stays as small as it was: the redirect's hot path.
     get(domain, key) {
       if (key.length > opts.maxKeyLength) return null
       const k = `${domain}/${key}`
       const hit = positive.get(k)
       if (hit !== undefined) return hit
       if (negative.get(k)) return null
-      const shared = loading.get(k)
-      if (shared) return shared
-      let loaded: T | null | Promise<T | null>
-      try {
-        loaded = load(domain, key)
-      } catch (e) {
-        throw failure(e)
-      }
-      if (!(loaded instanceof Promise)) {
-        remember(k, loaded)
-        return loaded
-      }
-      const pending: Promise<T | null> = loaded.then(
-        (value) => {
-          if (loading.get(k) === pending) {
-            loading.delete(k)
-            remember(k, value)
-          }
-          return value
-        },
-        (e) => {
-          if (loading.get(k) === pending) loading.delete(k)
-          throw failure(e)
-        },
-      )
-      loading.set(k, pending)
-      return pending
+      return miss(k, domain, key)
     },
     invalidate(domain, key) {
       const k = `${domain}/${key}`

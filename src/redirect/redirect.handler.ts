@@ -133,8 +133,21 @@ export function createRedirectHandler(deps: RedirectDeps) {
     const key = decodeSegment(fileRoute ? fileRoute[1]! : path.slice(1)) ?? ''
     const looked = key && !key.includes('/') ? cache.get(domain.slug, key) : null
     // A miss over PostgreSQL: the only await of the path.
-    if (looked instanceof Promise) return looked.then((cached) => answerLink(request, path, search, domain, clientIp, fileRoute, cached))
+    if (looked instanceof Promise) return afterLoad(looked, request, path, search, domain, clientIp, fileRoute)
     return answerLink(request, path, search, domain, clientIp, fileRoute, looked)
+  }
+
+  // Closures live outside the hot functions: a captured variable would cost every request a scope object.
+  function afterLoad(
+    looked: Promise<CachedLink | null>,
+    request: Request,
+    path: string,
+    search: string,
+    domain: ShortDomain,
+    clientIp: () => string,
+    fileRoute: RegExpExecArray | null,
+  ): Promise<Response> {
+    return looked.then((cached) => answerLink(request, path, search, domain, clientIp, fileRoute, cached))
   }
 
   function answerLink(
@@ -165,35 +178,58 @@ export function createRedirectHandler(deps: RedirectDeps) {
     const needsGeo = link !== null && (!visitor.isBot || targeting === 'location')
     const geo = needsGeo ? deps.geo.lookup(clientIp()) : null
     // Just after a start the GeoIP database may still be loading: location targeting waits for the exact answer.
-    if (targeting === 'location' && geo?.resolved) return geo.resolved.then(() => answer(request, path, search, domain, clientIp))
-    const now = Date.now()
-    const decide = (visitNumber: number) =>
-      resolve({
-        link,
+    if (targeting === 'location' && geo?.resolved)
+      return afterLoad(
+        geo.resolved.then(() => cached),
+        request,
+        path,
+        search,
         domain,
-        now,
-        request: {
-          query: search ? new URLSearchParams(search) : NO_QUERY,
-          visitor,
-          acceptLanguage: targeting === 'language' ? headers.get('accept-language') : null,
-          country: geo?.country ?? null,
-          region: geo?.region ?? null,
-          city: geo?.city ?? null,
-          passwordOk: link?.passwordHash ? deps.passwords.hasValidCookie(headers.get('cookie'), link as ResolvableLink & { passwordHash: string }) : false,
-          visitNumber,
-        },
-      })
-    if (!(link && targeting === 'number' && !visitor.isBot)) return render(decide(0), path, cached, visitor, geo, headers, 0)
+        clientIp,
+        fileRoute,
+      )
+    const input = {
+      link,
+      domain,
+      now: Date.now(),
+      request: {
+        query: search ? new URLSearchParams(search) : NO_QUERY,
+        visitor,
+        acceptLanguage: targeting === 'language' ? headers.get('accept-language') : null,
+        country: geo?.country ?? null,
+        region: geo?.region ?? null,
+        city: geo?.city ?? null,
+        passwordOk: link?.passwordHash ? deps.passwords.hasValidCookie(headers.get('cookie'), link as ResolvableLink & { passwordHash: string }) : false,
+        visitNumber: 0,
+      },
+    }
+    if (!(link && targeting === 'number' && !visitor.isBot)) return render(resolve(input), path, cached, visitor, geo, headers, 0)
     if (deps.visitOrdinal) {
       // Across nodes the ordinal is taken only by a visit that counts (it cannot be handed back).
-      const probe = decide(0)
+      const probe = resolve(input)
       if (!((probe.kind === 'redirect' || probe.kind === 'hosted') && probe.count)) return render(probe, path, cached, visitor, geo, headers, 0)
-      return deps.visitOrdinal(cached!.row).then((n) => render(decide(n), path, cached, visitor, geo, headers, n))
+      return renderNumbered(deps.visitOrdinal(cached!.row), input, path, cached!, visitor, geo, headers)
     }
     const n = nextVisit(link.seq)
-    return n instanceof Promise
-      ? n.then((v) => render(decide(v), path, cached, visitor, geo, headers, v))
-      : render(decide(n), path, cached, visitor, geo, headers, n)
+    if (n instanceof Promise) return renderNumbered(n, input, path, cached!, visitor, geo, headers)
+    input.request.visitNumber = n
+    return render(resolve(input), path, cached, visitor, geo, headers, n)
+  }
+
+  /** A number-targeted visit once its ordinal is known (resolve is pure: asked again with it). */
+  function renderNumbered(
+    ordinal: Promise<number>,
+    input: Parameters<typeof resolve>[0],
+    path: string,
+    cached: CachedLink,
+    visitor: Visitor,
+    geo: ReturnType<GeoIp['lookup']> | null,
+    headers: Headers,
+  ): Promise<Response> {
+    return ordinal.then((n) => {
+      input.request.visitNumber = n
+      return render(resolve(input), path, cached, visitor, geo, headers, n)
+    })
   }
 
   /** Renders a decision and records a counted visit; `visitNumber` is this visit's ordinal when number targeting gave one. */
