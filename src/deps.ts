@@ -1,10 +1,21 @@
-/** The one wiring point: config, store, services. Tests build it with an in-memory store. */
+/**
+ * The one wiring point: config, store, services. `createDeps` builds one node on the embedded
+ * SQLite file (tests build it with an in-memory store); `createClusterDeps` builds a node of a
+ * cluster on PostgreSQL (`[store] url`): the same services over the PostgreSQL adapters, the
+ * invalidation bus that keeps every node's caches true, and cluster-wide limits.
+ */
 
+import type { SQL } from 'bun'
 import {
   type AuthService,
+  type AuthStorePort,
   createAuthService,
   createAuthStore,
+  createClusterApiLimiter,
+  createClusterSignInLimiter,
   createKeyService,
+  createPgAuthStore,
+  createPgSessionStore,
   createRateLimiter,
   createSessionService,
   createSessionStore,
@@ -16,24 +27,63 @@ import {
 } from './auth'
 import { type Config, deriveSettings, type Settings } from './config'
 import { createDashboard, type Dashboard } from './dashboard'
-import { createCnameChecker, createDomainService, createDomainStore, type DomainService } from './domains'
-import { createBlobStore, createFileService, createFileStore, type FileService } from './files'
+import { createCnameChecker, createDomainService, createDomainStore, createPgDomainStore, type DomainService, type DomainStorePort } from './domains'
+import { createBlobStore, createFileService, createFileStore, createPgFileStore, type FileService, type FileStorePort } from './files'
 import { createGeoIp, type GeoIp } from './geo'
-import { createLinkService, createLinkStore, type LinkService } from './links'
-import { createDesignFiles, createQrService, createTemplateService, createTemplateStore, type QrService, type TemplateService } from './qr'
-import { createPasswordGate, loadOrCreateSecret, type PasswordGate } from './redirect'
+import { createLinkService, createLinkStore, createPgLinkStore, type LinkService } from './links'
+import {
+  createDesignFiles,
+  createPgTemplateStore,
+  createQrService,
+  createTemplateService,
+  createTemplateStore,
+  type QrService,
+  type TemplateService,
+} from './qr'
+import { createPasswordGate, loadOrCreateSecret, loadOrCreateSecretPg, type PasswordGate, visitOrdinalFrom } from './redirect'
 import { createLogger, type Logger } from './shared'
-import { type ClickRecorder, createClickRecorder, createStatsService, createStatsStore, type StatsService } from './stats'
-import { type Db, openStore } from './store'
-import { createTagService, createTagStore, type TagService } from './tags'
-import { createTls, type Tls } from './tls'
+import {
+  type ClickRecorder,
+  createClickRecorder,
+  createPgClickRecorder,
+  createPgStatsStore,
+  createStatsService,
+  createStatsStore,
+  type StatsService,
+} from './stats'
+import {
+  connectPostgres,
+  createInvalidationBus,
+  createLeaseLocks,
+  createVisitCounter,
+  type Db,
+  FLUSH,
+  type InvalidationBus,
+  migratePostgres,
+  openStore,
+} from './store'
+import { createPgTagStore, createTagService, createTagStore, type TagService } from './tags'
+import { createPgTlsStore, createTls, type Tls } from './tls'
+
+/** Which store serves this node; a cluster node also has the invalidation bus its caches listen to. */
+export type StoreHandle = { kind: 'sqlite'; db: Db } | { kind: 'postgres'; sql: SQL; bus: InvalidationBus }
+
+/**
+ * Cache invalidations from other nodes (and this one) by channel; nothing ever arrives on
+ * SQLite. Keys: links `<domain>/<key>`, domains and certificates a host name; `*` (FLUSH)
+ * means "forget the whole channel". A domain is announced once this node has re-read it.
+ */
+export interface Invalidations {
+  on(channel: 'links' | 'domains' | 'certificates', fn: (key: string) => void): () => void
+}
 
 export interface Deps {
   config: Config
   settings: Settings
-  db: Db
+  store: StoreHandle
+  invalidations: Invalidations
   log: Logger
-  auth: AuthService
+  auth: AuthService<AuthStorePort>
   keys: KeyService
   users: UserService
   sessions: SessionService
@@ -41,19 +91,33 @@ export interface Deps {
   tags: TagService
   links: LinkService
   recorder: ClickRecorder
+  /** Number targeting's n-th visit over every node (PostgreSQL); absent, this process counts (SQLite, one node). */
+  visitOrdinal?: (link: { id: string; seq: number }) => Promise<number>
   geo: GeoIp
   passwords: PasswordGate
-  files: FileService
+  files: FileService<FileStorePort>
   qr: QrService
   templates: TemplateService
-  domains: DomainService
+  domains: DomainService<DomainStorePort>
   tls: Tls
   stats: StatsService
   dashboard: Dashboard
+  /** Closes the store (after the server stopped and the recorder flushed). */
+  close(): Promise<void>
 }
 
+/** One node on the embedded SQLite file: `db` is open to the CLI (backup) and tests. */
+export interface SqliteDeps extends Deps {
+  db: Db
+  /** Synchronous on SQLite (the types say so, for the CLI and tests). */
+  auth: AuthService
+  domains: DomainService
+}
+
+const NO_INVALIDATIONS: Invalidations = { on: () => () => {} }
+
 /** `now` is the clock of every timestamp the services write; tests pass one that steps instead of sleeping. */
-export function createDeps(config: Config, dbPath: string, log: Logger = createLogger(), { now = Date.now }: { now?: () => number } = {}): Deps {
+export function createDeps(config: Config, dbPath: string, log: Logger = createLogger(), { now = Date.now }: { now?: () => number } = {}): SqliteDeps {
   // Rebuilding statistics rollups over millions of stored clicks takes minutes: say what runs.
   const db = openStore(dbPath, (migration) => log.info('applying store migration', { migration }))
   const settings = deriveSettings(config)
@@ -87,10 +151,13 @@ export function createDeps(config: Config, dbPath: string, log: Logger = createL
     },
   })
   const qr = createQrService({ allowPrivateNetworks: config.scan.allowPrivateNetworks, files: designFiles })
-  const deps: Deps = {
+  const deps: SqliteDeps = {
     config,
     settings,
     db,
+    store: { kind: 'sqlite', db },
+    invalidations: NO_INVALIDATIONS,
+    close: async () => db.close(),
     log,
     auth,
     keys: createKeyService(authStore, auth),
@@ -120,3 +187,123 @@ export function createDeps(config: Config, dbPath: string, log: Logger = createL
   }
   return deps
 }
+
+/** Channels of the invalidation bus: what each node caches. Auth has its epoch poll (auth.service.ts). */
+const CHANNELS = ['links', 'domains', 'certificates'] as const
+
+/**
+ * One node of a cluster on PostgreSQL (`[store] url`). Migrates under the advisory lock (nodes
+ * starting together migrate once), subscribes to the invalidation bus before anything is
+ * cached, and loads the domains before it answers.
+ */
+export async function createClusterDeps(config: Config, log: Logger = createLogger(), { now = Date.now }: { now?: () => number } = {}): Promise<Deps> {
+  const settings = deriveSettings(config)
+  const sql = connectPostgres(config.store.url, { max: PG_POOL_SIZE })
+  let bus: InvalidationBus | null = null
+  try {
+    await migratePostgres(sql, { onMigration: (migration) => log.info('applying store migration', { migration }) })
+    bus = await createInvalidationBus({ url: config.store.url, channels: CHANNELS, log })
+  } catch (e) {
+    await sql.close({ timeout: 0 }).catch(() => {})
+    throw e
+  }
+  const publish = bus.publish
+  const authStore = createPgAuthStore(sql)
+  const auth = createAuthService(authStore, { adminKey: config.auth.adminKey, log })
+  await auth.ensureAdminUser()
+  const sessions = createSessionService({
+    store: createPgSessionStore(sql),
+    authStore,
+    auth,
+    publicOrigin: new URL(settings.baseUrl).origin,
+    now,
+    log,
+    limiter: createClusterSignInLimiter(sql, now),
+  })
+  const tagStore = createPgTagStore(sql, now)
+  const linkStore = createPgLinkStore(sql, { publish })
+  const domains = createDomainService({
+    store: createPgDomainStore(sql),
+    settings,
+    cname: createCnameChecker({ target: config.domains.cnameTarget || settings.apiHost, dnsServers: config.domains.dnsServers }),
+    retryMs: config.tls.acmeRetryMs,
+    log,
+    now,
+  })
+  await domains.ready
+  // A domain written here is reloaded by every node (the write itself has committed by now).
+  domains.onChange((e) => void publish(sql, 'domains', e.slug).catch((err) => log.warn('domain invalidation not sent', { slug: e.slug, error: String(err) })))
+  // Subscribers hear of a domain once this node holds its new state.
+  const domainReloaded = new Set<(slug: string) => void>()
+  bus.on('domains', (slug) => {
+    Promise.resolve(slug === FLUSH ? domains.reloadAll() : domains.reload(slug)).then(
+      () => {
+        for (const fn of domainReloaded) fn(slug)
+      },
+      (err) => log.warn('domain reload failed', { slug, error: String(err) }),
+    )
+  })
+  const files = createFileService({
+    store: createPgFileStore(sql, now),
+    maxBytes: config.files.maxBytes,
+    isInUse: (fileId) => linkStore.fileInUse(fileId),
+  })
+  const designFiles = createDesignFiles({
+    files: () => files,
+    isAdminUser: async (id) => {
+      const u = await authStore.getUser(id)
+      return u?.role === 'admin' && !u.disabled && u.deletedAt === null
+    },
+  })
+  const qr = createQrService({ allowPrivateNetworks: config.scan.allowPrivateNetworks, files: designFiles })
+  const recorder = createPgClickRecorder(sql, log)
+  const links = createLinkService({
+    store: linkStore,
+    tags: tagStore,
+    settings,
+    isUsableDomain: (slug) => domains.isUsableForLinks(slug),
+    checkQrOptions: qr.validateQrOptions,
+    fileUsable: async (fileId, ownerId) => (await files.get(fileId))?.userId === ownerId,
+    now,
+  })
+  const channels = bus
+  const invalidations: Invalidations = {
+    on(channel, fn) {
+      if (channel !== 'domains') return channels.on(channel, fn)
+      domainReloaded.add(fn)
+      return () => domainReloaded.delete(fn)
+    },
+  }
+  return {
+    config,
+    settings,
+    store: { kind: 'postgres', sql, bus },
+    invalidations,
+    log,
+    auth,
+    keys: createKeyService(authStore, auth),
+    users: createUserService(authStore, auth, sessions),
+    sessions,
+    limiter: createClusterApiLimiter(sql, config.limits.apiPerMinute, now),
+    files,
+    tags: createTagService(tagStore),
+    links,
+    visitOrdinal: visitOrdinalFrom(createVisitCounter(sql), links.storedClicks),
+    recorder,
+    geo: createGeoIp(config.geoip.database),
+    passwords: createPasswordGate(await loadOrCreateSecretPg(sql, 'password_cookie_secret')),
+    qr,
+    domains,
+    tls: createTls({ store: createPgTlsStore(sql, { publish }), locks: createLeaseLocks(sql), config, settings, domains, log }),
+    templates: createTemplateService({ store: createPgTemplateStore(sql, now), baseUrl: settings.baseUrl, assertScannable: qr.assertScannable }),
+    stats: createStatsService({ store: createPgStatsStore(sql), settings }),
+    dashboard: createDashboard({ apiPrefix: settings.apiPrefix, log }),
+    async close() {
+      await channels.close()
+      await sql.close({ timeout: 5 })
+    },
+  }
+}
+
+/** Connections per node: requests, the click writer and the lease renewals share them (LISTEN has its own). */
+const PG_POOL_SIZE = 16

@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs'
 import pkg from '../package.json'
 import { ADMIN_USER_ID, type Caller, type KeyRecord } from './auth'
 import { type Config, ConfigError, loadConfig } from './config'
-import { createDeps } from './deps'
+import { createClusterDeps, createDeps, type Deps } from './deps'
 import { startServer } from './server'
 import { AppError, createLogger, readCapped } from './shared'
 import {
@@ -100,14 +100,17 @@ async function serve(flags: Record<string, string>) {
     if (e instanceof DataDirLockedError) die(e.message, 1)
     throw e
   }
-  const deps = createDeps(config, storePath(config.server.dataDir), log)
+  const deps = await openDeps(config, log).catch((e: unknown) => {
+    unlock()
+    die((e as Error).message)
+  })
   // Loaded while the server starts and answers (a city database takes 100-300 ms): a visit
   // before then gets its location when its click is written, location targeting waits.
   const geoFailure = deps.geo.warm().then(
     () => null,
     (e: unknown) => e as Error,
   )
-  const firstKey = deps.auth.bootstrapAdminKey()
+  const firstKey = await deps.auth.bootstrapAdminKey()
   const cert = await loadServerCertificate(config, deps.settings)
   let server: ReturnType<typeof startServer>
   try {
@@ -137,8 +140,8 @@ async function serve(flags: Record<string, string>) {
     stopping = true
     log.info('shutting down', { signal })
     await server.stop()
-    deps.auth.flushLastUsed()
-    deps.db.close()
+    await deps.auth.flushLastUsed()
+    await deps.close()
     unlock()
     log.info('stopped')
     process.exit(exitCode)
@@ -153,16 +156,29 @@ async function serve(flags: Record<string, string>) {
   })
 }
 
-async function withStore<T>(flags: Record<string, string>, fn: (deps: ReturnType<typeof createDeps>) => T | Promise<T>): Promise<T> {
+/**
+ * The store `config` names: the embedded SQLite file, or PostgreSQL (`[store] url`), migrated
+ * and subscribed. A PostgreSQL that cannot be reached is an error naming it (password masked).
+ */
+async function openDeps(config: Config, log: ReturnType<typeof createLogger>): Promise<Deps> {
+  if (!config.store.url) return createDeps(config, storePath(config.server.dataDir), log)
+  try {
+    return await createClusterDeps(config, log)
+  } catch (e) {
+    throw new Error(`cannot use the PostgreSQL store ${redactUrl(config.store.url)}: ${(e as Error).message}`)
+  }
+}
+
+async function withStore<T>(flags: Record<string, string>, fn: (deps: Deps) => T | Promise<T>): Promise<T> {
   const { config } = readConfig(flags)
-  const deps = createDeps(config, storePath(config.server.dataDir), createLogger(true))
+  const deps = await openDeps(config, createLogger(true)).catch((e: unknown) => die((e as Error).message))
   try {
     return await fn(deps)
   } catch (e) {
     if (e instanceof AppError) die(e.message)
     throw e
   } finally {
-    deps.db.close()
+    await deps.close()
   }
 }
 
@@ -243,7 +259,7 @@ async function migrateStore(flags: Record<string, string>) {
 /** The command line acts as the operator: an admin, as usr_admin. */
 const OPERATOR: Caller = { userId: ADMIN_USER_ID, role: 'admin', keyId: 'key_cli' }
 
-async function allKeys(deps: ReturnType<typeof createDeps>, user: string | undefined): Promise<KeyRecord[]> {
+async function allKeys(deps: Deps, user: string | undefined): Promise<KeyRecord[]> {
   const out: KeyRecord[] = []
   for (let page = 1; ; page++) {
     const { keys, total } = await deps.keys.list(OPERATOR, { userIds: user ? [user] : undefined, includeRevoked: true, page, pageSize: 100 })
@@ -373,7 +389,10 @@ async function main(argv: string[]) {
       const target = positional[0]
       if (!target) die('usage: shortlink backup FILE')
       if (existsSync(target)) die(`${target} exists; choose a new file`)
-      await withStore(flags, (d) => d.db.query('VACUUM INTO ?').run(target))
+      await withStore(flags, (d) => {
+        if (d.store.kind !== 'sqlite') die("backup copies the embedded SQLite store; on PostgreSQL use pg_dump (or your provider's backups)")
+        d.store.db.query('VACUUM INTO ?').run(target)
+      })
       process.stdout.write(`backup written to ${target}\n`)
       return
     }

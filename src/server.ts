@@ -9,6 +9,7 @@ import type { Deps } from './deps'
 import { contentResponse, type StoredContent } from './files'
 import { createRedirectHandler, renderHostedPage } from './redirect'
 import { createClientIpResolver, createGcPacer, errorResponse, isStoreUnreachable, storeUnavailable, withHsts } from './shared'
+import { FLUSH } from './store'
 import { type CertPair, type HttpsListener, startHttpsListener } from './tls'
 
 export interface RunningServer {
@@ -29,6 +30,7 @@ export function startServer(deps: Deps, cert: CertPair): RunningServer {
     domainOf: (host) => deps.domains.lookup(host),
     storedClicks: deps.links.storedClicks,
     recorder: deps.recorder,
+    visitOrdinal: deps.visitOrdinal,
     geo: deps.geo,
     passwords: deps.passwords,
     renderHosted: (row, os) => renderHostedPage(deps, row, os),
@@ -42,6 +44,13 @@ export function startServer(deps: Deps, cert: CertPair): RunningServer {
   deps.links.onChange((c) => redirects.invalidate(c.domain, c.key))
   // Domain changes are rare; dropping the whole link cache keeps fallbacks and deletions exact.
   deps.domains.onChange(() => redirects.clearCache())
+  // Writes through other nodes (PostgreSQL): link keys are `<domain>/<key>`; FLUSH forgets everything.
+  deps.invalidations.on('links', (k) => {
+    const slash = k.indexOf('/')
+    if (k === FLUSH || slash < 0) redirects.clearCache()
+    else redirects.invalidate(k.slice(0, slash), k.slice(slash + 1))
+  })
+  deps.invalidations.on('domains', () => redirects.clearCache())
   deps.recorder.onFlush((flushed) => deps.domains.addClicks(flushed.byDomain))
   deps.recorder.start()
   const prefix = settings.apiPrefix
@@ -93,6 +102,9 @@ export function startServer(deps: Deps, cert: CertPair): RunningServer {
       return errorResponse('internal_server_error', 'internal error')
     },
   })
+
+  // A certificate saved by another node (PostgreSQL) is swapped in here without a restart.
+  deps.invalidations.on('certificates', (host) => (host === FLUSH ? https.clear() : https.invalidate(host)))
 
   const http = Bun.serve({
     port: config.server.httpPort,

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createHash } from 'node:crypto'
 import { existsSync, readdirSync } from 'node:fs'
 import * as S from '../src/files/files.samples'
-import { startServer, type TestServer } from './helpers/server'
+import { onPostgres, queryStore, startServer, type TestServer } from './helpers/server'
 
 let s: TestServer
 let alice = ''
@@ -139,11 +139,24 @@ describe('upload', () => {
     expect(json.status).toBe(400)
   })
 
-  test('stored once per content under dataDir/files/<sha256>, no temp files left', async () => {
+  test('stored once per content under dataDir/files/<sha256>, no temp files left (SQLite); in the file row on PostgreSQL', async () => {
     const gif = Uint8Array.from([...S.sampleGif(), 0x0d, 0x0a]) // content no other test uploads
     const a = await uploaded(gif, 'a.gif')
     const b = await uploaded(gif, 'b.gif', bob)
     const dir = `${s.dir}/data/files`
+    if (onPostgres()) {
+      // On PostgreSQL the bytes are the file row's: nothing under dataDir, and a deleted file's bytes go with it.
+      expect(existsSync(dir) ? readdirSync(dir) : []).toEqual([])
+      const held = async (id: string) =>
+        (await queryStore<{ n: number | null }>(s, `SELECT octet_length(bytes) AS n FROM files WHERE id = '${id}'`)).map((r) => r.n)
+      expect([await held(a.id), await held(b.id)]).toEqual([[gif.length], [gif.length]])
+      expect((await s.api(`/files/${a.id}`, { method: 'DELETE', key: alice })).status).toBe(200)
+      expect([await held(a.id), await held(b.id)]).toEqual([[null], [gif.length]])
+      expect((await s.api(`/files/${b.id}`, { method: 'DELETE', key: bob })).status).toBe(200)
+      expect(await held(b.id)).toEqual([null])
+      expect((await s.api(`/files/${a.id}/content`, { key: alice })).status).toBe(410)
+      return
+    }
     const names = readdirSync(dir)
     expect(names.filter((n) => n === sha(gif))).toHaveLength(1)
     expect(names.filter((n) => n.startsWith('.tmp-'))).toEqual([])

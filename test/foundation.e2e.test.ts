@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { runCli, startServer, type TestServer } from './helpers/server'
+import { onPostgres, queryStore, runCli, startServer, type TestServer } from './helpers/server'
 
 let s: TestServer
 beforeAll(async () => {
@@ -74,9 +74,7 @@ describe('foundation over HTTPS', () => {
   })
 
   test('the key is stored only as a hash', async () => {
-    const db = new Database(`${s.dir}/data/shortlink.db`, { readonly: true })
-    const rows = db.query<{ key_hash: string }, []>('SELECT key_hash FROM api_keys').all()
-    db.close()
+    const rows = await queryStore<{ key_hash: string }>(s, 'SELECT key_hash FROM api_keys')
     expect(rows.length).toBeGreaterThan(0)
     expect(rows.some((r) => r.key_hash.includes(s.adminKey))).toBe(false)
   })
@@ -108,10 +106,15 @@ describe('foundation over HTTPS', () => {
     expect(second.stderr).toContain('another shortlink server')
   })
 
-  test('backup makes a consistent copy of the live database', async () => {
+  test('backup makes a consistent copy of the live database (SQLite); on PostgreSQL it points to pg_dump and writes nothing', async () => {
     await s.api('/tags', { method: 'POST', json: { name: 'before-backup' } })
     const target = join(s.dir, 'backup.db')
     const r = await s.run(['backup', target])
+    if (onPostgres()) {
+      expect([r.code, r.stderr]).toEqual([1, expect.stringContaining('pg_dump')])
+      expect(existsSync(target)).toBe(false)
+      return
+    }
     expect(r.code).toBe(0)
     const copy = new Database(target, { readonly: true })
     const names = copy

@@ -33,7 +33,13 @@ function addFile(id: string, name: string, bytes: Uint8Array) {
   const sha256 = createHash('sha256').update(bytes).digest('hex')
   const path = join(dir, sha256)
   writeFileSync(path, bytes)
-  files.set(id, { path, mimeType: type.mimeType, size: bytes.byteLength, sha256, name })
+  files.set(id, {
+    stream: (range) => (range ? Bun.file(path).slice(range.start, range.end + 1) : Bun.file(path)),
+    mimeType: type.mimeType,
+    size: bytes.byteLength,
+    sha256,
+    name,
+  })
 }
 
 const ctxFor = (os?: VisitorOs): PageContext => ({

@@ -4,11 +4,10 @@
  * visit number, and counting without loss across SIGTERM.
  */
 
-import { Database } from 'bun:sqlite'
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { samplePdf } from '../src/files/files.samples'
 import { CITY_DB, UA } from './helpers/agents'
-import { startServer, type TestServer } from './helpers/server'
+import { queryStore, startServer, type TestServer } from './helpers/server'
 
 let s: TestServer
 const origin = () => `https://localhost:${s.httpsPort}`
@@ -269,13 +268,13 @@ describe('counting', () => {
     }
     await t.fetch(url, { headers: { 'user-agent': UA.googlebot } }) // not counted
     expect(await t.stop('SIGTERM')).toBe(0)
-    const db = new Database(`${t.dir}/data/shortlink.db`, { readonly: true })
-    const clicks = db.query<{ clicks: number }, [string]>('SELECT clicks FROM links WHERE id = ?').get(link.id)!.clicks
-    const dims = db
-      .query<any, []>(`SELECT os, browser, device, country, city, continent, scan, referer, utm_source, utm_medium, sum(n) AS n
-        FROM click_events GROUP BY os, browser, device, country, city, continent, scan, referer, utm_source, utm_medium ORDER BY os, scan, referer`)
-      .all()
-    db.close()
+    // Read from the store itself (its SQLite file, or its PostgreSQL database).
+    const clicks = (await queryStore<{ clicks: number }>(t, `SELECT CAST(clicks AS integer) AS clicks FROM links WHERE id = '${link.id}'`))[0]?.clicks
+    const dims = await queryStore<any>(
+      t,
+      `SELECT os, browser, device, country, city, continent, scan, referer, utm_source, utm_medium, CAST(sum(n) AS integer) AS n
+        FROM click_events GROUP BY os, browser, device, country, city, continent, scan, referer, utm_source, utm_medium ORDER BY os, scan, referer`,
+    )
     expect(clicks).toBe(500)
     const total = dims.reduce((a: number, r: any) => a + r.n, 0)
     expect(total).toBe(500)

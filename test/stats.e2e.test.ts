@@ -7,9 +7,31 @@
 
 import { Database } from 'bun:sqlite'
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { SQL } from 'bun'
 import { type ClickEvent, createEventWriter } from '../src/stats/click-writer'
+import { createPgEventWriter } from '../src/stats/click-writer.pg'
 import { CITY_DB, UA } from './helpers/agents'
-import { startServer, type TestServer } from './helpers/server'
+import { queryStore, startServer, type TestServer } from './helpers/server'
+
+/** Writes click events into a running server's store with the store's own writer (SQLite's or PostgreSQL's). */
+async function writeEvents(server: TestServer, events: ClickEvent[]) {
+  if (server.storeUrl) {
+    const sql = new SQL(server.storeUrl, { max: 2 })
+    try {
+      await createPgEventWriter(sql)(events)
+    } finally {
+      await sql.close()
+    }
+    return
+  }
+  const db = new Database(`${server.dir}/data/shortlink.db`, { strict: true })
+  db.exec('PRAGMA busy_timeout = 5000')
+  try {
+    createEventWriter(db)(events)
+  } finally {
+    db.close()
+  }
+}
 
 let s: TestServer
 let a: any, b: any, c: any, dst: any
@@ -61,9 +83,7 @@ beforeAll(async () => {
   expect(statuses).toEqual([302, 302, 302, 302, 302, 302, 200, 200, 302, 302])
 
   // Back-dated events around the Paris autumn change, written through the store like the writer does.
-  const db = new Database(`${s.dir}/data/shortlink.db`, { strict: true })
-  db.exec('PRAGMA busy_timeout = 5000')
-  const seq = (db.query('SELECT seq FROM links WHERE id = ?').get(dst.id) as { seq: number }).seq
+  const seq = (await queryStore<{ seq: number }>(s, `SELECT CAST(seq AS integer) AS seq FROM links WHERE id = '${dst.id}'`))[0]!.seq
   const ev = (at: string, over: Partial<ClickEvent> = {}): ClickEvent => ({
     linkSeq: seq,
     domain: 'localhost',
@@ -86,7 +106,7 @@ beforeAll(async () => {
     n: 1,
     ...over,
   })
-  createEventWriter(db)([
+  const backDated = [
     ev('2025-10-25T21:59:59.999Z'), // 23:59:59.999 CEST, 25 October
     ev('2025-10-25T22:00:00Z'), // 00:00 CEST, 26 October
     ev('2025-10-26T00:30:00Z', { n: 2 }), // 02:30 CEST
@@ -94,8 +114,8 @@ beforeAll(async () => {
     ev('2025-10-26T22:59:59Z'), // 23:59:59 CET, still 26 October
     ev('2025-10-26T23:00:00Z'), // 00:00 CET, 27 October
     ev('2025-10-27T23:30:00Z', { country: 'IN', continent: 'Asia', region: 'Maharashtra', city: 'Mumbai' }), // 05:00 IST, 28 October
-  ])
-  db.close()
+  ]
+  await writeEvents(s, backDated)
 }, 60_000)
 afterAll(async () => {
   await s?.stop()

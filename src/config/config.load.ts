@@ -141,10 +141,13 @@ function crossChecks(c: Config): string[] {
   if (c.tls.mode === 'files') {
     for (const key of ['certFile', 'keyFile'] as const) if (c.tls[key] && !existsSync(c.tls[key])) problems.push(`tls.${key}: no such file ${c.tls[key]}`)
   }
-  if (c.store.url)
-    problems.push(
-      'store.url: serving from PostgreSQL is not built yet in this version (leave it empty for the embedded SQLite store; `shortlink migrate-store` copies a store into PostgreSQL)',
-    )
+  if (c.store.url) {
+    let host = ''
+    try {
+      host = new URL(c.store.url).hostname
+    } catch {}
+    if (!host) problems.push('store.url: expected postgres://user:password@host:port/database (a host is required)')
+  }
   if (c.domains.defaults.length === 0) problems.push('domains.defaults: at least one default short domain is required')
   try {
     new URL(c.server.baseUrl)

@@ -122,7 +122,7 @@ export const StoreConfig = T.Object(
   {
     url: Str(
       '',
-      'Empty: the embedded SQLite file in server.dataDir (one node). A postgres:// URL names the shared PostgreSQL store of a cluster; this version does not serve from it yet and refuses to start with one (`shortlink migrate-store` already copies a store into PostgreSQL).',
+      "Empty: the embedded SQLite file in server.dataDir (one node). A postgres://user:password@host:port/database URL: PostgreSQL holds everything and any number of nodes with the same URL serve the same data (`shortlink migrate-store` copies a single node's store into it). Use a direct connection, not a pooler in transaction mode: nodes LISTEN for cache invalidations.",
       { pattern: '^$|^postgres(ql)?://' },
     ),
   },

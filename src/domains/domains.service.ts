@@ -243,6 +243,10 @@ export function createDomainService<S extends DomainStorePort = DomainStore>(opt
   return {
     /** Settles when the domains are in memory: at once (undefined) on a synchronous store. */
     ready,
+    /** Re-reads one domain into memory: another node changed it (the cluster's invalidation bus). */
+    reload: refresh,
+    /** Re-reads every domain: this node may have missed changes (the bus re-subscribed). */
+    reloadAll: () => then(store.storeCreatedAt(), (createdAt) => then(store.all(), (all) => load(createdAt, all))) as StoreResult<S, void>,
     cnameTarget: cname.target,
 
     /** Hot path: the domain serving `host` (lower-case, no port), or null. */

@@ -5,11 +5,11 @@
 
 import { createApiApp } from '../../src/app'
 import { buildConfig } from '../../src/config/config.load'
-import { createDeps, type Deps } from '../../src/deps'
+import { createDeps, type SqliteDeps } from '../../src/deps'
 import { createLogger } from '../../src/shared/log'
 
 export interface ApiHarness {
-  deps: Deps
+  deps: SqliteDeps
   keys: { admin: string; member: string; other: string; readonly: string }
   call(
     method: string,

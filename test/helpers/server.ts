@@ -2,11 +2,14 @@
  * Starts a real shortlink server for end-to-end tests: the compiled binary when
  * SHORTLINK_BIN is set (CI), else `bun src/main.ts`; random free ports, a temp data
  * dir, real TLS verified against the server's own CA. Logs are printed on failure.
+ * With SHORTLINK_TEST_PG_URL (a PostgreSQL cluster's admin URL, set by
+ * scripts/with-postgres.ts) each data dir gets a database of its own there and the server
+ * serves from it (`[store] url`): the same suite runs against one node on PostgreSQL.
  */
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import type { Subprocess } from 'bun'
+import { SQL, type Subprocess } from 'bun'
 
 const ROOT = resolve(import.meta.dir, '../..')
 
@@ -38,6 +41,8 @@ export const json = async (r: Response) => ({ status: r.status, body: (await r.j
 
 export interface TestServer {
   dir: string
+  /** The PostgreSQL database this node serves from, or '' for its SQLite file. */
+  storeUrl: string
   httpsPort: number
   httpPort: number
   baseUrl: string
@@ -64,24 +69,57 @@ export interface TestServer {
 export interface StartOptions {
   /** Extra TOML appended after the generated [server] section. */
   toml?: string
+  /** The store to serve from: PostgreSQL when the run provides one (SHORTLINK_TEST_PG_URL), else SQLite; or this URL. */
+  storeUrl?: string
+  /** baseUrl in the config (a cluster's load balancer); the TestServer still talks to this node directly. */
+  publicBaseUrl?: string
   env?: Record<string, string>
   dir?: string
+}
+
+/** True when this run serves the e2e suite from PostgreSQL (scripts/with-postgres.ts). */
+export const onPostgres = (): boolean => !!process.env.SHORTLINK_TEST_PG_URL
+
+/** Data dir → its database in the run's PostgreSQL: a restart on the same dir finds its data. */
+const databases = new Map<string, string>()
+let databaseCount = 0
+
+/** A new empty database in the run's PostgreSQL cluster, answered as its URL. */
+export async function createTestDatabase(): Promise<string> {
+  const admin = process.env.SHORTLINK_TEST_PG_URL
+  if (!admin) throw new Error('no PostgreSQL for this run (SHORTLINK_TEST_PG_URL; scripts/with-postgres.ts sets it)')
+  const name = `e2e_${process.pid}_${++databaseCount}`
+  const sql = new SQL(admin, { max: 1 })
+  try {
+    await sql.unsafe(`CREATE DATABASE ${name}`)
+  } finally {
+    await sql.close()
+  }
+  return admin.replace(/\/[^/?]*(\?.*)?$/, `/${name}`)
 }
 
 export async function startServer(opts: StartOptions = {}): Promise<TestServer> {
   const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'shortlink-e2e-'))
   const httpsPort = await freePort()
   const httpPort = await freePort()
-  const config = `[server]
-baseUrl = "https://localhost:${httpsPort}/api"
+  let storeUrl = opts.storeUrl ?? databases.get(dir) ?? ''
+  const freshStore = storeUrl === '' ? !existsSync(join(dir, 'data/shortlink.db')) : !databases.has(dir) && opts.storeUrl === undefined
+  if (!storeUrl && onPostgres()) storeUrl = await createTestDatabase()
+  if (storeUrl) databases.set(dir, storeUrl)
+  // [store] first: opts.toml continues the [server] section.
+  const config = `[store]
+url = "${storeUrl}"
+
+[server]
+baseUrl = "${opts.publicBaseUrl ?? `https://localhost:${httpsPort}/api`}"
 httpsPort = ${httpsPort}
 httpPort = ${httpPort}
 hostname = "127.0.0.1"
 dataDir = "${dir}/data"
 ${opts.toml ?? ''}`
   writeFileSync(join(dir, 'shortlink.toml'), config)
-  // A fresh data dir with no fixed admin key prints a first key (on stdout, apart from the log).
-  const expectKey = !existsSync(join(dir, 'data/shortlink.db')) && !opts.env?.SHORTLINK_ADMIN_KEY
+  // A fresh store with no fixed admin key prints a first key (on stdout, apart from the log).
+  const expectKey = freshStore && !opts.env?.SHORTLINK_ADMIN_KEY
   let out = ''
   const proc = Bun.spawn([...shortlinkCommand(), 'serve', '--config', join(dir, 'shortlink.toml')], {
     cwd: dir,
@@ -109,6 +147,7 @@ ${opts.toml ?? ''}`
 
   const server: TestServer = {
     dir,
+    storeUrl,
     httpsPort,
     httpPort,
     baseUrl,
@@ -171,4 +210,26 @@ export async function runCli(args: string[], opts: { cwd: string; env?: Record<s
   const p = Bun.spawn([...shortlinkCommand(), ...args], { cwd: opts.cwd, env: { ...process.env, ...opts.env }, stdout: 'pipe', stderr: 'pipe' })
   const [stdout, stderr] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text()])
   return { code: await p.exited, stdout, stderr }
+}
+
+/**
+ * Rows of a read-only query against a server's store, whichever it is: its SQLite file or
+ * its PostgreSQL database (the same SQL text, so keep it to plain SELECTs).
+ */
+export async function queryStore<T>(server: Pick<TestServer, 'dir' | 'storeUrl'>, text: string): Promise<T[]> {
+  if (!server.storeUrl) {
+    const { Database } = await import('bun:sqlite')
+    const db = new Database(join(server.dir, 'data/shortlink.db'), { readonly: true })
+    try {
+      return db.query(text).all() as T[]
+    } finally {
+      db.close()
+    }
+  }
+  const sql = new SQL(server.storeUrl, { max: 1 })
+  try {
+    return (await sql.unsafe(text)) as T[]
+  } finally {
+    await sql.close()
+  }
 }
