@@ -73,6 +73,8 @@ export interface StartOptions {
   storeUrl?: string
   /** baseUrl in the config (a cluster's load balancer); the TestServer still talks to this node directly. */
   publicBaseUrl?: string
+  /** The CA to trust for this node (when its certificate is another node's), instead of its data dir's. */
+  ca?: string
   env?: Record<string, string>
   dir?: string
 }
@@ -140,7 +142,7 @@ ${opts.toml ?? ''}`
   }
   const adminKey = /(sk_[A-Za-z0-9_-]+)/.exec(out)?.[1] ?? opts.env?.SHORTLINK_ADMIN_KEY ?? ''
   const caPath = `${dir}/data/tls/ca.pem`
-  const ca = existsSync(caPath) ? readFileSync(caPath, 'utf8') : ''
+  const ca = opts.ca ?? (existsSync(caPath) ? readFileSync(caPath, 'utf8') : '')
   const baseUrl = `https://localhost:${httpsPort}/api`
   let sentinel: Promise<{ id: string; shortLink: string; visits: number }> | undefined
   const tlsFetch = (url: string, init: RequestInit = {}) => fetch(url, { ...init, tls: { ca }, redirect: 'manual' } as RequestInit)
