@@ -259,4 +259,4 @@ export function createLinkService<S extends LinkStorePort = LinkStore>(deps: Lin
         : LinkRecord | Promise<LinkRecord>,
   }
 }
-export type LinkService = ReturnType<typeof createLinkService>
+export type LinkService<S extends LinkStorePort = LinkStore> = ReturnType<typeof createLinkService<S>>
