@@ -171,4 +171,66 @@ describe('three nodes on one PostgreSQL', () => {
     expect(statuses.filter((s) => s === 200)).toHaveLength(API_PER_MINUTE)
     expect(statuses.filter((s) => s === 429)).toHaveLength(60)
   })
+
+  test('PostgreSQL stopped and started under redirect load: cached links never fail, the API answers 503 with Retry-After, all recovers and every visit is counted', async () => {
+    const [a, b] = nodes as [TestServer, TestServer, TestServer]
+    const links = await Promise.all([1, 2, 3].map((i) => createLink(a, { data: { url: `https://cached-${i}.example/` }, linkOptions: { key: `cached-${i}` } })))
+    // Every node has every link in its cache.
+    for (const n of nodes) for (const l of links) expect((await visit(n, l.shortLink)).status).toBe(302)
+    let visits = nodes.length * links.length
+    const failures: string[] = []
+    let running = true
+    const worker = async (w: number) => {
+      for (let i = 0; running; i++) {
+        const n = nodes[(w + i) % nodes.length]!
+        const r = await visit(n, links[i % links.length]!.shortLink).catch((e) => String(e))
+        visits++
+        if (!(r instanceof Response) || r.status !== 302) failures.push(r instanceof Response ? String(r.status) : r)
+      }
+    }
+    const load = Promise.all(Array.from({ length: 6 }, (_, w) => worker(w)))
+    await pg.stop()
+    const down = await b.api('/links?pageSize=1')
+    expect(down.status).toBe(503)
+    expect(Number(down.headers.get('retry-after'))).toBeGreaterThan(0)
+    expect(await down.json()).toEqual({ code: 'service_unavailable', message: expect.stringContaining('retry'), requestId: expect.any(String) })
+    await pg.start()
+    await until(
+      async () => (await b.api('/links?pageSize=1')).status,
+      (st) => st === 200,
+      'the API after PostgreSQL came back',
+    )
+    running = false
+    await load
+    expect(failures).toEqual([])
+    // Visits made while PostgreSQL was down were held in memory and written once it was back.
+    const counted = async () => {
+      let sum = 0
+      for (const l of links) sum += ((await (await a.api(`/links/${l.id}`)).json()) as { clicks: number }).clicks
+      return sum
+    }
+    expect(await until(counted, (n) => n === visits, 'clicks after the outage')).toBe(visits)
+  })
+
+  test('SIGTERM every node: every counted visit of the cluster is stored', async () => {
+    const link = await createLink(nodes[0]!, { data: { url: 'https://final.example/' }, linkOptions: { key: 'final-count' } })
+    const path = new URL(link.shortLink).pathname
+    let sent = 0
+    for (let batch = 0; batch < 6; batch++) {
+      const statuses = await Promise.all(
+        Array.from({ length: 50 }, () => viaProxy(path, { headers: { 'user-agent': BROWSER_UA, connection: 'close' } }).then((r) => r.status)),
+      )
+      expect(statuses.filter((st) => st !== 302)).toEqual([])
+      sent += statuses.length
+    }
+    expect(await Promise.all(nodes.map((n) => n.stop('SIGTERM')))).toEqual([0, 0, 0])
+    const again = await startNode(0, nodes[0]!.dir)
+    try {
+      expect(((await (await again.api(`/links/${link.id}`)).json()) as { clicks: number }).clicks).toBe(sent)
+      const stats = await again.api(`/statistics?linkId=${link.id}&groupBy=count&interval=all`)
+      expect(await stats.json()).toEqual({ clicks: sent, scans: 0 })
+    } finally {
+      await again.stop()
+    }
+  })
 })
