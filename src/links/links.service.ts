@@ -30,6 +30,9 @@ function then<T, R>(value: T | Promise<T>, f: (v: T) => R): R | Promise<R> {
   return value instanceof Promise ? value.then(f) : f(value)
 }
 
+/** Writes tried when a link changes between its read and its write (another request or node). */
+const SAVE_TRIES = 5
+
 /** Random keys tried when a fresh key is taken between its check and the insert (another node). */
 const FRESH_KEY_TRIES = 5
 
@@ -61,7 +64,11 @@ export function createLinkService<S extends LinkStorePort = LinkStore>(deps: Lin
 
   /** A refused write as the caller sees it (nothing was written). */
   const refusalError = (r: WriteRefusal) =>
-    r.refused === 'gone' ? new AppError('record_gone', `link ${r.id} was deleted`) : rules.keyTakenError(r.domain, r.key)
+    r.refused === 'gone'
+      ? new AppError('record_gone', `link ${r.id} was deleted`)
+      : r.refused === 'key_taken'
+        ? rules.keyTakenError(r.domain, r.key)
+        : new AppError('internal_server_error', `link ${r.id} kept changing while it was written; retry`)
 
   async function create(caller: Caller, typeParam: string, body: LinkBody): Promise<LinkRecord> {
     const { type, data, o, domain, options, now } = await rules.prepareCreate(caller.userId, typeParam, body)
@@ -121,25 +128,39 @@ export function createLinkService<S extends LinkStorePort = LinkStore>(deps: Lin
       archived: p.o.archived === undefined ? row.archived : p.o.archived ? 1 : 0,
       updated_at: now,
     }
-    return { row: next, tags: p.o.tags === undefined ? undefined : (p.o.tags ?? []), searchText: `${key} ${destination} ${searchTextOf(data)}` }
+    return { base: row, row: next, tags: p.o.tags === undefined ? undefined : (p.o.tags ?? []), searchText: `${key} ${destination} ${searchTextOf(data)}` }
   }
 
-  /** Writes the links' next rows all or none, then tells listeners their old and new addresses. */
-  async function save(current: LinkRow[], writes: LinkWrite[]): Promise<void> {
-    const refused = await store.saveLinks(writes)
-    if (refused) throw refusalError(refused)
-    for (const [i, row] of current.entries()) {
-      const next = writes[i]!.row
-      emit(row)
-      if (next.domain !== row.domain || next.key !== row.key) emit(next)
+  /**
+   * Reads the links, computes their next rows and writes them all or none, then tells listeners
+   * their old and new addresses. A link written by someone else meanwhile is read again.
+   */
+  async function save(caller: Caller, ids: string[], p: PreparedUpdate): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      const now = clock()
+      const current: LinkRow[] = []
+      const writes: LinkWrite[] = []
+      for (const id of ids) {
+        const row = await getRowOrThrow(caller, id)
+        current.push(row)
+        writes.push(await writeOf(row, p, now))
+      }
+      const refused = await store.saveLinks(writes)
+      if (refused && (refused.refused !== 'changed' || attempt >= SAVE_TRIES)) throw refusalError(refused)
+      if (refused) continue
+      for (const [i, row] of current.entries()) {
+        const next = writes[i]!.row
+        emit(row)
+        if (next.domain !== row.domain || next.key !== row.key) emit(next)
+      }
+      return
     }
   }
 
   async function update(caller: Caller, id: string, body: LinkBody): Promise<LinkRecord> {
     const row = await getRowOrThrow(caller, id)
     const prepared = await rules.prepareUpdate(row.link_type as LinkType, body, row.user_id)
-    const current = await getRowOrThrow(caller, id)
-    await save([current], [await writeOf(current, prepared, clock())])
+    await save(caller, [id], prepared)
     return recordOf((await store.getById(id))!)
   }
 
@@ -165,15 +186,7 @@ export function createLinkService<S extends LinkStorePort = LinkStore>(deps: Lin
       throw parameterError(`'updateData.data' needs every link to share one linkType (got ${[...types].join(', ')})`)
     const owners = new Set(rows.map((r) => r.user_id))
     const prepared = await rules.prepareUpdate(rows[0]!.link_type as LinkType, updateData, owners.size === 1 ? rows[0]!.user_id : null)
-    const now = clock()
-    const current: LinkRow[] = []
-    const writes: LinkWrite[] = []
-    for (const id of linkIds) {
-      const row = await getRowOrThrow(caller, id)
-      current.push(row)
-      writes.push(await writeOf(row, prepared, now))
-    }
-    await save(current, writes)
+    await save(caller, linkIds, prepared)
     const saved: LinkRow[] = []
     for (const id of linkIds) saved.push((await store.getById(id))!)
     const links = await recordsOf(saved)

@@ -227,7 +227,7 @@ describe.each(adapters)('link store port on %s', (name, open) => {
       updated_at: T0 + 99_000,
     }
     published.length = 0
-    note('save moved', await store.saveLinks([{ row: moved, tags: ['tag_1'], searchText: searchTextOf(moved) }]))
+    note('save moved', await store.saveLinks([{ base: alpha, row: moved, tags: ['tag_1'], searchText: searchTextOf(moved) }]))
     if (name === 'postgres') expect(published).toEqual([['links', ['localhost/alpha', 'localhost/alpha2']]])
     note('after move', [await store.getByDomainKey('localhost', 'alpha'), await store.getByDomainKey('localhost', 'alpha2'), [...(await store.tagsOf([1]))]])
     note('search after move', [await store.count({ search: 'summer' }), await store.count({ search: 'winter' })])
@@ -235,13 +235,17 @@ describe.each(adapters)('link store port on %s', (name, open) => {
     const zeta = (await store.getById('lnk_07'))!
     published.length = 0
     const refused = await store.saveLinks([
-      { row: { ...zeta, archived: 1 }, searchText: searchTextOf(zeta) },
-      { row: { ...beta, key: 'alpha2' }, searchText: 'x' },
+      { base: zeta, row: { ...zeta, archived: 1 }, searchText: searchTextOf(zeta) },
+      { base: beta, row: { ...beta, key: 'alpha2' }, searchText: 'x' },
     ])
     expect(refused).toEqual({ refused: 'key_taken', id: 'lnk_02', domain: 'localhost', key: 'alpha2' })
     expect(published).toEqual([])
     note('refused: key taken', refused)
     note('nothing written', [await store.getById('lnk_07'), await store.getById('lnk_02')])
+    // A write computed from a row read before the move is refused: it would undo the move.
+    const stale = await store.saveLinks([{ base: alpha, row: { ...alpha, archived: 1 }, searchText: searchTextOf(alpha) }])
+    expect(stale).toEqual({ refused: 'changed', id: 'lnk_01', domain: 'localhost', key: 'alpha' })
+    note('refused: changed since read', [stale, await store.getById('lnk_01')])
 
     // Tombstones.
     published.length = 0
@@ -257,7 +261,7 @@ describe.each(adapters)('link store port on %s', (name, open) => {
       await store.keyTaken('localhost', 'beta'),
       await store.count({ search: 'summer' }),
     ])
-    note('refused: gone', await store.saveLinks([{ row: { ...beta, destination: 'https://x.example/' }, searchText: 'x' }]))
+    note('refused: gone', await store.saveLinks([{ base: beta, row: { ...beta, destination: 'https://x.example/' }, searchText: 'x' }]))
     note('a deleted key is free again', (await store.createLink(row(10, { key: 'beta' }), [], 'beta'))?.seq)
     note('final list', (await store.list({ includeArchived: true }, { sortBy: 'created_at', sortOrder: 'asc', limit: 100, offset: 0 })).rows)
 
@@ -300,6 +304,24 @@ describe.each(adapters)('the link service over %s', (name, open) => {
     await expect(links.create(alice, 'link', { data: { url: 'https://x.example/' }, linkOptions: { tags: ['tag_none'] } })).rejects.toThrow('tag_none')
     out.push(plain(await links.get(alice, a.id)))
     out.push(plain(await links.update(alice, a.id, { linkOptions: { key: 'sa2', comment: 'moved' } })))
+    // Another request (or node) archives the link between this update's read and its write: both changes stay.
+    const racing = createLinkService({
+      store: {
+        ...store,
+        saveLinks: async (writes) => {
+          if (writes[0]!.base.archived === 0) await links.update(alice, a.id, { linkOptions: { archived: true } })
+          return store.saveLinks(writes)
+        },
+      },
+      tags,
+      settings,
+      isUsableDomain: () => true,
+      now: () => (clock += 1000),
+    })
+    const raced = await racing.update(alice, a.id, { linkOptions: { comment: 'both' } })
+    expect(raced).toMatchObject({ archived: true, comments: 'both', key: 'sa2' })
+    out.push(plain(raced))
+    out.push(plain(await links.update(alice, a.id, { linkOptions: { archived: false } })))
     out.push(
       await links.upsert(alice, 'link', { data: { url: 'https://summer.example.com/a' } }).then((u) => ({ created: u.created, record: plain(u.record) })),
     )

@@ -15,7 +15,16 @@
 import type { SQL } from 'bun'
 import { escapeLike } from '../shared'
 import type { InvalidationBus } from '../store'
-import type { LinkFilter, LinkRow, LinkSort, LinkStorePort, LinkWrite, NewLinkRow, WriteRefusal } from './links.store'
+import {
+  type LinkFilter,
+  type LinkRow,
+  type LinkSort,
+  type LinkStorePort,
+  type LinkWrite,
+  type NewLinkRow,
+  unchangedSince,
+  type WriteRefusal,
+} from './links.store'
 
 /** The invalidation channel of links; a key is `${domain}/${key}`, as the redirect cache keys them. */
 export const LINKS_CHANNEL = 'links'
@@ -148,8 +157,9 @@ export function createPgLinkStore(sql: SQL, { publish }: PgLinkStoreOptions = {}
           for (const w of writes) {
             const r = w.row
             // Locked, and read here: the address it had is the one every cache holds.
-            const [old] = await tx`SELECT domain, key, deleted_at FROM links WHERE id = ${r.id} FOR UPDATE`
+            const [old] = await tx.unsafe(`SELECT ${COLUMNS} FROM links WHERE id = $1 FOR UPDATE`, [r.id])
             if (!old || old.deleted_at !== null) refusal = { refused: 'gone', id: r.id, domain: r.domain, key: r.key }
+            else if (!unchangedSince(old as LinkRow, w.base)) refusal = { refused: 'changed', id: r.id, domain: r.domain, key: r.key }
             else if (await keyTaken(tx, r.domain, r.key, r.seq)) refusal = { refused: 'key_taken', id: r.id, domain: r.domain, key: r.key }
             if (refusal) throw refusal
             try {

@@ -45,15 +45,28 @@ export interface LinkSort {
   offset: number
 }
 
-/** One link as an update writes it: the whole next row, its tags when they change, and its search text. */
+/**
+ * One link as an update writes it: the whole next row, computed from `base` (the row as read),
+ * its tags when they change, and its search text.
+ */
 export interface LinkWrite {
+  base: LinkRow
   row: LinkRow
   tags?: string[]
   searchText: string
 }
 
-/** Why a write was refused (nothing was written): a link is gone, or its new key is taken. */
-export type WriteRefusal = { refused: 'gone' | 'key_taken'; id: string; domain: string; key: string }
+/**
+ * Why a write was refused (nothing was written): a link is gone, its new key is taken, or it
+ * changed since it was read (another request or node wrote it: read again and retry).
+ */
+export type WriteRefusal = { refused: 'gone' | 'key_taken' | 'changed'; id: string; domain: string; key: string }
+
+/** The columns an update writes: a row whose values differ from the base it was computed from has changed. */
+const WRITTEN = ['domain', 'key', 'destination', 'match_key', 'data', 'options', 'qr_options', 'password_hash', 'expires_at', 'archived', 'updated_at'] as const
+
+/** Whether the live row still holds what `base` held in every written column. */
+export const unchangedSince = (live: Pick<LinkRow, (typeof WRITTEN)[number]>, base: LinkRow) => WRITTEN.every((c) => live[c] === base[c])
 
 type Arg = string | number | null
 
@@ -294,7 +307,7 @@ export function createLinkStore(db: Db) {
         return byId.get(r.id)
       })()
     },
-    /** Writes every link or none: refused when one is no longer live or its new key is taken. */
+    /** Writes every link or none: refused when one is no longer live, changed since read, or its new key is taken. */
     saveLinks(writes: LinkWrite[]): WriteRefusal | null {
       let refusal = null as WriteRefusal | null
       try {
@@ -303,6 +316,7 @@ export function createLinkStore(db: Db) {
             const r = w.row
             const live = byId.get(r.id)
             if (!live || live.deleted_at !== null) refusal = { refused: 'gone', id: r.id, domain: r.domain, key: r.key }
+            else if (!unchangedSince(live, w.base)) refusal = { refused: 'changed', id: r.id, domain: r.domain, key: r.key }
             else {
               const taken = keyTaken.get(r.domain, r.key)
               if (taken !== null && taken.seq !== r.seq) refusal = { refused: 'key_taken', id: r.id, domain: r.domain, key: r.key }
