@@ -129,7 +129,11 @@ export function startHttpsListener(parts: Tls, opts: HttpsListenerOptions): Http
     if (stopped) return
     const t0 = performance.now()
     const previous = tls
-    tls = sniList(all)
+    const wanted = sniList(all)
+    // Nothing changed (a flush after a reconnect, another node's news of a certificate this node
+    // already serves): no new listener, since a swap may reset connections being accepted.
+    if (sameCertificates(previous, wanted)) return
+    tls = wanted
     let next: Server<unknown>
     try {
       next = listen(port)
@@ -193,6 +197,11 @@ export function startHttpsListener(parts: Tls, opts: HttpsListenerOptions): Http
       await Promise.all([current, ...retiring].map((s) => s.stop(closeActiveConnections)))
     },
   }
+}
+
+/** True when two SNI lists serve the same certificates for the same names, in the same order. */
+export function sameCertificates(a: TLSOptions[], b: TLSOptions[]): boolean {
+  return a.length === b.length && a.every((x, i) => x.serverName === b[i]!.serverName && x.cert === b[i]!.cert && x.key === b[i]!.key)
 }
 
 function readMigrateReq(): string | null {

@@ -16,7 +16,7 @@ import { deriveSettings } from '../config/settings'
 import { createCnameChecker, createDomainService, createDomainStore } from '../domains'
 import { createLogger } from '../shared/log'
 import { type Db, openStore } from '../store/db'
-import { type HttpsListener, startHttpsListener } from './https-listener'
+import { type HttpsListener, sameCertificates, startHttpsListener } from './https-listener'
 import { ensureSelfSigned } from './self-signed'
 import { createTls } from './tls'
 import { createPgTlsStore } from './tls.store.pg'
@@ -112,4 +112,14 @@ describe('HTTPS listener certificates', () => {
     while (!https.serverNames().includes('shop.example.com') && Date.now() < deadline) await Bun.sleep(10)
     expect(https.serverNames()).toEqual([settings.apiHost, 'shop.example.com'])
   })
+})
+
+test('a re-read that finds the same certificates makes no new listener (a swap may reset connections being accepted)', () => {
+  const a = { serverName: 'localhost', cert: 'CERT-A', key: 'KEY-A' }
+  const b = { serverName: 'shop.example.com', cert: 'CERT-B', key: 'KEY-B' }
+  expect(sameCertificates([a, b], [{ ...a }, { ...b }])).toBe(true)
+  expect(sameCertificates([a, b], [a])).toBe(false)
+  expect(sameCertificates([a, b], [a, { ...b, cert: 'CERT-B2' }])).toBe(false)
+  expect(sameCertificates([a, b], [a, { ...b, key: 'KEY-B2' }])).toBe(false)
+  expect(sameCertificates([a, b], [b, a])).toBe(false)
 })
