@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The test command (README and .ci/run): unit and in-process API tests, then the
-# compiled binary, then the end-to-end tests against that binary. The last line is
+# compiled binary, then the end-to-end tests against that binary, on SQLite and again on
+# PostgreSQL. The last line is
 # "N passed, N failed, N skipped"; the exit code is non-zero on any failure. A skipped test
 # (test.skip, test.todo, or a suite skipping what this machine lacks) is counted and named.
 set -uo pipefail
@@ -30,6 +31,18 @@ run_suite web bun test ./web/app
 echo "== build"
 if bun run build; then
   SHORTLINK_BIN=dist/shortlink run_suite e2e bun test ./test
+  # The same end-to-end suite against one node on PostgreSQL: scripts/with-postgres.ts starts a
+  # cluster of its own and every test server gets a database there. Not repeated: the files that
+  # start their own PostgreSQL (cluster*, acme.cluster, bun-sql.pins), migrate-store (its source is
+  # SQLite) and pages.browser (renders pages in-process, no store).
+  pg_files=()
+  for f in test/*.test.ts test/dashboard/*.test.ts; do
+    case "$f" in
+      test/cluster*|test/acme.cluster.test.ts|test/bun-sql.pins.test.ts|test/migrate-store.e2e.test.ts|test/pages.browser.test.ts) ;;
+      *) pg_files+=("./$f") ;;
+    esac
+  done
+  SHORTLINK_BIN=dist/shortlink run_suite e2e-postgres bun scripts/with-postgres.ts bun test "${pg_files[@]}"
 else
   echo "build failed"; status=1; failed=$((failed + 1))
 fi

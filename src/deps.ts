@@ -30,7 +30,7 @@ import { createDashboard, type Dashboard } from './dashboard'
 import { createCnameChecker, createDomainService, createDomainStore, createPgDomainStore, type DomainService, type DomainStorePort } from './domains'
 import { createBlobStore, createFileService, createFileStore, createPgFileStore, type FileService, type FileStorePort } from './files'
 import { createGeoIp, type GeoIp } from './geo'
-import { createLinkService, createLinkStore, createPgLinkStore, type LinkService } from './links'
+import { createLinkService, createLinkStore, createPgLinkStore, type LinkService, type LinkStorePort } from './links'
 import {
   createDesignFiles,
   createPgTemplateStore,
@@ -40,7 +40,7 @@ import {
   type QrService,
   type TemplateService,
 } from './qr'
-import { createPasswordGate, loadOrCreateSecret, loadOrCreateSecretPg, type PasswordGate, visitOrdinalFrom } from './redirect'
+import { createClusterPasswordLimits, createPasswordGate, loadOrCreateSecret, loadOrCreateSecretPg, type PasswordGate, visitOrdinalFrom } from './redirect'
 import { createLogger, type Logger } from './shared'
 import {
   type ClickRecorder,
@@ -89,7 +89,7 @@ export interface Deps {
   sessions: SessionService
   limiter: RateLimiter
   tags: TagService
-  links: LinkService
+  links: LinkService<LinkStorePort>
   recorder: ClickRecorder
   /** Number targeting's n-th visit over every node (PostgreSQL); absent, this process counts (SQLite, one node). */
   visitOrdinal?: (link: { id: string; seq: number }) => Promise<number>
@@ -112,6 +112,7 @@ export interface SqliteDeps extends Deps {
   /** Synchronous on SQLite (the types say so, for the CLI and tests). */
   auth: AuthService
   domains: DomainService
+  links: LinkService
 }
 
 const NO_INVALIDATIONS: Invalidations = { on: () => () => {} }
@@ -291,7 +292,7 @@ export async function createClusterDeps(config: Config, log: Logger = createLogg
     visitOrdinal: visitOrdinalFrom(createVisitCounter(sql), links.storedClicks),
     recorder,
     geo: createGeoIp(config.geoip.database),
-    passwords: createPasswordGate(await loadOrCreateSecretPg(sql, 'password_cookie_secret')),
+    passwords: createPasswordGate(await loadOrCreateSecretPg(sql, 'password_cookie_secret'), Date.now, createClusterPasswordLimits(sql)),
     qr,
     domains,
     tls: createTls({ store: createPgTlsStore(sql, { publish }), locks: createLeaseLocks(sql), config, settings, domains, log }),

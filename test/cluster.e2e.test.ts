@@ -172,6 +172,21 @@ describe('three nodes on one PostgreSQL', () => {
     expect(statuses.filter((s) => s === 429)).toHaveLength(60)
   })
 
+  test('password guesses and dashboard sign-in failures are limited for the cluster: the 11th from one address is refused, whichever node gets it', async () => {
+    const link = await createLink(nodes[0]!, { data: { url: 'https://locked.example/' }, linkOptions: { key: 'cluster-locked', password: 'right one' } })
+    const form = { 'content-type': 'application/x-www-form-urlencoded', 'user-agent': BROWSER_UA }
+    const guesses: number[] = []
+    for (let i = 0; i < 11; i++)
+      guesses.push((await nodes[i % 3]!.fetch(onNode(nodes[i % 3]!, link.shortLink), { method: 'POST', body: 'password=guess', headers: form })).status)
+    expect(guesses).toEqual([...Array(10).fill(403), 429])
+
+    expect((await nodes[0]!.api('/users', { method: 'POST', json: { id: 'gina', password: 'a long enough password' } })).status).toBe(200)
+    const signIns: number[] = []
+    for (let i = 0; i < 11; i++)
+      signIns.push((await nodes[i % 3]!.api('/session', { method: 'POST', key: null, json: { userId: 'gina', password: `wrong guess ${i}` } })).status)
+    expect(signIns).toEqual([...Array(10).fill(401), 429])
+  })
+
   test('PostgreSQL stopped and started under redirect load: cached links never fail, the API answers 503 with Retry-After, all recovers and every visit is counted', async () => {
     const [a, b] = nodes as [TestServer, TestServer, TestServer]
     const links = await Promise.all([1, 2, 3].map((i) => createLink(a, { data: { url: `https://cached-${i}.example/` }, linkOptions: { key: `cached-${i}` } })))

@@ -7,7 +7,7 @@
 import { beforeEach, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { createApiApp } from '../app'
 import { buildConfig } from '../config/config.load'
-import { createDeps, type Deps } from '../deps'
+import { createDeps, type SqliteDeps } from '../deps'
 import { createLogger } from '../shared/log'
 import { createSignInLimiter, SIGN_IN_LIMITS } from './session.limiter'
 import { LAST_SEEN_WRITE_MS, SESSION_COOKIE, SESSION_IDLE_MS, SESSION_MAX_MS } from './session.service'
@@ -25,7 +25,7 @@ interface Reply {
   headers: Headers
 }
 
-let deps: Deps
+let deps: SqliteDeps
 let clock: number
 let keys: { admin: string; member: string; readonly: string }
 let call: (

@@ -5,7 +5,7 @@
  */
 
 import type { FileService, FileStorePort } from '../files'
-import type { LinkRecord, LinkRow, LinkService } from '../links'
+import type { LinkRecord, LinkRow, LinkService, LinkStorePort } from '../links'
 import { type LandingLink, NOT_FOUND_PAGE, renderLandingPage, type VisitorOs } from '../pages'
 
 export function hostedFilePath(key: string, fileId: string): string {
@@ -13,7 +13,7 @@ export function hostedFilePath(key: string, fileId: string): string {
 }
 
 export function renderHostedPage(
-  deps: { links: Pick<LinkService, 'toRecord'>; files: Pick<FileService<FileStorePort>, 'get'> },
+  deps: { links: Pick<LinkService<LinkStorePort>, 'toRecord'>; files: Pick<FileService<FileStorePort>, 'get'> },
   row: LinkRow,
   os: string,
 ): Response | Promise<Response> {

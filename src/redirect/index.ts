@@ -1,5 +1,5 @@
 /** The redirect server: resolving a short link for a visitor (targeting, expiry, password gate, bots), hosted pages, counting visits. Other modules import this file only. */
 export { renderHostedPage } from './hosted'
-export { createPasswordGate, loadOrCreateSecret, loadOrCreateSecretPg, type PasswordGate } from './password-gate'
+export { createClusterPasswordLimits, createPasswordGate, loadOrCreateSecret, loadOrCreateSecretPg, type PasswordGate } from './password-gate'
 export { createRedirectHandler } from './redirect.handler'
 export { type VisitCounterPort, visitOrdinalFrom } from './visit-ordinal'

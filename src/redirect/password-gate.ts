@@ -16,7 +16,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 import type { SQL } from 'bun'
 import { ipBucket, LruCache } from '../shared'
-import type { Db } from '../store'
+import { createClusterRateLimiter, type Db } from '../store'
 
 const COOKIE_TTL_S = 3600
 export const PASSWORD_LIMITS = {
@@ -54,7 +54,41 @@ interface Window {
   since: number
 }
 
-export function createPasswordGate(secret: Buffer, now: () => number = Date.now) {
+/** Where guesses are counted: this process (the default), or the cluster's store (`createClusterPasswordLimits`). */
+export interface PasswordAttemptLimits {
+  allowAttempt(ip: string, linkSeq: number): AttemptVerdict | Promise<AttemptVerdict>
+  succeeded(ip: string, linkSeq: number): void | Promise<void>
+}
+
+/**
+ * The same two budgets for a cluster on PostgreSQL, counted in its rate-limit windows (one row
+ * per bucket and window, aligned on the epoch): every node's guesses count against one budget.
+ */
+export function createClusterPasswordLimits(sql: SQL, now: () => number = Date.now): PasswordAttemptLimits {
+  const { perIpAndLink, perLink, windowMs } = PASSWORD_LIMITS
+  const limiter = createClusterRateLimiter(sql, { mode: 'exact' })
+  const linkBucket = (linkSeq: number) => `password:link:${linkSeq}`
+  const pairBucket = (ip: string, linkSeq: number) => `password:ip:${ipBucket(ip)}|${linkSeq}`
+  return {
+    async allowAttempt(ip, linkSeq) {
+      const t = now()
+      const link = await limiter.hit(linkBucket(linkSeq), perLink, windowMs, t)
+      if (!link.allowed) return { allowed: false, retryAfterS: link.reset }
+      const pair = await limiter.hit(pairBucket(ip, linkSeq), perIpAndLink, windowMs, t)
+      if (pair.allowed) return { allowed: true }
+      // Refused for this address: the link's budget keeps this attempt.
+      await limiter.refund(linkBucket(linkSeq), windowMs, t)
+      return { allowed: false, retryAfterS: pair.reset }
+    },
+    async succeeded(ip, linkSeq) {
+      const t = now()
+      await limiter.refund(linkBucket(linkSeq), windowMs, t)
+      await limiter.refund(pairBucket(ip, linkSeq), windowMs, t)
+    },
+  }
+}
+
+export function createPasswordGate(secret: Buffer, now: () => number = Date.now, limits?: PasswordAttemptLimits) {
   const { perIpAndLink, perLink, windowMs } = PASSWORD_LIMITS
   const lru = <V>() => new LruCache<V>({ maxEntries: MAX_COUNTERS, maxBytes: MAX_COUNTER_BYTES, ttlMs: windowMs, sizeOf: () => 32, now })
   /** Attempts per IP+link that have not reached the limit. */
@@ -80,26 +114,7 @@ export function createPasswordGate(secret: Buffer, now: () => number = Date.now)
     return fresh
   }
 
-  return {
-    hasValidCookie(cookieHeader: string | null, link: { seq: number; id: string; passwordHash: string }): boolean {
-      if (!cookieHeader) return false
-      const name = cookieName(link.seq)
-      const raw = cookieHeader
-        .split(';')
-        .map((c) => c.trim())
-        .find((c) => c.startsWith(`${name}=`))
-      if (!raw) return false
-      const [expText, sig] = raw.slice(name.length + 1).split('.')
-      const exp = Number(expText)
-      if (!sig || !Number.isInteger(exp) || exp * 1000 < now()) return false
-      const expected = Buffer.from(sign(link.id, exp, link.passwordHash))
-      const given = Buffer.from(sig)
-      return given.length === expected.length && timingSafeEqual(given, expected)
-    },
-    cookieFor(link: { seq: number; id: string; passwordHash: string; key: string }): string {
-      const exp = Math.floor(now() / 1000) + COOKIE_TTL_S
-      return `${cookieName(link.seq)}=${exp}.${sign(link.id, exp, link.passwordHash)}; Path=/${encodeURIComponent(link.key)}; Max-Age=${COOKIE_TTL_S}; HttpOnly; Secure; SameSite=Lax`
-    },
+  const local: PasswordAttemptLimits = {
     /** Counts an attempt before the password is checked; refused once this IP or the link has used its budget. */
     allowAttempt(ip: string, linkSeq: number): AttemptVerdict {
       const pair = `${ipBucket(ip)}|${linkSeq}`
@@ -125,6 +140,33 @@ export function createPasswordGate(secret: Buffer, now: () => number = Date.now)
       const link = linkTries.peek(String(linkSeq))
       if (link && link.count > 0) link.count--
     },
+  }
+  const counted = limits ?? local
+
+  return {
+    hasValidCookie(cookieHeader: string | null, link: { seq: number; id: string; passwordHash: string }): boolean {
+      if (!cookieHeader) return false
+      const name = cookieName(link.seq)
+      const raw = cookieHeader
+        .split(';')
+        .map((c) => c.trim())
+        .find((c) => c.startsWith(`${name}=`))
+      if (!raw) return false
+      const [expText, sig] = raw.slice(name.length + 1).split('.')
+      const exp = Number(expText)
+      if (!sig || !Number.isInteger(exp) || exp * 1000 < now()) return false
+      const expected = Buffer.from(sign(link.id, exp, link.passwordHash))
+      const given = Buffer.from(sig)
+      return given.length === expected.length && timingSafeEqual(given, expected)
+    },
+    cookieFor(link: { seq: number; id: string; passwordHash: string; key: string }): string {
+      const exp = Math.floor(now() / 1000) + COOKIE_TTL_S
+      return `${cookieName(link.seq)}=${exp}.${sign(link.id, exp, link.passwordHash)}; Path=/${encodeURIComponent(link.key)}; Max-Age=${COOKIE_TTL_S}; HttpOnly; Secure; SameSite=Lax`
+    },
+    /** Counts an attempt before the password is checked; refused once this IP or the link has used its budget. */
+    allowAttempt: (ip: string, linkSeq: number) => counted.allowAttempt(ip, linkSeq),
+    /** The attempt was right: it does not count against either budget. */
+    succeeded: (ip: string, linkSeq: number) => counted.succeeded(ip, linkSeq),
   }
 }
 export type PasswordGate = ReturnType<typeof createPasswordGate>

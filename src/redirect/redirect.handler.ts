@@ -306,7 +306,7 @@ export function createRedirectHandler(deps: RedirectDeps) {
   }
 
   async function passwordAttempt(request: Request, path: string, search: string, link: ResolvableLink, clientIp: string): Promise<Response> {
-    const verdict = deps.passwords.allowAttempt(clientIp, link.seq)
+    const verdict = await deps.passwords.allowAttempt(clientIp, link.seq)
     if (!verdict.allowed) return html(TOO_MANY_ATTEMPTS_PAGE, 429, { 'retry-after': String(verdict.retryAfterS) })
     let given = ''
     try {
@@ -323,7 +323,7 @@ export function createRedirectHandler(deps: RedirectDeps) {
     const hash = link.passwordHash!
     const ok = given !== '' && given.length <= 1024 && (await Bun.password.verify(given, hash).catch(() => false))
     if (!ok) return html(passwordPage({ action: path, error: 'Wrong password. Try again.' }), 403)
-    deps.passwords.succeeded(clientIp, link.seq)
+    await deps.passwords.succeeded(clientIp, link.seq)
     // See-other back to the same URL: the GET then resolves (and counts) like any visit.
     return new Response(null, {
       status: 303,
