@@ -208,7 +208,7 @@ describe('files API in process', () => {
     expect(await h.deps.files.get(f.id)).toMatchObject({ id: f.id, mimeType: 'audio/wav' })
     const opened = (await h.deps.files.open(f.id))!
     expect(opened).toMatchObject({ mimeType: 'audio/wav', size: f.size, name: 'tone.wav' })
-    expect(Buffer.from(await new Response(await opened.stream()).arrayBuffer()).equals(Buffer.from(S.sampleWav(0.05)))).toBe(true)
+    expect(Buffer.from(await new Response((await opened.stream()) as Blob | null).arrayBuffer()).equals(Buffer.from(S.sampleWav(0.05)))).toBe(true)
   })
 
   test('list query validation names the parameter', async () => {

@@ -305,7 +305,7 @@ describe.each(adapters)('the link service over %s', (name, open) => {
     out.push(plain(await links.get(alice, a.id)))
     out.push(plain(await links.update(alice, a.id, { linkOptions: { key: 'sa2', comment: 'moved' } })))
     // Another request (or node) archives the link between this update's read and its write: both changes stay.
-    const racing = createLinkService({
+    const racing = createLinkService<LinkStorePort>({
       store: {
         ...store,
         saveLinks: async (writes) => {

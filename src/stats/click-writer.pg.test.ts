@@ -98,7 +98,7 @@ function randomEvents(count: number, seed: number): ClickEvent[] {
 }
 
 const ROLLUPS = ['stats_quarter', 'stats_hour', 'stats_day', 'stats_week'] as const
-const sorted = <T>(rows: T[]) => rows.map((r) => JSON.stringify(r)).sort()
+const sorted = (rows: unknown[]) => rows.map((r) => JSON.stringify(r)).sort()
 
 /** Everything the writer writes, as sorted row sets; group scopes as group names when `byName` (numbering differs between nodes). */
 async function pgState(sql: SQL, byName = false) {
@@ -289,7 +289,7 @@ describe('PostgreSQL click recorder', () => {
       await sql`SELECT link_seq::float8 AS "linkSeq", at::float8 AS at, scan, continent, country, region, city, os, browser, device,
         referer, referer_url AS "refererUrl", utm_source AS "utmSource", utm_medium AS "utmMedium", utm_campaign AS "utmCampaign",
         utm_term AS "utmTerm", utm_content AS "utmContent", n FROM click_events`
-    ).map((e: ClickEvent & { scan: number }) => ({ ...e, domain: 'localhost', scan: e.scan === 1 }))
+    ).map((e: Omit<ClickEvent, 'scan' | 'domain'> & { scan: number }) => ({ ...e, domain: 'localhost', scan: e.scan === 1 }))
     expect(events.reduce((n, e) => n + e.n, 0)).toBe(3 * perNode)
     const lite = sqliteWithLinks()
     createEventWriter(lite, { busyLinkClicks: 1500 })(events)

@@ -20,7 +20,7 @@ import { copySqliteToPostgres, openSqliteSource, openStore } from '../store'
 import { type ClickEvent, createEventWriter } from './click-writer'
 import type { StatisticsQuery } from './stats.schema'
 import { createStatsService } from './stats.service'
-import { createStatsStore } from './stats.store'
+import { createStatsStore, type StatsStorePort } from './stats.store'
 import { createPgStatsStore } from './stats.store.pg'
 import { event, T } from './stats.test-fixtures'
 
@@ -53,8 +53,8 @@ let closePg: (() => Promise<void>) | undefined
 let pgSql: SQL
 const links: SeededLink[] = []
 const tags: { id: string; user: string; name: string }[] = []
-let sqliteService: ReturnType<typeof createStatsService>
-let pgService: ReturnType<typeof createStatsService>
+let sqliteService: ReturnType<typeof createStatsService<StatsStorePort>>
+let pgService: ReturnType<typeof createStatsService<StatsStorePort>>
 
 /** Links of three owners, types and domains (one deleted later), tags, and ~6,000 clicks written in batches. */
 function seedSqlite(path: string): void {
@@ -169,7 +169,7 @@ beforeAll(async () => {
   } finally {
     source.close()
   }
-  sqliteService = createStatsService({ store: createStatsStore(openStore(path)), settings, now: () => NOW })
+  sqliteService = createStatsService<StatsStorePort>({ store: createStatsStore(openStore(path)), settings, now: () => NOW })
   pgService = createStatsService({ store: createPgStatsStore(pgSql), settings, now: () => NOW })
 })
 afterAll(async () => {
@@ -296,15 +296,17 @@ describe('statistics on SQLite and on PostgreSQL (copied with migrate-store) ans
     const queries: [Caller, StatisticsQuery][] = []
     for (const timezone of zones)
       for (const granularity of ['hour', 'day', 'week', 'month'] as const)
-        for (const [i, extra] of [
-          {},
-          { country: 'DE' },
-          { os: 'IOS', device: 'Mobile' },
-          { linkId: links[0]!.id },
-          { linkId: links[12]!.id, qr: true },
-          { linkType: 'text' },
-          { tagNames: ['winter'] },
-        ].entries())
+        for (const [i, extra] of (
+          [
+            {},
+            { country: 'DE' },
+            { os: 'IOS', device: 'Mobile' },
+            { linkId: links[0]!.id },
+            { linkId: links[12]!.id, qr: true },
+            { linkType: 'text' },
+            { tagNames: ['winter'] },
+          ] as StatisticsQuery[]
+        ).entries())
           for (const range of granularity === 'hour' ? [RANGES[2]!, RANGES[6]!] : [RANGES[0]!, RANGES[3]!, RANGES[5]!]) {
             queries.push([admin, { groupBy: 'time', granularity, timezone, ...extra, ...range }])
             if (i % 2 === 0) queries.push([member('usr_c'), { groupBy: 'time', granularity, timezone, ...extra, ...range }])

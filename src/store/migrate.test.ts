@@ -17,7 +17,7 @@ import { type ApiHarness, createHarness } from '../../test/helpers/in-process'
 import { seededRandom } from '../../test/helpers/random'
 import { createApiApp } from '../app'
 import { buildConfig } from '../config/config.load'
-import { createDeps, type Deps } from '../deps'
+import { createDeps, type SqliteDeps } from '../deps'
 import { samplePng } from '../files/files.samples'
 import { createLogger } from '../shared/log'
 import { type ClickEvent, createEventWriter } from '../stats/click-writer'
@@ -283,7 +283,7 @@ function addAfterUpgrade(db: Database, oldTables: string[]) {
   for (const batch of batches) write(batch)
 }
 
-function openApp(path: string): { deps: Deps; call: ApiHarness['call'] } {
+function openApp(path: string): { deps: SqliteDeps; call: ApiHarness['call'] } {
   const deps = createDeps(config, path, createLogger(true))
   const app = createApiApp(deps)
   return {
