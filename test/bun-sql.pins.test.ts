@@ -14,7 +14,7 @@ beforeAll(async () => {
 })
 afterAll(async () => {
   await pg?.destroy()
-})
+}, 60_000)
 
 /** Resolves with the payloads once `n` have arrived on `channel`. */
 function collector() {

@@ -16,7 +16,7 @@ beforeAll(async () => {
 }, 60_000)
 afterAll(async () => {
   await s?.stop()
-})
+}, 60_000)
 
 async function zbar(bytes: ArrayBuffer): Promise<string> {
   const file = join(dir, `${crypto.randomUUID()}.png`)

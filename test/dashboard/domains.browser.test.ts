@@ -25,7 +25,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close()
   await server?.stop()
-})
+}, 60_000)
 
 const domain = async (slug: string) => (await (await server.api(`/domains/${slug}`)).json()) as Record<string, any>
 

@@ -49,7 +49,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close()
   await server?.stop()
-})
+}, 60_000)
 
 async function preview(p: DashboardPage, ready: number) {
   await p.goto('/links/import')

@@ -22,7 +22,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close()
   await server?.stop()
-})
+}, 60_000)
 
 const json = async (path: string) => {
   const r = await server.api(path)

@@ -26,7 +26,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close()
   await server?.stop()
-})
+}, 60_000)
 
 const linkOf = async (id: string): Promise<any> => {
   const r = await server.api(`/links/${id}`)

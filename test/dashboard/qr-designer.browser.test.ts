@@ -32,7 +32,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close()
   await server?.stop()
-})
+}, 60_000)
 
 /** A 64×64 logo: a dark orange square with a white centre. */
 function logoPng(): Buffer {

@@ -20,7 +20,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close()
   await server?.stop()
-})
+}, 60_000)
 
 test('an admin adds a user, makes a key shown once, revokes it and disables the user', async () => {
   const { page } = admin

@@ -19,7 +19,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close()
   await server?.stop()
-})
+}, 60_000)
 
 for (const width of ['phone', 'desktop'] as const)
   test(`${width}: the form, a wrong password, then a password session in an HttpOnly cookie; sign out`, async () => {

@@ -67,7 +67,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close()
   await server?.stop()
-})
+}, 60_000)
 
 test('across links: totals, chart, a range change, a device bar that filters, the map, CSV export', async () => {
   const { page } = desktop
