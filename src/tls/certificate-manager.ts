@@ -28,6 +28,14 @@ export const acmeLockKey = (name: string) => `acme:${name}`
 export interface CertificateManager {
   start(): void
   stop(): void
+  /**
+   * Domains changed on another node and this node has reloaded them (a cluster's `domains`
+   * invalidation): plan again, as after a change made here. Without it a node learns of a
+   * domain added elsewhere only at its next timer (up to an hour), so when the node that
+   * took the change stops before ordering, nobody orders nor re-checks the CNAME meanwhile.
+   * The lease lock keeps it to one order however many nodes wake.
+   */
+  wake(): void
 }
 
 export function createCertificateManager(opts: {
@@ -270,6 +278,7 @@ export function createCertificateManager(opts: {
       })
       kick()
     },
+    wake: () => kick(),
     stop() {
       stopped = true
       stopping.abort(new Error('certificate manager stopped'))
