@@ -15,12 +15,6 @@ if (command.length === 0) {
 const pg = await startPostgres()
 let code = 1
 try {
-  // Servers under test each hold a pool; several run at once in cluster tests.
-  const admin = new Bun.SQL(pg.url, { max: 1 })
-  await admin.unsafe('ALTER SYSTEM SET max_connections = 400')
-  await admin.close()
-  await pg.stop()
-  await pg.start()
   process.stderr.write(`PostgreSQL for this run: ${pg.url}\n`)
   const child = Bun.spawn(command, { env: { ...process.env, SHORTLINK_TEST_PG_URL: pg.url }, stdio: ['inherit', 'inherit', 'inherit'] })
   const forward = (signal: NodeJS.Signals) => () => child.kill(signal)

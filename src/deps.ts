@@ -104,6 +104,8 @@ export interface Deps {
   dashboard: Dashboard
   /** Closes the store (after the server stopped and the recorder flushed). */
   close(): Promise<void>
+  /** A first admin key when the store has no active key and the config none (printed once); on a cluster, made by one node only. */
+  firstAdminKey(): Promise<string | null>
 }
 
 /** One node on the embedded SQLite file: `db` is open to the CLI (backup) and tests. */
@@ -159,6 +161,7 @@ export function createDeps(config: Config, dbPath: string, log: Logger = createL
     store: { kind: 'sqlite', db },
     invalidations: NO_INVALIDATIONS,
     close: async () => db.close(),
+    firstAdminKey: async () => auth.bootstrapAdminKey(),
     log,
     auth,
     keys: createKeyService(authStore, auth),
@@ -299,10 +302,30 @@ export async function createClusterDeps(config: Config, log: Logger = createLogg
     templates: createTemplateService({ store: createPgTemplateStore(sql, now), baseUrl: settings.baseUrl, assertScannable: qr.assertScannable }),
     stats: createStatsService({ store: createPgStatsStore(sql), settings }),
     dashboard: createDashboard({ apiPrefix: settings.apiPrefix, log }),
+    // Nodes starting together on an empty store: the advisory lock lets one make the key, the others then see it.
+    firstAdminKey: () => withAdvisoryLock(sql, BOOTSTRAP_LOCK_KEY, async () => auth.bootstrapAdminKey()),
     async close() {
       await channels.close()
       await sql.close({ timeout: 5 })
     },
+  }
+}
+
+/** The advisory lock key of the first admin key (any fixed number no other code uses). */
+const BOOTSTRAP_LOCK_KEY = 7_240_514_002n
+
+/** Runs `fn` holding a session advisory lock on a reserved connection: one node at a time in the cluster. */
+async function withAdvisoryLock<T>(sql: SQL, key: bigint, fn: () => Promise<T>): Promise<T> {
+  const conn = await sql.reserve()
+  try {
+    await conn`SELECT pg_advisory_lock(${key.toString()}::bigint)`
+    try {
+      return await fn()
+    } finally {
+      await conn`SELECT pg_advisory_unlock(${key.toString()}::bigint)`
+    }
+  } finally {
+    conn.release()
   }
 }
 

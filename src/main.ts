@@ -110,7 +110,7 @@ async function serve(flags: Record<string, string>) {
     () => null,
     (e: unknown) => e as Error,
   )
-  const firstKey = await deps.auth.bootstrapAdminKey()
+  const firstKey = await deps.firstAdminKey()
   const cert = await loadServerCertificate(config, deps.settings)
   let server: ReturnType<typeof startServer>
   try {

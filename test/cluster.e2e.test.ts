@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { startPostgres, type TestPostgres } from './helpers/postgres'
 import { type RoundRobinProxy, startRoundRobinProxy } from './helpers/proxy'
-import { freePort, startServer, type TestServer } from './helpers/server'
+import { freePort, queryStore, startServer, type TestServer } from './helpers/server'
 
 setDefaultTimeout(180_000)
 
@@ -249,3 +249,23 @@ describe('three nodes on one PostgreSQL', () => {
     }
   })
 })
+
+test('three nodes starting together on an empty database: the store is migrated once and one first admin key is printed, by one node', async () => {
+  const url = await pg.createDatabase('fresh_cluster')
+  const started = await Promise.all([0, 1, 2].map(() => startServer({ storeUrl: url })))
+  try {
+    const printed = started.filter((n) => n.output().includes('First admin API key'))
+    expect(printed).toHaveLength(1)
+    const key = /(sk_[A-Za-z0-9_-]+)/.exec(printed[0]!.output())![1]!
+    // The key works on every node, and is the only key.
+    for (const n of started) expect((await n.api('/tags', { key })).status).toBe(200)
+    const keys = await started[0]!.api('/keys', { key })
+    expect(((await keys.json()) as unknown[]).length).toBe(1)
+    // Each migration was applied by one node: the nodes' logs name as many as the store recorded.
+    const applied = started.reduce((sum, n) => sum + (n.output().match(/applying store migration/g)?.length ?? 0), 0)
+    const [recorded] = await queryStore<{ n: number }>({ dir: '', storeUrl: url }, 'SELECT CAST(count(*) AS integer) AS n FROM schema_migrations')
+    expect(applied).toBe(recorded!.n)
+  } finally {
+    await Promise.all(started.map((n) => n.stop()))
+  }
+}, 120_000)

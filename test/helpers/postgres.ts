@@ -53,7 +53,7 @@ export async function startPostgres(): Promise<TestPostgres> {
   const port = await freePort()
   const data = join(dir, 'data')
   await run([join(bin, 'initdb'), '-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8', '--locale=C'])
-  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off`
+  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=400`
   const pg: TestPostgres = {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     port,
