@@ -21,9 +21,10 @@
  *    through node 0, timed until node 1 answers 401.
  * Prints the load average before and after, and the results as Markdown tables.
  */
-import { readdirSync, readFileSync } from 'node:fs'
+import { readdirSync, readFileSync, rmSync } from 'node:fs'
+import { join } from 'node:path'
 import { $ } from 'bun'
-import { startPostgres } from '../../test/helpers/postgres'
+import { postgresBinDir, startPostgres } from '../../test/helpers/postgres'
 import { startRoundRobinProxy } from '../../test/helpers/proxy'
 import { freePort, startServer, type TestServer } from '../../test/helpers/server'
 import { alternate } from './ab'
@@ -57,11 +58,33 @@ console.log(`load average at start: ${loadStart} (${navigator.hardwareConcurrenc
 
 // --- the servers ---------------------------------------------------------------------------
 const pg = await startPostgres()
+const running: TestServer[] = []
+let finished = false
+// A failed run must not leave servers or PostgreSQL behind: 'exit' allows only synchronous work.
+process.on('exit', (code) => {
+  if (finished) return
+  for (const n of running) {
+    if (code !== 0)
+      console.error(
+        `node on ${n.httpsPort}, its errors:\n${n
+          .output()
+          .split('\n')
+          .filter((l) => /"level":"(error|warn)"|error/i.test(l))
+          .slice(-20)
+          .join('\n')}`,
+      )
+    n.proc.kill('SIGKILL')
+  }
+  const pgCtl = join(postgresBinDir()!, 'pg_ctl')
+  Bun.spawnSync([...(process.getuid?.() === 0 ? ['runuser', '-u', 'postgres', '--'] : []), pgCtl, '-D', `${pg.dir}/data`, '-m', 'immediate', 'stop'])
+  rmSync(pg.dir, { recursive: true, force: true })
+})
 const storeUrl = await pg.createDatabase('cluster')
 const proxyPort = await freePort()
 const limits = '[limits]\napiPerMinute = 1000000\n'
 const env = { SHORTLINK_ADMIN_KEY: ADMIN_KEY }
 const sqliteNode = await startServer({ storeUrl: '', env, toml: limits })
+running.push(sqliteNode)
 const pgNodes: TestServer[] = []
 const startPgNode = (first?: TestServer) =>
   startServer({
@@ -72,7 +95,9 @@ const startPgNode = (first?: TestServer) =>
     toml: limits + (first ? `[tls]\nmode = "files"\ncertFile = "${first.dir}/data/tls/cert.pem"\nkeyFile = "${first.dir}/data/tls/key.pem"\n` : ''),
   })
 pgNodes.push(await startPgNode())
+running.push(pgNodes[0]!)
 pgNodes.push(...(await Promise.all([startPgNode(pgNodes[0]), startPgNode(pgNodes[0])])))
+running.push(...pgNodes.slice(1))
 const [pgNode, otherNode] = pgNodes as [TestServer, TestServer, TestServer]
 const sides = [
   { name: 'A (SQLite)', node: sqliteNode },
@@ -200,12 +225,26 @@ const hit = await alternate(misses, timedVisit(sqliteNode, warmKeys.get(sqliteNo
 console.log(`2. miss p50 A ${f(pct(missed.aMs, 50))} B ${f(pct(missed.bMs, 50))} ms; hit p50 A ${f(pct(hit.aMs, 50))} B ${f(pct(hit.bMs, 50))} ms`)
 
 // --- 3. create-link latency, A vs B ---------------------------------------------------------------
+/** Creates that did not answer 200, by node, with the node's log lines of their request. */
+const createFailures = new Map<TestServer, string[]>()
 const timedCreate = (node: TestServer) => {
   let i = 0
   return async () => {
     const t = performance.now()
-    await createLink(node, { data: { url: `https://dest.example/new/${i++}` } })
-    return { ms: performance.now() - t, body: '' }
+    const r = await node.api('/links/link', { method: 'POST', json: { data: { url: `https://dest.example/new/${i++}` } } })
+    const body = await r.text()
+    const ms = performance.now() - t
+    if (r.status !== 200) {
+      const requestId = /req_[A-Za-z0-9_-]+/.exec(body)?.[0] ?? '-'
+      const logged = node
+        .output()
+        .split('\n')
+        .filter((l) => l.includes(requestId))
+        .join('\n')
+      console.error(`3. create on ${node.httpsPort} answered ${r.status} ${body}\n${logged}`)
+      createFailures.set(node, [...(createFailures.get(node) ?? []), `${r.status} ${requestId}`])
+    }
+    return { ms, body: '' }
   }
 }
 const created = await alternate(creates, timedCreate(sqliteNode), timedCreate(pgNode))
@@ -281,6 +320,7 @@ for (let i = 0; i < revokes; i++) {
 const loadEnd = loadavg()
 await Promise.all([sqliteNode, ...pgNodes].map((n) => n.stop()))
 await pg.destroy()
+finished = true
 const total = (performance.now() - started) / 1000
 
 const rps = (xs: WrkResult[]) => mmm(xs.map((x) => x.rps))
@@ -314,10 +354,10 @@ B / A median req/s: ${f(med(hits.B!) / med(hits.A!), 3)}
 
 3. POST /links/link (${creates} per node, alternating, one client), ms:
 
-| node | p50 | p99 | max |
-|---|---|---|---|
-| A (SQLite) | ${lat(created.aMs)} |
-| B (PostgreSQL) | ${lat(created.bMs)} |
+| node | p50 | p99 | max | not 200 |
+|---|---|---|---|---|
+| A (SQLite) | ${lat(created.aMs)} | ${createFailures.get(sqliteNode)?.length ?? 0} |
+| B (PostgreSQL) | ${lat(created.bMs)} | ${createFailures.get(pgNode)?.length ?? 0} |
 
 4. Redirect cache hits through the round-robin balancer (test/helpers/proxy.ts, in the benchmark's process), ${rounds} rounds of wrk -t2 -c${connections} -d${seconds}s, nothing pinned: wrk, balancer, nodes and PostgreSQL share ${navigator.hardwareConcurrency} cores:
 
