@@ -1,9 +1,11 @@
 import { expect, test } from 'bun:test'
 import { ipBucket } from '../shared'
-import { createPasswordGate, PASSWORD_LIMITS } from './password-gate'
+import { type AttemptVerdict, createPasswordGate, PASSWORD_LIMITS, type PasswordGate } from './password-gate'
 
 const { perIpAndLink, perLink, windowMs } = PASSWORD_LIMITS
-const gate = (now: () => number = () => 0) => createPasswordGate(Buffer.alloc(32, 1), now)
+/** The gate counting in this process (no cluster limits): its verdicts are synchronous. */
+type LocalPasswordGate = Omit<PasswordGate, 'allowAttempt'> & { allowAttempt(ip: string, linkSeq: number): AttemptVerdict }
+const gate = (now: () => number = () => 0) => createPasswordGate(Buffer.alloc(32, 1), now) as LocalPasswordGate
 const tryN = (g: ReturnType<typeof gate>, ip: string, seq: number, n: number) => {
   for (let i = 0; i < n; i++) expect(g.allowAttempt(ip, seq)).toEqual({ allowed: true })
 }
