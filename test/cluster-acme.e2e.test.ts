@@ -5,7 +5,9 @@
  * plain-HTTP listeners, as an operator's would be, so it is answered by whichever node the
  * balancer picks: a node that did not order reads the challenge from the store. Each domain
  * gets one order however many nodes see it due (the lease lock `acme:<name>`), and every node
- * then serves the certificate by SNI on its own HTTPS port, without a restart.
+ * then serves the certificate by SNI on its own HTTPS port, without a restart. A domain whose
+ * node stops before ordering is checked and ordered by the others, which heard of it over the
+ * `domains` invalidation (server.ts wakes each node's certificate manager on it).
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import tls from 'node:tls'
@@ -21,6 +23,7 @@ const ADMIN_KEY = 'sk_cluster_acme_admin_key_0123456789'
 const TARGET = 'edge.cluster-acme.test'
 const AT_START = 'boot.cluster-acme.test'
 const ADDED = 'added.cluster-acme.test'
+const ORPHANED = 'orphaned.cluster-acme.test'
 /**
  * How long after a failed CNAME check the next one is due: longer than three nodes take to
  * start here, so all three are up and plan it for the same moment (not a wait in the test:
@@ -172,7 +175,8 @@ dnsServers = ["${pebble.dns}"]
 
   test('a domain added through node A: one order, the challenge answered by a node that did not order, every node serves the certificate', async () => {
     const [a, b, c] = nodes as [TestServer, TestServer, TestServer]
-    // The balancer hands pebble's first validation to node B; node A is the one that hears of the domain first.
+    // The balancer hands pebble's first validation to node B. Node A hears of the domain first,
+    // B and C over the invalidation bus; the lease lock picks the one that orders.
     balance([1, 2, 0])
     await pebble.setCname(ADDED, TARGET)
     for (const n of nodes) expect(await servedSerial(n.httpsPort, ADDED, root)).toBeNull()
@@ -191,8 +195,8 @@ dnsServers = ["${pebble.dns}"]
     expect(ordersAtCa() - ordersBefore).toBe(1)
     const orderer = orderedBy(ADDED)
     expect(orderer).toHaveLength(1)
-    // Pebble asked node B first (the balancer's first backend). Whichever node ordered, a
-    // node other than the orderer was asked and the validation passed (one order, no retry).
+    // Whichever node ordered, a node other than the orderer was asked and the validation
+    // passed (one order, no retry).
     const asked = askedPerNode()
     console.log(`added through node A: ordered by node ${orderer[0]}; validations answered per node ${JSON.stringify(asked)}`)
     expect(asked[1]).toBeGreaterThan(0)
@@ -201,5 +205,31 @@ dnsServers = ["${pebble.dns}"]
     expect(asked.every((count) => count > 0)).toBe(true)
     // B and C learned of the domain over the invalidation bus and show it too.
     expect((await json(await b.api(`/domains/${ADDED}`))).body.sslStatus).toBe('active')
+  })
+  test('node A stops right after a domain is added through it: the other nodes check its CNAME and one of them orders', async () => {
+    const [a, , c] = nodes as [TestServer, TestServer, TestServer]
+    balance([0, 1, 2])
+    // DNS fails at first, so node A registers the domain and checks it once, without ordering.
+    await pebble.setServfail(ORPHANED)
+    const ordersBefore = ordersAtCa()
+    expect((await a.api('/domains', { method: 'POST', json: { domain: ORPHANED } })).status).toBe(200)
+    await until('the first CNAME check', async () => (await json(await a.api(`/domains/${ORPHANED}`))).body.cnameDetail)
+    expect(await a.stop()).toBe(0)
+    await pebble.clearServfail(ORPHANED)
+    await pebble.setCname(ORPHANED, TARGET)
+
+    // Nodes B and C heard of the domain over the invalidation bus; its next check is theirs.
+    const active = await until('the domain active on node C', async () => {
+      const d = (await json(await c.api(`/domains/${ORPHANED}`))).body
+      return d.sslStatus === 'active' && d
+    })
+    expect(active).toMatchObject({ slug: ORPHANED, cnameStatus: 'valid', sslStatus: 'active', sslError: null })
+    expect(ordersAtCa() - ordersBefore).toBe(1)
+    const orderer = orderedBy(ORPHANED)
+    expect(orderer).toHaveLength(1)
+    expect(orderer).not.toContain(0)
+    // Node A, started again, serves the certificate from the store as the others do.
+    nodes[0] = await startNode(0, a.dir)
+    await servedByEveryNode(ORPHANED)
   })
 })
