@@ -219,10 +219,14 @@ dnsServers = ["${pebble.dns}"]
     await pebble.setCname(ORPHANED, TARGET)
 
     // Nodes B and C heard of the domain over the invalidation bus; its next check is theirs.
-    const active = await until('the domain active on node C', async () => {
-      const d = (await json(await c.api(`/domains/${ORPHANED}`))).body
-      return d.sslStatus === 'active' && d
-    })
+    const active = await until(
+      'the domain active on node C',
+      async () => {
+        const d = (await json(await c.api(`/domains/${ORPHANED}`))).body
+        return d.sslStatus === 'active' && d
+      },
+      15_000,
+    )
     expect(active).toMatchObject({ slug: ORPHANED, cnameStatus: 'valid', sslStatus: 'active', sslError: null })
     expect(ordersAtCa() - ordersBefore).toBe(1)
     const orderer = orderedBy(ORPHANED)
