@@ -107,6 +107,13 @@ export function startServer(deps: Deps, cert: CertPair): RunningServer {
 
   // A certificate saved by another node (PostgreSQL) is swapped in here without a restart.
   deps.invalidations.on('certificates', (host) => (host === FLUSH ? https.clear() : https.invalidate(host)))
+  // A domain changed on another node (reloaded here by now): this node's certificate manager plans for
+  // it too (its CNAME checks and order do not wait for the node that took the change), and a certificate
+  // that arrived before the domain is served (a re-read that finds nothing new makes no new listener).
+  deps.invalidations.on('domains', () => {
+    https.manager.wake()
+    https.refresh()
+  })
 
   const http = Bun.serve({
     port: config.server.httpPort,
