@@ -330,6 +330,12 @@ const p99 = (xs: WrkResult[]) =>
     2,
   )
 const med = (xs: WrkResult[]) => sorted(xs.map((x) => x.rps))[xs.length >> 1]!
+/** Each round's b/a (the two ran back to back, under the same load), min / median / max. */
+const ratios = (b: WrkResult[], a: WrkResult[]) =>
+  mmm(
+    b.map((x, i) => x.rps / a[i]!.rps),
+    2,
+  )
 const errs = (xs: WrkResult[]) => [...new Set(xs.map((x) => x.errors))].join('; ')
 const lat = (xs: number[]) => `${f(pct(xs, 50))} | ${f(pct(xs, 99))} | ${f(Math.max(...xs))}`
 console.log(`
@@ -343,7 +349,7 @@ ${navigator.hardwareConcurrency} CPUs; load average at start ${loadStart}, after
 | A (SQLite) | ${rps(hits.A!)} | ${p99(hits.A!)} | ${errs(hits.A!)} |
 | B (PostgreSQL) | ${rps(hits.B!)} | ${p99(hits.B!)} | ${errs(hits.B!)} |
 
-B / A median req/s: ${f(med(hits.B!) / med(hits.A!), 3)}
+B / A req/s: of the medians ${f(med(hits.B!) / med(hits.A!), 3)}; round by round (min / median / max) ${ratios(hits.B!, hits.A!)}
 
 2. First visit of a link never visited on that node (${misses} links per node, alternating), against a cached link, one client, ms:
 
@@ -366,7 +372,7 @@ B / A median req/s: ${f(med(hits.B!) / med(hits.A!), 3)}
 | one PostgreSQL node | ${rps(scale.one!)} | ${p99(scale.one!)} | ${errs(scale.one!)} |
 | three PostgreSQL nodes | ${rps(scale.three!)} | ${p99(scale.three!)} | ${errs(scale.three!)} |
 
-three / one median req/s: ${f(med(scale.three!) / med(scale.one!), 3)}; connections per node (three): ${spread.join(', ')}
+three / one req/s: of the medians ${f(med(scale.three!) / med(scale.one!), 3)}; round by round ${ratios(scale.three!, scale.one!)}; connections per node (three): ${spread.join(', ')}
 
 5. Cross-node invalidation, node 0 → node 1, ms from the write's 200 until node 1 answers the new state (polled back to back):
 
