@@ -13,7 +13,6 @@ import { X509Certificate } from 'node:crypto'
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import tls from 'node:tls'
 import { type Server, SQL } from 'bun'
 import { deriveSettings } from '../src/config'
 import { buildConfig } from '../src/config/config.load'
@@ -22,7 +21,8 @@ import type { Logger } from '../src/shared'
 import { createInvalidationBus, createLeaseLocks, FLUSH, type InvalidationBus, migratePostgres } from '../src/store'
 import { createPgTlsStore, createTls, type HttpsListener, startHttpsListener, type Tls } from '../src/tls'
 import { type CertPair, ensureSelfSigned } from '../src/tls/self-signed'
-import { type Pebble, startPebble } from './helpers/pebble'
+import { type Pebble, servedSerial, startPebble } from './helpers/pebble'
+import { until } from './helpers/poll'
 import { startPostgres, type TestPostgres } from './helpers/postgres'
 import { freePort } from './helpers/server'
 
@@ -39,32 +39,6 @@ interface Node {
   /** Orders this node put to the CA (calls through its issuer). */
   orders: string[]
   logs: string[]
-}
-
-/** TLS handshake with SNI `name`, verifying against `ca`: the serial of the certificate served, or null. */
-function servedSerial(port: number, name: string, ca: string): Promise<string | null> {
-  return new Promise((resolve) => {
-    const socket = tls.connect({ host: '127.0.0.1', port, servername: name, ca, rejectUnauthorized: true }, () => {
-      const c = socket.getPeerCertificate()
-      resolve(c.subject?.CN === name ? c.serialNumber : null)
-      socket.end()
-    })
-    socket.on('error', () => resolve(null))
-    socket.setTimeout(5000, () => {
-      resolve(null)
-      socket.destroy()
-    })
-  })
-}
-
-async function waitFor<T>(what: string, fn: () => Promise<T | null | undefined | false>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const v = await fn()
-    if (v) return v
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await Bun.sleep(50)
-  }
 }
 
 function recordingLogger(lines: string[]): Logger {
@@ -187,7 +161,7 @@ describe('ACME in a cluster (three nodes, one PostgreSQL, pebble)', () => {
     }
     await Promise.all(nodes.map((n) => n.https.ready))
 
-    const serials = await Promise.all(nodes.map((n) => waitFor(`node ${nodes.indexOf(n)} serving ${DOMAIN}`, () => servedSerial(n.https.port, DOMAIN, root))))
+    const serials = await Promise.all(nodes.map((n) => until(`node ${nodes.indexOf(n)} serving ${DOMAIN}`, () => servedSerial(n.https.port, DOMAIN, root))))
     console.log(`three nodes due at once → all three serving the one certificate: ${(performance.now() - t0).toFixed(0)} ms`)
     expect(new Set(serials).size).toBe(1)
     expect(nodes.map((n) => n.orders.length).sort()).toEqual([0, 0, 1])
@@ -210,6 +184,6 @@ describe('ACME in a cluster (three nodes, one PostgreSQL, pebble)', () => {
     await first.tls.certs.put(issued)
     const want = new X509Certificate(issued.cert).serialNumber.toUpperCase()
     expect(before?.toUpperCase()).not.toBe(want)
-    for (const n of others) await waitFor('the new certificate served', async () => (await servedSerial(n.https.port, DOMAIN, root))?.toUpperCase() === want)
+    for (const n of others) await until('the new certificate served', async () => (await servedSerial(n.https.port, DOMAIN, root))?.toUpperCase() === want)
   })
 })

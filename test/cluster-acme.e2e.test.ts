@@ -10,8 +10,8 @@
  * `domains` invalidation (server.ts wakes each node's certificate manager on it).
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
-import tls from 'node:tls'
-import { type Pebble, pebbleInstalled, startPebble } from './helpers/pebble'
+import { type Pebble, pebbleInstalled, servedSerial, startPebble } from './helpers/pebble'
+import { until } from './helpers/poll'
 import { startPostgres, type TestPostgres } from './helpers/postgres'
 import { type RoundRobinProxy, startRoundRobinProxy } from './helpers/proxy'
 import { freePort, json, startServer, type TestServer } from './helpers/server'
@@ -30,33 +30,6 @@ const ORPHANED = 'orphaned.cluster-acme.test'
  * the nodes' own timers).
  */
 const DUE_IN_MS = 6000
-
-/** The serial of the certificate served for SNI `name`, verified against `ca` with `name` as its subject; null otherwise. */
-function servedSerial(port: number, name: string, ca: string): Promise<string | null> {
-  return new Promise((resolve) => {
-    const socket = tls.connect({ host: '127.0.0.1', port, servername: name, ca, rejectUnauthorized: true }, () => {
-      const c = socket.getPeerCertificate()
-      resolve(c.subject?.CN === name ? c.serialNumber : null)
-      socket.end()
-    })
-    socket.on('error', () => resolve(null))
-    socket.setTimeout(5000, () => {
-      resolve(null)
-      socket.destroy()
-    })
-  })
-}
-
-/** Polls `read` until it answers something truthy (the deadline only bounds a failing test). */
-async function until<T>(what: string, read: () => Promise<T | null | undefined | false>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const v = await read()
-    if (v) return v
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await Bun.sleep(50) // a poll interval, not a wait standing in for synchronisation
-  }
-}
 
 describe.skipIf(!pebbleInstalled())('ACME on three nodes of one PostgreSQL (pebble)', () => {
   let pg: TestPostgres
@@ -225,6 +198,7 @@ dnsServers = ["${pebble.dns}"]
         const d = (await json(await c.api(`/domains/${ORPHANED}`))).body
         return d.sslStatus === 'active' && d
       },
+      undefined,
       15_000,
     )
     expect(active).toMatchObject({ slug: ORPHANED, cnameStatus: 'valid', sslStatus: 'active', sslError: null })

@@ -5,6 +5,7 @@
  * one TLS certificate (the first node's self-signed one) and the balancer's baseUrl.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
+import { until } from './helpers/poll'
 import { startPostgres, type TestPostgres } from './helpers/postgres'
 import { type RoundRobinProxy, startRoundRobinProxy } from './helpers/proxy'
 import { freePort, queryStore, startServer, type TestServer } from './helpers/server'
@@ -73,17 +74,6 @@ async function createLink(node: TestServer, body: unknown) {
   return (await r.json()) as { id: string; shortLink: string; clicks: number }
 }
 
-/** Polls `read` until `done` holds (a deadline only bounds a failing test). */
-async function until<T>(read: () => Promise<T>, done: (v: T) => boolean, what: string, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const v = await read()
-    if (done(v)) return v
-    if (Date.now() > deadline) throw new Error(`${what}: still ${JSON.stringify(v)} after ${timeoutMs} ms`)
-    await Bun.sleep(20) // a poll interval, not a wait standing in for synchronisation
-  }
-}
-
 describe('three nodes on one PostgreSQL', () => {
   test('every node serves what another wrote; an update and a deletion through node A reach B and C', async () => {
     const [a, b, c] = nodes as [TestServer, TestServer, TestServer]
@@ -95,16 +85,16 @@ describe('three nodes on one PostgreSQL', () => {
     expect(upd.status).toBe(200)
     for (const n of [b, c])
       await until(
+        `node ${n.httpsPort} after the update`,
         async () => (await visit(n, link.shortLink)).headers.get('location'),
         (l) => l === 'https://two.example/',
-        `node ${n.httpsPort} after the update`,
       )
     expect((await a.api(`/links/${link.id}`, { method: 'DELETE' })).status).toBe(200)
     for (const n of [b, c])
       await until(
+        `node ${n.httpsPort} after the deletion`,
         async () => (await visit(n, link.shortLink)).status,
         (s) => s === 404,
-        `node ${n.httpsPort} after the deletion`,
       )
   })
 
@@ -117,9 +107,9 @@ describe('three nodes on one PostgreSQL', () => {
     expect((await b.api(`/keys/${id}`, { method: 'DELETE' })).status).toBe(200)
     for (const n of [a, b, c])
       await until(
+        `node ${n.httpsPort} with the revoked key`,
         async () => (await n.api('/tags', { key })).status,
         (s) => s === 401,
-        `node ${n.httpsPort} with the revoked key`,
       )
   })
 
@@ -131,16 +121,16 @@ describe('three nodes on one PostgreSQL', () => {
     await pg.start()
     // Node A's pool reconnects on its own; a write may meet a connection PostgreSQL cut.
     const updated = await until(
+      'the update after the restart',
       async () => (await a.api(`/links/${link.id}`, { method: 'PATCH', json: { data: { url: 'https://after.example/' } } })).status,
       (s) => s === 200,
-      'the update after the restart',
     )
     expect(updated).toBe(200)
     for (const n of [b, c])
       await until(
+        `node ${n.httpsPort} after the restart`,
         async () => (await visit(n, link.shortLink)).headers.get('location'),
         (l) => l === 'https://after.example/',
-        `node ${n.httpsPort} after the restart`,
       )
   })
 
@@ -211,9 +201,9 @@ describe('three nodes on one PostgreSQL', () => {
     expect(await down.json()).toEqual({ code: 'service_unavailable', message: expect.stringContaining('retry'), requestId: expect.any(String) })
     await pg.start()
     await until(
+      'the API after PostgreSQL came back',
       async () => (await b.api('/links?pageSize=1')).status,
       (st) => st === 200,
-      'the API after PostgreSQL came back',
     )
     running = false
     await load
@@ -224,7 +214,7 @@ describe('three nodes on one PostgreSQL', () => {
       for (const l of links) sum += ((await (await a.api(`/links/${l.id}`)).json()) as { clicks: number }).clicks
       return sum
     }
-    expect(await until(counted, (n) => n === visits, 'clicks after the outage')).toBe(visits)
+    expect(await until('clicks after the outage', counted, (n) => n === visits)).toBe(visits)
   })
 
   test('SIGTERM every node: every counted visit of the cluster is stored', async () => {

@@ -1,4 +1,5 @@
 /** The GET /statistics queries the statistics benchmarks time (scripts/bench/stats.ts, its --store mode). */
+import { GROUP_BY } from '../../src/stats/stats.schema'
 export type BenchCaller = 'admin' | 'bigMember' | 'smallMember'
 export interface BenchQuery {
   label: string
@@ -18,21 +19,8 @@ export function statsQueries(end: number, links: { top: string; median: number }
   add('admin count, all time (default interval)', '')
   add('admin count, interval=30d (to now: hour and raw edges)', 'interval=30d')
   add('admin count, 30 days, qr=true', `${last30}&qr=true`)
-  for (const g of [
-    'country',
-    'region',
-    'city',
-    'os',
-    'browser',
-    'device',
-    'referer',
-    'referer_url',
-    'utm_source',
-    'utm_medium',
-    'utm_campaign',
-    'utm_term',
-    'utm_content',
-  ])
+  // Every event dimension (the groupBys that are not time, links or link properties).
+  for (const g of GROUP_BY.filter((g) => !['count', 'time', 'link', 'link_type', 'destination'].includes(g)))
     add(`admin groupBy=${g}, 30 days`, `groupBy=${g}&${last30}`)
   add('admin groupBy=link, 30 days', `groupBy=link&${last30}`)
   add('admin groupBy=link_type, 30 days', `groupBy=link_type&${last30}`)

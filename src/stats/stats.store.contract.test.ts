@@ -18,7 +18,7 @@ import { buildConfig } from '../config/config.load'
 import { AppError } from '../shared'
 import { copySqliteToPostgres, openSqliteSource, openStore } from '../store'
 import { type ClickEvent, createEventWriter } from './click-writer'
-import type { StatisticsQuery } from './stats.schema'
+import { GROUP_BY, type StatisticsQuery } from './stats.schema'
 import { createStatsService } from './stats.service'
 import { createStatsStore, type StatsStorePort } from './stats.store'
 import { createPgStatsStore } from './stats.store.pg'
@@ -187,25 +187,8 @@ async function answer(service: ReturnType<typeof createStatsService>, caller: Ca
   }
 }
 
-const GROUP_BYS = [
-  'count',
-  'link',
-  'link_type',
-  'destination',
-  'country',
-  'region',
-  'city',
-  'os',
-  'browser',
-  'device',
-  'referer',
-  'referer_url',
-  'utm_source',
-  'utm_medium',
-  'utm_campaign',
-  'utm_term',
-  'utm_content',
-] as const
+/** Every groupBy but the time series (read through the granularities below). */
+const GROUP_BYS = GROUP_BY.filter((g) => g !== 'time')
 const EVENT_FILTERS: StatisticsQuery[] = [
   {},
   { country: 'de' },

@@ -7,6 +7,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import tls from 'node:tls'
 import type { Subprocess } from 'bun'
 import { ensureSelfSigned } from '../../src/tls/self-signed'
 import { freePort } from './server'
@@ -144,4 +145,20 @@ export async function startPebble(opts: { httpPort: number; certValiditySeconds?
       await Promise.all(procs.map((p) => p.exited))
     },
   }
+}
+
+/** The serial of the certificate served for SNI `name` on a loopback port, verified against `ca` with `name` as its subject; null otherwise. */
+export function servedSerial(port: number, name: string, ca: string): Promise<string | null> {
+  return new Promise((resolve) => {
+    const socket = tls.connect({ host: '127.0.0.1', port, servername: name, ca, rejectUnauthorized: true }, () => {
+      const c = socket.getPeerCertificate()
+      resolve(c.subject?.CN === name ? c.serialNumber : null)
+      socket.end()
+    })
+    socket.on('error', () => resolve(null))
+    socket.setTimeout(5000, () => {
+      resolve(null)
+      socket.destroy()
+    })
+  })
 }
