@@ -1,4 +1,5 @@
 import { schema } from './0001_schema'
+import { rollupStatistics } from './0002_rollup_statistics'
 
 /** A PostgreSQL migration: statements run as one script inside its own transaction. */
 export interface PgMigration {
@@ -8,4 +9,4 @@ export interface PgMigration {
 }
 
 /** Ordered by id; never edit a migration that has shipped, add a new one. */
-export const pgMigrations: PgMigration[] = [schema]
+export const pgMigrations: PgMigration[] = [schema, rollupStatistics]
