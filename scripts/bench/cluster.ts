@@ -13,9 +13,9 @@
  * 2. Cache-miss latency: the first visit of `--misses` links never visited on that node, A and B
  *    alternating link by link; beside it the same client's latency on a cache hit.
  * 3. Create-link latency: `--creates` POST /links/link, A and B alternating.
- * 4. Redirect req/s through test/helpers/proxy.ts to three PostgreSQL nodes against the same
- *    proxy to one of them, alternating each round. Nothing is pinned: wrk, the proxy (in this
- *    process), the nodes and PostgreSQL share the machine's cores.
+ * 4. Redirect req/s through test/helpers/proxy.ts to three PostgreSQL nodes, against the same
+ *    proxy to one of them and against that node direct, the order rotating each round. Nothing
+ *    is pinned: wrk, the proxy (in this process), the nodes and PostgreSQL share the cores.
  * 5. Cross-node invalidation: `--updates` link updates through node 0, each timed from its 200
  *    until node 1 (polled back to back) redirects to the new destination; `--revokes` keys revoked
  *    through node 0, timed until node 1 answers 401.
@@ -260,10 +260,12 @@ const proxied = (port: number, secs = seconds) =>
   wrk({ url: `https://localhost:${port}/${warmKeys.get(pgNode)![0]}`, paths: warmKeys.get(pgNode)!.map((k) => `/${k}`), seconds: secs, connections, ua })
 await proxied(oneProxy.port, 2)
 await proxied(threeProxy.port, 2)
-const scale: Record<string, WrkResult[]> = { one: [], three: [] }
+// The same node without the balancer, unpinned as well: what the balancer itself costs.
+const scale: Record<string, WrkResult[]> = { direct: [], one: [], three: [] }
+const order = ['direct', 'one', 'three'] as const
 for (let r = 0; r < rounds; r++) {
-  for (const s of r % 2 ? (['three', 'one'] as const) : (['one', 'three'] as const)) {
-    const res = await proxied(s === 'one' ? oneProxy.port : threeProxy.port)
+  for (const s of [...order.slice(r % 3), ...order.slice(0, r % 3)]) {
+    const res = await proxied(s === 'direct' ? pgNode.httpsPort : s === 'one' ? oneProxy.port : threeProxy.port)
     scale[s]!.push(res)
     console.log(`4. round ${r + 1} ${s}: ${f(res.rps, 0)} req/s p50 ${f(res.p50ms)} ms p99 ${f(res.p99ms)} ms (${res.errors})`)
   }
@@ -367,12 +369,13 @@ B / A req/s: of the medians ${f(med(hits.B!) / med(hits.A!), 3)}; round by round
 
 4. Redirect cache hits through the round-robin balancer (test/helpers/proxy.ts, in the benchmark's process), ${rounds} rounds of wrk -t2 -c${connections} -d${seconds}s, nothing pinned: wrk, balancer, nodes and PostgreSQL share ${navigator.hardwareConcurrency} cores:
 
-| behind the balancer | req/s min / median / max | p99 ms min / median / max | errors |
+| PostgreSQL nodes | req/s min / median / max | p99 ms min / median / max | errors |
 |---|---|---|---|
-| one PostgreSQL node | ${rps(scale.one!)} | ${p99(scale.one!)} | ${errs(scale.one!)} |
-| three PostgreSQL nodes | ${rps(scale.three!)} | ${p99(scale.three!)} | ${errs(scale.three!)} |
+| one, direct (no balancer) | ${rps(scale.direct!)} | ${p99(scale.direct!)} | ${errs(scale.direct!)} |
+| one, behind the balancer | ${rps(scale.one!)} | ${p99(scale.one!)} | ${errs(scale.one!)} |
+| three, behind the balancer | ${rps(scale.three!)} | ${p99(scale.three!)} | ${errs(scale.three!)} |
 
-three / one req/s: of the medians ${f(med(scale.three!) / med(scale.one!), 3)}; round by round ${ratios(scale.three!, scale.one!)}; connections per node (three): ${spread.join(', ')}
+three / one req/s: of the medians ${f(med(scale.three!) / med(scale.one!), 3)}; round by round ${ratios(scale.three!, scale.one!)}; connections per node (three): ${spread.join(', ')}; one node through the balancer / direct: ${ratios(scale.one!, scale.direct!)}
 
 5. Cross-node invalidation, node 0 → node 1, ms from the write's 200 until node 1 answers the new state (polled back to back):
 
