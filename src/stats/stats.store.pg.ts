@@ -21,17 +21,17 @@ const numbered = (text: string) => {
 }
 
 /**
- * For this transaction only. Every read has an index that serves it (as SQLite's INDEXED BY
- * hints choose), but the planner misjudged the rollups: `scope = 0 AND dim = 0` matches
- * 8,760 hour rows of a year and it expected 2.5M (the two columns are correlated; migration
- * 0002 gives it statistics on the pair), so it scanned the whole table (0.36-0.9 s at 10M
- * events). Those cost estimates also started JIT compilation (~90 ms) for queries of a few ms.
- * No parallel workers: a read sums at most ~100k index rows, and on a node's few cores,
- * shared with other requests, starting workers and merging their sorted partial sums took
- * longer than summing alone (admin groupBy=link over 30 days: ~100 → ~80 ms at 10M).
+ * For this transaction only. No JIT: the rollups' cost estimates started JIT compilation
+ * (~90 ms) for queries of a few ms. No parallel workers: a read sums at most ~150k index rows,
+ * and on a node's few cores, shared with other requests, starting workers and merging their
+ * sorted partial sums took longer than summing alone (admin groupBy=link, 30 days at 10M
+ * events: ~100 → ~80 ms). Sequential scans are allowed again since migration 0002 gave the
+ * planner statistics on (scope, dim): before, it expected 2.5M rows for `scope = 0 AND dim = 0`
+ * of stats_hour where a year holds 8,760 and scanned the table (0.36-0.9 s), so they were off;
+ * now it hashes the 20k links in one scan for a per-link answer over every link rather than
+ * seeking 12.6k of them (groupBy=link_type/destination ~10 ms less).
  */
-const PLANNER_SETTINGS =
-  "SELECT set_config('enable_seqscan', 'off', true), set_config('jit', 'off', true), set_config('max_parallel_workers_per_gather', '0', true)"
+const PLANNER_SETTINGS = "SELECT set_config('jit', 'off', true), set_config('max_parallel_workers_per_gather', '0', true)"
 
 function readerOf(sql: SQL): StatsReader {
   const all = async <T>({ sql: text, args }: Statement): Promise<T[]> => (await sql.unsafe(numbered(text), args)) as T[]
