@@ -299,13 +299,17 @@ export function createLinkStore(db: Db) {
      * when its domain and key are taken by a live link.
      */
     createLink(r: NewLinkRow, tagIds: string[], searchText: string): LinkRow | null {
-      return db.transaction(() => {
-        if (keyTaken.get(r.domain, r.key) !== null) return null
-        const seq = insertRow(r)
-        setTags(seq, tagIds)
-        indexSearch(seq, searchText)
-        return byId.get(r.id)
-      })()
+      // Immediate: a transaction that reads before it writes must hold the write lock first, or a
+      // commit by the click writer's thread in between fails it at once ("database is locked").
+      return db
+        .transaction(() => {
+          if (keyTaken.get(r.domain, r.key) !== null) return null
+          const seq = insertRow(r)
+          setTags(seq, tagIds)
+          indexSearch(seq, searchText)
+          return byId.get(r.id)
+        })
+        .immediate()
     },
     /** Writes every link or none: refused when one is no longer live, changed since read, or its new key is taken. */
     saveLinks(writes: LinkWrite[]): WriteRefusal | null {
@@ -339,7 +343,7 @@ export function createLinkStore(db: Db) {
             if (w.tags !== undefined) setTags(r.seq, w.tags)
             indexSearch(r.seq, w.searchText)
           }
-        })()
+        }).immediate()
       } catch (e) {
         if (refusal && e === refusal) return refusal
         throw e
@@ -348,15 +352,17 @@ export function createLinkStore(db: Db) {
     },
     /** Tombstones the live links among `seqs` in one transaction; answers how many it deleted. */
     softDeleteLinks(seqs: number[], now: number): number {
-      return db.transaction(() => {
-        let deleted = 0
-        for (const seq of seqs) {
-          if (softDelete.run(now, now, seq).changes === 0) continue
-          searchDelete.run(seq)
-          deleted++
-        }
-        return deleted
-      })()
+      return db
+        .transaction(() => {
+          let deleted = 0
+          for (const seq of seqs) {
+            if (softDelete.run(now, now, seq).changes === 0) continue
+            searchDelete.run(seq)
+            deleted++
+          }
+          return deleted
+        })
+        .immediate()
     },
     tagsOf(seqs: number[]): Map<number, string[]> {
       const out = new Map<number, string[]>()

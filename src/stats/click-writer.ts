@@ -109,7 +109,9 @@ export function createEventWriter(db: Database, options: EventWriterOptions = {}
   })
   return (events) => {
     try {
-      write(events)
+      // Immediate: the batch reads (value ids, link owners) before it writes, and a deferred
+      // transaction fails at once when the API's connection commits in between.
+      write.immediate(events)
     } catch (e) {
       // Groups numbered, strings given ids and links promoted inside the failed transaction were rolled back with it.
       groupScopes.clear()
