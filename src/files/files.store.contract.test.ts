@@ -202,6 +202,15 @@ describe.each(adapters)('file store and bytes ports on %s', (_name, open) => {
     expect(await ids({ ...page, sortBy: 'name', sortOrder: 'asc', includeArchived: true })).toEqual({ ids: ['fil_2', 'fil_4', 'fil_3', 'fil_1'], total: 4 })
     expect(await ids({ ...page, sortOrder: 'asc', limit: 2, offset: 1 })).toEqual({ ids: ['fil_2', 'fil_3'], total: 3 })
   })
+
+  test('files uploaded in the same millisecond list in upload order (newest first), whatever their ids', async () => {
+    const png = S.samplePng()
+    const { store, bytes } = await open(() => T0) // a drop of several files at once: one timestamp
+    for (const id of ['fil_c', 'fil_a', 'fil_b']) await bytes.put(newFile(id, png), png)
+    const page = { sortBy: 'created_at' as const, sortOrder: 'desc' as const, limit: 10, offset: 0, includeArchived: false }
+    expect((await store.list(page)).files.map((f) => f.id)).toEqual(['fil_b', 'fil_a', 'fil_c'])
+    expect((await store.list({ ...page, sortOrder: 'asc' })).files.map((f) => f.id)).toEqual(['fil_c', 'fil_a', 'fil_b'])
+  })
 })
 
 const member = (userId: string): Caller => ({ userId, role: 'member', keyId: 'key_x' })

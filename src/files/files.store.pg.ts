@@ -59,6 +59,7 @@ export function createPgFileStore(sql: SQL, now: () => number = Date.now) {
           f.extension && condition('extension = ?', f.extension),
         ],
         f,
+        'seq', // upload order breaks ties, as SQLite's rowid does
       )
       return { files: rows.map(toFile), total }
     },

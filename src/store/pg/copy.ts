@@ -252,7 +252,8 @@ async function makeClickPartitions(lite: Database, tx: SQL) {
 
 async function copyFiles(lite: Database, tx: SQL, filesDir: string, missing: string[], report: (copied: number, done?: boolean) => void) {
   const cols = columnsOf(lite, 'files')
-  const stmt = lite.prepare(`SELECT ${cols.join(', ')} FROM files`)
+  // In rowid order: PostgreSQL numbers the rows (files.seq) in upload order as they arrive.
+  const stmt = lite.prepare(`SELECT ${cols.join(', ')} FROM files ORDER BY rowid`)
   let copied = 0
   try {
     for (const row of stmt.iterate() as IterableIterator<Record<string, unknown>>) {
