@@ -189,9 +189,10 @@ export async function copySqliteToPostgres(source: SqliteSource, sql: SQL, opts:
       if (counts.some((c) => c.source !== c.target)) throw new CountMismatch(counts)
       return counts
     })
-    // Planner statistics and the trigram index's pending list, after a bulk load.
+    // Planner statistics, the trigram index's pending list, and the visibility map of the big
+    // tables (statistics reads are index-only scans, which fetch every heap row until a vacuum).
     await sql`ANALYZE`
-    await sql`VACUUM links`
+    await sql`VACUUM links, stats_quarter, stats_hour, stats_day, stats_week`
     return { counts, ok: true, missingBlobs }
   } catch (e) {
     if (e instanceof CountMismatch) return { counts: e.counts, ok: false, missingBlobs }
