@@ -227,7 +227,8 @@ export async function createClusterDeps(config: Config, log: Logger = createLogg
   const tagStore = createPgTagStore(sql, now)
   const linkStore = createPgLinkStore(sql, { publish })
   const domains = createDomainService({
-    store: createPgDomainStore(sql),
+    // Each write announces its host on the bus inside its own transaction.
+    store: createPgDomainStore(sql, { publish }),
     settings,
     cname: createCnameChecker({ target: config.domains.cnameTarget || settings.apiHost, dnsServers: config.domains.dnsServers }),
     retryMs: config.tls.acmeRetryMs,
@@ -235,8 +236,6 @@ export async function createClusterDeps(config: Config, log: Logger = createLogg
     now,
   })
   await domains.ready
-  // A domain written here is reloaded by every node (the write itself has committed by now).
-  domains.onChange((e) => void publish(sql, 'domains', e.slug).catch((err) => log.warn('domain invalidation not sent', { slug: e.slug, error: String(err) })))
   // Subscribers hear of a domain once this node holds its new state.
   const domainReloaded = new Set<(slug: string) => void>()
   bus.on('domains', (slug) => {

@@ -277,3 +277,31 @@ describe.each(adapters)('domain service on %s', (name, open) => {
     expect(await s.checkCname('gone.example.com')).toBeNull()
   })
 })
+
+describe('domain invalidation on postgres', () => {
+  test("every write of a domain publishes 'domains' <host> in its own transaction; a write that changes nothing publishes nothing", async () => {
+    await pgSql!`TRUNCATE domains, domain_clicks`
+    const published: { channel: string; keys: string | readonly string[]; inTransaction: boolean }[] = []
+    const store = createPgDomainStore(pgSql!, {
+      publish: async (tx, channel, keys) => void published.push({ channel, keys, inTransaction: tx !== pgSql }),
+    })
+    const slug = 'go.example.com'
+    await store.insert(slug, input, 'usr_admin', T0)
+    await store.updateSettings(slug, { ...input, archived: true }, T0 + 1)
+    await store.updateCname(slug, { cnameStatus: 'valid', cnameDetail: null, cnameCheckedAt: T0 + 2, cnameAttempts: 0, cnameNextAt: null })
+    await store.updateSsl(slug, { sslStatus: 'active', sslError: null, sslAttempts: 0, sslNextAt: null })
+    await store.updateSsl('unknown.example.com', { sslStatus: 'active', sslError: null, sslAttempts: 0, sslNextAt: null })
+    expect(await store.remove(slug)).toBe(true)
+    expect(await store.remove(slug)).toBe(false)
+    expect(published).toEqual(Array(5).fill({ channel: 'domains', keys: slug, inTransaction: true }))
+
+    // A publish that fails rolls the write back: no node would hear of it.
+    const failing = createPgDomainStore(pgSql!, {
+      publish: async () => {
+        throw new Error('bus down')
+      },
+    })
+    await expect(failing.insert('gone.example.com', input, 'usr_admin', T0)).rejects.toThrow('bus down')
+    expect(await failing.get('gone.example.com')).toBeNull()
+  })
+})

@@ -2,6 +2,10 @@
  * The domain store on PostgreSQL (docs/adr/0010): the SQLite store's methods and results, in
  * PostgreSQL's SQL against migration 0001. bigint columns are cast to float8 (epoch ms and
  * click counts fit exactly), because Bun.SQL returns int8 as strings.
+ *
+ * Every write of a domain's state announces its host on the `domains` channel inside its own
+ * transaction (`publish`, the cluster's invalidation bus), so every node re-reads it at commit
+ * and never after a rollback.
  */
 import type { SQL } from 'bun'
 import type { CnameState, DomainRow, DomainSettings, DomainState, DomainStorePort, SslState } from './domains.store'
@@ -12,7 +16,22 @@ const COLUMNS = `slug, destination, not_found_url, expired_url, asset_links, app
   ssl_status, ssl_error, ssl_attempts, ssl_next_at::float8 AS ssl_next_at, created_by, created_at::float8 AS created_at,
   updated_at::float8 AS updated_at`
 
-export function createPgDomainStore(sql: SQL): DomainStorePort {
+export interface PgDomainStoreOptions {
+  /** The invalidation bus's publish (src/store); absent in a store no other node shares. */
+  publish?: (tx: SQL, channel: string, keys: string | readonly string[]) => Promise<void>
+}
+
+/** The channel and key other nodes hear a domain's change on. */
+export const DOMAINS_CHANNEL = 'domains'
+
+export function createPgDomainStore(sql: SQL, { publish }: PgDomainStoreOptions = {}): DomainStorePort {
+  /** Runs a write of `slug` and its announcement in one transaction; answers the write's rows. */
+  const written = (slug: string, write: (tx: SQL) => Promise<unknown[]>): Promise<unknown[]> =>
+    sql.begin(async (tx) => {
+      const rows = await write(tx)
+      if (publish && rows.length > 0) await publish(tx, DOMAINS_CHANNEL, slug)
+      return rows
+    }) as Promise<unknown[]>
   return {
     async get(slug: string): Promise<DomainState | null> {
       const [row] = await sql.unsafe(`SELECT ${COLUMNS} FROM domains WHERE slug = $1`, [slug])
@@ -24,31 +43,46 @@ export function createPgDomainStore(sql: SQL): DomainStorePort {
     },
     async insert(slug: string, s: Omit<DomainSettings, 'archived'>, createdBy: string, now: number): Promise<void> {
       // cname_next_at = now: the first CNAME check is due at once.
-      await sql`INSERT INTO domains (slug, destination, not_found_url, expired_url, asset_links, apple_app_site_association,
+      await written(
+        slug,
+        (tx) => tx`INSERT INTO domains (slug, destination, not_found_url, expired_url, asset_links, apple_app_site_association,
           cname_next_at, created_by, created_at, updated_at)
         VALUES (${slug}, ${s.destination}, ${s.notFoundUrl}, ${s.expiredUrl}, ${s.assetLinks}, ${s.appleAppSiteAssociation},
-          ${now}, ${createdBy}, ${now}, ${now})`
+          ${now}, ${createdBy}, ${now}, ${now}) RETURNING 1`,
+      )
     },
     async updateSettings(slug: string, s: DomainSettings, now: number): Promise<void> {
-      await sql`UPDATE domains SET destination = ${s.destination}, not_found_url = ${s.notFoundUrl}, expired_url = ${s.expiredUrl},
+      await written(
+        slug,
+        (tx) => tx`UPDATE domains SET destination = ${s.destination}, not_found_url = ${s.notFoundUrl}, expired_url = ${s.expiredUrl},
           asset_links = ${s.assetLinks}, apple_app_site_association = ${s.appleAppSiteAssociation}, archived = ${s.archived ? 1 : 0},
           updated_at = ${now}
-        WHERE slug = ${slug}`
+        WHERE slug = ${slug} RETURNING 1`,
+      )
     },
     async updateCname(slug: string, c: CnameState): Promise<void> {
-      await sql`UPDATE domains SET cname_status = ${c.cnameStatus}, cname_detail = ${c.cnameDetail}, cname_checked_at = ${c.cnameCheckedAt},
+      await written(
+        slug,
+        (tx) => tx`UPDATE domains SET cname_status = ${c.cnameStatus}, cname_detail = ${c.cnameDetail}, cname_checked_at = ${c.cnameCheckedAt},
           cname_attempts = ${c.cnameAttempts}, cname_next_at = ${c.cnameNextAt}
-        WHERE slug = ${slug}`
+        WHERE slug = ${slug} RETURNING 1`,
+      )
     },
     async updateSsl(slug: string, s: SslState): Promise<void> {
-      await sql`UPDATE domains SET ssl_status = ${s.sslStatus}, ssl_error = ${s.sslError}, ssl_attempts = ${s.sslAttempts},
+      await written(
+        slug,
+        (tx) => tx`UPDATE domains SET ssl_status = ${s.sslStatus}, ssl_error = ${s.sslError}, ssl_attempts = ${s.sslAttempts},
           ssl_next_at = ${s.sslNextAt}
-        WHERE slug = ${slug}`
+        WHERE slug = ${slug} RETURNING 1`,
+      )
     },
     /** The domain and its click count go together, in one statement. */
     async remove(slug: string): Promise<boolean> {
-      const rows = await sql`WITH clicks AS (DELETE FROM domain_clicks WHERE slug = ${slug})
-        DELETE FROM domains WHERE slug = ${slug} RETURNING 1`
+      const rows = await written(
+        slug,
+        (tx) => tx`WITH clicks AS (DELETE FROM domain_clicks WHERE slug = ${slug})
+        DELETE FROM domains WHERE slug = ${slug} RETURNING 1`,
+      )
       return rows.length > 0
     },
     async clicksOf(slug: string): Promise<number> {

@@ -10,7 +10,7 @@ import { startMigratedDatabase } from '../../test/helpers/postgres'
 import { type Caller, createAuthStore, createPgAuthStore } from '../auth'
 import { deriveSettings } from '../config'
 import { buildConfig } from '../config/config.load'
-import { openStore } from '../store'
+import { createVisitCounter, openStore } from '../store'
 import { createPgTagStore, createTagStore, type TagStorePort } from '../tags'
 import { createLinkService } from './links.service'
 import { createLinkStore, type LinkFilter, type LinkSort, type LinkStorePort, type NewLinkRow } from './links.store'
@@ -344,4 +344,17 @@ describe.each(adapters)('the link service over %s', (name, open) => {
 
 test('the service gave the same answers on both adapters', () => {
   expect(transcripts['service postgres']).toEqual(transcripts['service sqlite']!)
+})
+
+test("on postgres, deleting a link drops its number-targeting count (visit_counters); other links' counts stay", async () => {
+  const sql = pgSql!
+  await sql`TRUNCATE links, link_tags, tags, users, visit_counters RESTART IDENTITY CASCADE`
+  await createPgAuthStore(sql).addUser('usr_a')
+  const store = createPgLinkStore(sql)
+  const kept = (await store.createLink(row(1, { key: 'kept' }), [], 'kept'))!
+  const gone = (await store.createLink(row(2, { key: 'gone' }), [], 'gone'))!
+  const counter = createVisitCounter(sql)
+  for (const l of [kept, gone]) await counter.next(l.id)
+  expect(await store.softDeleteLinks([gone.seq], T0 + 1)).toBe(1)
+  expect((await sql`SELECT link_id FROM visit_counters ORDER BY link_id`).map((r: { link_id: string }) => r.link_id)).toEqual([kept.id])
 })

@@ -186,9 +186,12 @@ export function createPgLinkStore(sql: SQL, { publish }: PgLinkStoreOptions = {}
       if (seqs.length === 0) return 0
       return sql.begin(async (tx) => {
         const deleted = await tx.unsafe(
-          `UPDATE links SET deleted_at = $1, updated_at = $1 WHERE seq IN (${seqs.map((_, i) => `$${i + 2}`).join(',')}) AND deleted_at IS NULL RETURNING domain, key`,
+          `UPDATE links SET deleted_at = $1, updated_at = $1 WHERE seq IN (${seqs.map((_, i) => `$${i + 2}`).join(',')}) AND deleted_at IS NULL RETURNING id, domain, key`,
           [now, ...seqs],
         )
+        // A tombstone is never visited again: its number-targeting count goes with it.
+        const ids = (deleted as { id: string }[]).map((d) => d.id)
+        if (ids.length > 0) await tx.unsafe(`DELETE FROM visit_counters WHERE link_id IN (${ids.map((_, i) => `$${i + 1}`).join(',')})`, ids)
         await announce(tx, [...deleted] as { domain: string; key: string }[])
         return deleted.length
       })
