@@ -163,17 +163,19 @@ export function createDomainService<S extends DomainStorePort = DomainStore>(opt
   const withClicks = (d: DomainRecord): DomainRecord | Promise<DomainRecord> => then(store.clicksOf(d.slug), (clicks) => ({ ...d, clicks }))
 
   /**
-   * Reads of each domain, numbered: only the latest one issued goes into memory, so on an
-   * asynchronous store an older answer arriving late cannot overwrite a newer one.
+   * Reads of each domain, numbered: an answer goes into memory unless a read issued after it
+   * has already answered, so on an asynchronous store an older answer arriving late cannot
+   * overwrite a newer one, and an answer is not held back waiting for a newer read (a write's
+   * own re-read must be in memory when the write answers, even while another node's news of
+   * the same write is being re-read).
    */
-  const readSeq = new Map<string, number>()
+  const appliedRead = new Map<string, number>()
   let reads = 0
   function refresh(slug: string): DomainState | null | Promise<DomainState | null> {
     const seq = ++reads
-    readSeq.set(slug, seq)
     return then(store.get(slug), (s) => {
-      if (readSeq.get(slug) !== seq) return s
-      readSeq.delete(slug)
+      if ((appliedRead.get(slug) ?? 0) > seq) return s
+      appliedRead.set(slug, seq)
       if (s) {
         states.set(slug, s)
         lookups.set(slug, toLookup(s))

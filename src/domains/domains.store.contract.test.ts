@@ -305,3 +305,43 @@ describe('domain invalidation on postgres', () => {
     expect(await failing.get('gone.example.com')).toBeNull()
   })
 })
+
+describe("re-reads of a domain on an asynchronous store (another node's news and a write's own re-read cross)", () => {
+  const settings = deriveSettings(buildConfig({ domains: { defaults: ['s.test'] } }, {}))
+  /** The SQLite store behind promises whose reads the test answers in the order it chooses, each with what the store held when it was issued. */
+  function heldReads() {
+    const db = openStore(':memory:')
+    createAuthStore(db).addUser('usr_admin', 'admin')
+    const inner = createDomainStore(db)
+    const pending: { answer: () => void }[] = []
+    const store: DomainStorePort = {
+      ...Object.fromEntries(Object.entries(inner).map(([k, f]) => [k, async (...a: unknown[]) => (f as (...x: unknown[]) => unknown)(...a)])),
+      get(slug: string) {
+        const snapshot = inner.get(slug)
+        return new Promise<DomainState | null>((resolve) => pending.push({ answer: () => resolve(snapshot) }))
+      },
+    } as DomainStorePort
+    return { inner, store, pending }
+  }
+  const settings0 = { destination: null, notFoundUrl: null, expiredUrl: null, assetLinks: null, appleAppSiteAssociation: null }
+
+  test('an answer goes into memory at once, unless a later read has answered already', async () => {
+    const { inner, store, pending } = heldReads()
+    const s = createDomainService<DomainStorePort>({ store, settings, cname: fakeCname(), retryMs: 1000, log: createLogger(true), now: () => T0 })
+    await s.ready
+    inner.insert('go.example.com', settings0, 'usr_admin', T0)
+    const first = s.reload('go.example.com') // issued before the update: an old snapshot
+    inner.updateSettings('go.example.com', { ...settings0, destination: 'https://new.example/', archived: false }, T0 + 1)
+    const second = s.reload('go.example.com') // after it
+    const third = s.reload('go.example.com') // another node's news of the same update
+    pending[1]!.answer() // the second read answers first: in memory at once, not held for the third
+    await second
+    expect(s.stateOf('go.example.com')?.destination).toBe('https://new.example/')
+    pending[0]!.answer() // the old snapshot arrives late: it does not overwrite the newer answer
+    await first
+    expect(s.stateOf('go.example.com')?.destination).toBe('https://new.example/')
+    pending[2]!.answer()
+    await third
+    expect(s.stateOf('go.example.com')?.destination).toBe('https://new.example/')
+  })
+})
