@@ -88,6 +88,16 @@ describe('cluster rate limit (exact, the default)', () => {
     await limiter.sweeping()
     expect(await windowRows('key:old')).toEqual([{ windowStart: Math.floor(later / MINUTE) * MINUTE, hits: 1 }])
   })
+
+  test("a node that only counts one-minute windows sweeps none of another node's 15-minute windows before they end", async () => {
+    const [signIns, api] = limiters({ sweepEveryMs: 0 })
+    const t = T0 + 300 * MINUTE // a 15-minute window starts here
+    await signIns!.hit('sign-in:203.0.113.9', 10, 15 * MINUTE, t)
+    await api!.hit('api:key:k9', 600, MINUTE, t + 5 * MINUTE) // sweeps what ended two of its minutes ago
+    await api!.sweeping()
+    expect(await windowRows('sign-in:203.0.113.9')).toEqual([{ windowStart: Math.floor(t / (15 * MINUTE)) * 15 * MINUTE, hits: 1 }])
+    expect((await signIns!.hit('sign-in:203.0.113.9', 10, 15 * MINUTE, t + 6 * MINUTE)).remaining).toBe(8)
+  })
 })
 
 describe('cluster rate limit (precheck: not exact, fewer round trips)', () => {

@@ -61,7 +61,6 @@ export function createClusterRateLimiter(sql: SQL, options: Partial<ClusterRateL
   const o = { ...DEFAULTS, ...options }
   const local = new LruCache<LocalWindow>({ maxEntries: o.maxBuckets })
   let lastSweepAt = Number.NEGATIVE_INFINITY
-  let longestWindowMs = 0
   let sweeping: Promise<void> = Promise.resolve()
   let queries = 0
 
@@ -72,30 +71,29 @@ export function createClusterRateLimiter(sql: SQL, options: Partial<ClusterRateL
     allowed,
   })
 
-  function maybeSweep(now: number, windowMs: number) {
-    longestWindowMs = Math.max(longestWindowMs, windowMs)
+  function maybeSweep(now: number) {
     if (now - lastSweepAt < o.sweepEveryMs) return
     lastSweepAt = now
-    // Anything that ended more than a whole (longest) window ago; the current windows stay.
-    const before = now - 2 * longestWindowMs
+    // Each row by its own window length: anything that ended more than a whole window ago. A node
+    // sweeps every node's rows, also of windows it never counts itself (sign-ins' 15 minutes).
     queries++
-    sweeping = sql`DELETE FROM rate_windows WHERE window_start < ${before}`.then(
+    sweeping = sql`DELETE FROM rate_windows WHERE window_start < ${now} - 2 * window_ms`.then(
       () => {},
       () => {}, // the next sweep tries again
     )
   }
 
   /** Adds `inc` hits to the window and returns its count. Exact mode stops counting at the limit. */
-  async function add(bucket: string, windowStart: number, inc: number, capAt: number | null): Promise<number | null> {
+  async function add(bucket: string, windowStart: number, windowMs: number, inc: number, capAt: number | null): Promise<number | null> {
     queries++
     const rows =
       capAt === null
         ? await sql`
-            INSERT INTO rate_windows AS w (bucket, window_start, hits) VALUES (${bucket}, ${windowStart}, ${inc})
+            INSERT INTO rate_windows AS w (bucket, window_start, hits, window_ms) VALUES (${bucket}, ${windowStart}, ${inc}, ${windowMs})
             ON CONFLICT (bucket, window_start) DO UPDATE SET hits = w.hits + excluded.hits
             RETURNING hits`
         : await sql`
-            INSERT INTO rate_windows AS w (bucket, window_start, hits) VALUES (${bucket}, ${windowStart}, ${inc})
+            INSERT INTO rate_windows AS w (bucket, window_start, hits, window_ms) VALUES (${bucket}, ${windowStart}, ${inc}, ${windowMs})
             ON CONFLICT (bucket, window_start) DO UPDATE SET hits = w.hits + excluded.hits WHERE w.hits < ${capAt}
             RETURNING hits`
     return rows[0] ? Number(rows[0].hits) : null
@@ -106,10 +104,10 @@ export function createClusterRateLimiter(sql: SQL, options: Partial<ClusterRateL
     await ensureClusterTable(sql, 'rate_windows')
     const windowStart = Math.floor(now / windowMs) * windowMs
     const windowEnd = windowStart + windowMs
-    maybeSweep(now, windowMs)
+    maybeSweep(now)
 
     if (o.mode === 'exact') {
-      const hits = await add(bucket, windowStart, 1, limit)
+      const hits = await add(bucket, windowStart, windowMs, 1, limit)
       // No row: the window had reached the limit and this hit was not counted.
       return hits === null ? state(limit, limit, false, windowEnd, now) : state(limit, hits, hits <= limit, windowEnd, now)
     }
@@ -129,7 +127,7 @@ export function createClusterRateLimiter(sql: SQL, options: Partial<ClusterRateL
     w.pending = 0
     w.asking++
     try {
-      const hits = (await add(bucket, windowStart, inc, null))!
+      const hits = (await add(bucket, windowStart, windowMs, inc, null))!
       w.known = Math.max(w.known, hits)
       return state(limit, hits, hits <= limit, windowEnd, now)
     } catch (e) {

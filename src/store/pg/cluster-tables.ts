@@ -9,7 +9,7 @@ export const CLUSTER_TABLES = {
   locks: 'CREATE TABLE IF NOT EXISTS locks (key text PRIMARY KEY, holder text NOT NULL, expires_at bigint NOT NULL)',
   visit_counters: 'CREATE TABLE IF NOT EXISTS visit_counters (link_id text PRIMARY KEY, n bigint NOT NULL)',
   rate_windows:
-    'CREATE TABLE IF NOT EXISTS rate_windows (bucket text NOT NULL, window_start bigint NOT NULL, hits int NOT NULL, PRIMARY KEY (bucket, window_start))',
+    'CREATE TABLE IF NOT EXISTS rate_windows (bucket text NOT NULL, window_start bigint NOT NULL, hits int NOT NULL, window_ms bigint NOT NULL DEFAULT 0, PRIMARY KEY (bucket, window_start))',
 } as const
 export type ClusterTable = keyof typeof CLUSTER_TABLES
 
