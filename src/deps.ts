@@ -53,6 +53,7 @@ import {
 } from './stats'
 import {
   connectPostgres,
+  createClusterRateLimiter,
   createInvalidationBus,
   createLeaseLocks,
   createVisitCounter,
@@ -212,6 +213,8 @@ export async function createClusterDeps(config: Config, log: Logger = createLogg
     throw e
   }
   const publish = bus.publish
+  // One exact limiter (and one sweeper of ended windows) for the API, sign-in and link-password limits.
+  const limits = createClusterRateLimiter(sql, { mode: 'exact' })
   const authStore = createPgAuthStore(sql)
   const auth = createAuthService(authStore, { adminKey: config.auth.adminKey, log })
   await auth.ensureAdminUser()
@@ -222,7 +225,7 @@ export async function createClusterDeps(config: Config, log: Logger = createLogg
     publicOrigin: new URL(settings.baseUrl).origin,
     now,
     log,
-    limiter: createClusterSignInLimiter(sql, now),
+    limiter: createClusterSignInLimiter(limits, now),
   })
   const tagStore = createPgTagStore(sql, now)
   const linkStore = createPgLinkStore(sql, { publish })
@@ -287,14 +290,14 @@ export async function createClusterDeps(config: Config, log: Logger = createLogg
     keys: createKeyService(authStore, auth),
     users: createUserService(authStore, auth, sessions),
     sessions,
-    limiter: createClusterApiLimiter(sql, config.limits.apiPerMinute, now),
+    limiter: createClusterApiLimiter(limits, config.limits.apiPerMinute, now),
     files,
     tags: createTagService(tagStore),
     links,
     visitOrdinal: visitOrdinalFrom(createVisitCounter(sql), links.storedClicks),
     recorder,
     geo: createGeoIp(config.geoip.database),
-    passwords: createPasswordGate(await loadOrCreateSecretPg(sql, 'password_cookie_secret'), Date.now, createClusterPasswordLimits(sql)),
+    passwords: createPasswordGate(await loadOrCreateSecretPg(sql, 'password_cookie_secret'), Date.now, createClusterPasswordLimits(limits)),
     qr,
     domains,
     tls: createTls({ store: createPgTlsStore(sql, { publish }), locks: createLeaseLocks(sql), config, settings, domains, log }),

@@ -5,21 +5,19 @@
  * Windows are aligned on the epoch rather than started by a bucket's first hit, so every
  * node names the same window without asking.
  */
-import type { SQL } from 'bun'
 import { ipBucket } from '../shared'
-import { createClusterRateLimiter } from '../store'
+import type { ClusterRateLimiter } from '../store'
 import type { RateLimiter } from './rate-limit'
 import { SIGN_IN_LIMITS, type SignInLimiterPort } from './session.limiter'
 
 const MINUTE_MS = 60_000
 
-export function createClusterApiLimiter(sql: SQL, perMinute: number, now: () => number = Date.now): RateLimiter {
-  const limiter = createClusterRateLimiter(sql, { mode: 'exact' })
+/** `limiter`: the node's one exact cluster limiter (createClusterRateLimiter), shared by the cluster's limits. */
+export function createClusterApiLimiter(limiter: ClusterRateLimiter, perMinute: number, now: () => number = Date.now): RateLimiter {
   return { hit: (bucket) => limiter.hit(`api:${bucket}`, perMinute, MINUTE_MS, now()) }
 }
 
-export function createClusterSignInLimiter(sql: SQL, now: () => number = Date.now): SignInLimiterPort {
-  const limiter = createClusterRateLimiter(sql, { mode: 'exact' })
+export function createClusterSignInLimiter(limiter: ClusterRateLimiter, now: () => number = Date.now): SignInLimiterPort {
   const { failures, windowMs } = SIGN_IN_LIMITS
   return {
     async attempt(ip) {

@@ -16,7 +16,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 import type { SQL } from 'bun'
 import { ipBucket, LruCache } from '../shared'
-import { createClusterRateLimiter, type Db } from '../store'
+import type { ClusterRateLimiter, Db } from '../store'
 
 const COOKIE_TTL_S = 3600
 export const PASSWORD_LIMITS = {
@@ -64,9 +64,8 @@ export interface PasswordAttemptLimits {
  * The same two budgets for a cluster on PostgreSQL, counted in its rate-limit windows (one row
  * per bucket and window, aligned on the epoch): every node's guesses count against one budget.
  */
-export function createClusterPasswordLimits(sql: SQL, now: () => number = Date.now): PasswordAttemptLimits {
+export function createClusterPasswordLimits(limiter: ClusterRateLimiter, now: () => number = Date.now): PasswordAttemptLimits {
   const { perIpAndLink, perLink, windowMs } = PASSWORD_LIMITS
-  const limiter = createClusterRateLimiter(sql, { mode: 'exact' })
   const linkBucket = (linkSeq: number) => `password:link:${linkSeq}`
   const pairBucket = (ip: string, linkSeq: number) => `password:ip:${ipBucket(ip)}|${linkSeq}`
   return {
