@@ -13,7 +13,7 @@ import { domainRoutes } from './domains'
 import { fileRoutes } from './files'
 import { linkRoutes } from './links'
 import { qrRoutes, templateRoutes } from './qr'
-import { AppError, describeRule, errorResponse, isStoreUnreachable, newId, readCapped, storeUnavailable } from './shared'
+import { AppError, describeRule, errorResponse, newId, orStoreUnavailable, readCapped } from './shared'
 import { statsRoutes } from './stats'
 import { tagRoutes } from './tags'
 
@@ -97,8 +97,8 @@ export function createApiApp(deps: Deps): ApiApp {
       if (ctx.caller && !(isSessionPath && request.method === 'DELETE')) assertMethodAllowed(ctx.caller, request.method)
       if (BODY_METHODS.has(request.method)) request = await checkBody(request, multipartPaths.has(url.pathname), deps)
     } catch (e) {
-      if (e instanceof AppError) return fail(e)
-      if (isStoreUnreachable(e)) return fail(storeUnavailable())
+      const known = orStoreUnavailable(e)
+      if (known instanceof AppError) return fail(known)
       throw e
     }
     setRequestContext(request, ctx)
@@ -164,11 +164,8 @@ export function jsonDepth(bytes: Uint8Array): number {
 /** The one place errors become responses. */
 function renderError(code: string | number, error: unknown, request: Request, ctx: RequestContext | undefined, log: Deps['log']): Response {
   const requestId = ctx?.requestId
-  if (error instanceof AppError) return errorResponse(error.code, error.message, requestId, error.headers)
-  if (isStoreUnreachable(error)) {
-    const e = storeUnavailable()
-    return errorResponse(e.code, e.message, requestId, e.headers)
-  }
+  const known = orStoreUnavailable(error)
+  if (known instanceof AppError) return errorResponse(known.code, known.message, requestId, known.headers)
   if (code === 'VALIDATION' || error instanceof ValidationError) return errorResponse('parameter_error', validationMessage(error), requestId)
   if (code === 'PARSE') return errorResponse('bad_request', 'request body is not valid JSON', requestId)
   if (code === 'NOT_FOUND') {

@@ -8,7 +8,7 @@ import { createApiApp } from './app'
 import type { Deps } from './deps'
 import { contentResponse, type StoredContent } from './files'
 import { createRedirectHandler, renderHostedPage } from './redirect'
-import { AppError, createClientIpResolver, createGcPacer, errorResponse, isStoreUnreachable, storeUnavailable, withHsts } from './shared'
+import { AppError, createClientIpResolver, createGcPacer, errorResponse, orStoreUnavailable, withHsts } from './shared'
 import { FLUSH } from './store'
 import { type CertPair, type HttpsListener, startHttpsListener } from './tls'
 
@@ -76,11 +76,8 @@ export function startServer(deps: Deps, cert: CertPair): RunningServer {
       const host = hostnameOf(request.headers.get('host') ?? raw.slice(raw.indexOf('//') + 2, pathStart < 0 ? undefined : pathStart))
       const failed = (e: unknown) => {
         // The store cannot be reached (PostgreSQL): 503 with Retry-After, for a key not in this node's cache.
-        if (e instanceof AppError && e.code === 'service_unavailable') return errorResponse(e.code, e.message, undefined, e.headers)
-        if (isStoreUnreachable(e)) {
-          const u = storeUnavailable()
-          return errorResponse(u.code, u.message, undefined, u.headers)
-        }
+        const known = orStoreUnavailable(e)
+        if (known instanceof AppError && known.code === 'service_unavailable') return errorResponse(known.code, known.message, undefined, known.headers)
         log.error('request failed', { url: raw, error: String((e as Error)?.stack ?? e) })
         return errorResponse('internal_server_error', 'internal error')
       }

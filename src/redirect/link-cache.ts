@@ -10,7 +10,7 @@
  * remembered and evicts nothing (the cache keeps serving what it holds while the store is
  * down); an unreachable store becomes AppError service_unavailable (503 + Retry-After).
  */
-import { AppError, isStoreUnreachable, LruCache, storeUnavailable } from '../shared'
+import { LruCache, orStoreUnavailable } from '../shared'
 
 export interface LinkCache<T> {
   get(domain: string, key: string): T | null | Promise<T | null>
@@ -47,7 +47,6 @@ export function createLinkCache<T>(
     if (loaded === null) negative.set(k, true)
     else positive.set(k, loaded)
   }
-  const failure = (e: unknown) => (e instanceof AppError || !isStoreUnreachable(e) ? e : storeUnavailable())
 
   /** A miss: one load per key at a time; kept unless invalidated meanwhile; a failure is not kept. */
   function miss(k: string, domain: string, key: string): T | null | Promise<T | null> {
@@ -57,7 +56,7 @@ export function createLinkCache<T>(
     try {
       loaded = load(domain, key)
     } catch (e) {
-      throw failure(e)
+      throw orStoreUnavailable(e)
     }
     if (!(loaded instanceof Promise)) {
       remember(k, loaded)
@@ -73,7 +72,7 @@ export function createLinkCache<T>(
       },
       (e) => {
         if (loading.get(k) === pending) loading.delete(k)
-        throw failure(e)
+        throw orStoreUnavailable(e)
       },
     )
     loading.set(k, pending)

@@ -3,7 +3,7 @@
  * node gets n, from the store's visit counter. A link's counter starts at its stored clicks
  * the first time any node counts it (`seed` leaves a counter that exists alone).
  */
-import { AppError, isStoreUnreachable, LruCache, storeUnavailable } from '../shared'
+import { LruCache, orStoreUnavailable } from '../shared'
 
 /** What this needs of `createVisitCounter(sql)` (src/store/pg/visit-counter.ts). */
 export interface VisitCounterPort {
@@ -23,7 +23,7 @@ export function visitOrdinalFrom(counter: VisitCounterPort, storedClicks: (seq: 
       }
       return await counter.next(link.id)
     } catch (e) {
-      throw e instanceof AppError || !isStoreUnreachable(e) ? e : storeUnavailable()
+      throw orStoreUnavailable(e)
     }
   }
 }

@@ -47,6 +47,9 @@ export const storeUnavailable = () =>
     'Retry-After': String(STORE_RETRY_AFTER_S),
   })
 
+/** The error to answer for `e`: an unreachable store becomes service_unavailable (503); anything else stays `e`. */
+export const orStoreUnavailable = (e: unknown): unknown => (e instanceof AppError || !isStoreUnreachable(e) ? e : storeUnavailable())
+
 /**
  * True for the errors Bun.SQL raises when PostgreSQL cannot be reached or went away: the
  * connection failed, closed or timed out, or the server is shutting down or starting

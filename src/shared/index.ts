@@ -9,6 +9,7 @@ export {
   forbidden,
   isStoreUnreachable,
   notFound,
+  orStoreUnavailable,
   parameterError,
   STATUS_BY_CODE,
   STORE_RETRY_AFTER_S,
