@@ -15,7 +15,7 @@
  */
 import { SQL } from 'bun'
 import type { ClickEvent } from '../../src/stats/click-event'
-import { createPgClickRecorder, type Visit } from '../../src/stats/click-recorder'
+import { createPgClickRecorder, toRow, type Visit } from '../../src/stats/click-recorder'
 import { createPgEventWriter, insertClickEvents } from '../../src/stats/click-writer.pg'
 import { migratePostgres } from '../../src/store'
 import { startPostgres } from '../../test/helpers/postgres'
@@ -76,27 +76,8 @@ function visit(): Visit {
     utm: pick(utms),
   }
 }
-function event(): ClickEvent {
-  const v = visit()
-  return {
-    linkSeq: v.linkSeq,
-    domain: v.domain,
-    at: v.at,
-    scan: v.scan,
-    ...{ continent: v.geo.continent, country: v.geo.country, region: v.geo.region, city: v.geo.city },
-    os: v.visitor.os,
-    browser: v.visitor.browser,
-    device: v.visitor.device,
-    referer: v.referer,
-    refererUrl: v.refererUrl,
-    utmSource: v.utm.source,
-    utmMedium: v.utm.medium,
-    utmCampaign: v.utm.campaign,
-    utmTerm: v.utm.term,
-    utmContent: v.utm.content,
-    n: 1,
-  }
-}
+/** A visit as the recorder writes it. */
+const event = (): ClickEvent => toRow(visit())
 
 const figures = new Map<string, number[]>()
 const note = (what: string, value: number) => figures.set(what, [...(figures.get(what) ?? []), value])
