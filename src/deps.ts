@@ -62,6 +62,7 @@ import {
   type InvalidationBus,
   migratePostgres,
   openStore,
+  withAdvisoryLock,
 } from './store'
 import { createPgTagStore, createTagService, createTagStore, type TagService } from './tags'
 import { createPgTlsStore, createTls, type Tls } from './tls'
@@ -315,21 +316,6 @@ export async function createClusterDeps(config: Config, log: Logger = createLogg
 
 /** The advisory lock key of the first admin key (any fixed number no other code uses). */
 const BOOTSTRAP_LOCK_KEY = 7_240_514_002n
-
-/** Runs `fn` holding a session advisory lock on a reserved connection: one node at a time in the cluster. */
-async function withAdvisoryLock<T>(sql: SQL, key: bigint, fn: () => Promise<T>): Promise<T> {
-  const conn = await sql.reserve()
-  try {
-    await conn`SELECT pg_advisory_lock(${key.toString()}::bigint)`
-    try {
-      return await fn()
-    } finally {
-      await conn`SELECT pg_advisory_unlock(${key.toString()}::bigint)`
-    }
-  } finally {
-    conn.release()
-  }
-}
 
 /** Connections per node: requests, the click writer and the lease renewals share them (LISTEN has its own). */
 const PG_POOL_SIZE = 16

@@ -29,4 +29,5 @@ export {
   StoreUrlError,
   type TableCount,
   type VisitCounter,
+  withAdvisoryLock,
 } from './pg'

@@ -17,7 +17,7 @@ export {
 export { createInvalidationBus, FLUSH, type Invalidation, type InvalidationBus } from './invalidation'
 export { createLeader, type Leader, type Leadership } from './leader'
 export { createLeaseLocks, type HeldLock, type LeaseLocks, LockLostError, LockTimeoutError } from './lease-lock'
-export { MIGRATION_LOCK_KEY, migratePostgres, PgMigrationError } from './migrate'
+export { MIGRATION_LOCK_KEY, migratePostgres, PgMigrationError, withAdvisoryLock } from './migrate'
 export { type PgMigration, pgMigrations } from './migrations'
 export { ensureClickPartitions, monthStart } from './partitions'
 export { createVisitCounter, type VisitCounter } from './visit-counter'

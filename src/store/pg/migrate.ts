@@ -30,31 +30,41 @@ export interface MigrateOptions {
 /** Applies the pending migrations; returns the names applied by this call. */
 export async function migratePostgres(sql: SQL, opts: MigrateOptions = {}): Promise<string[]> {
   const list = opts.migrations ?? pgMigrations
+  return withAdvisoryLock(sql, MIGRATION_LOCK_KEY, async (conn) => {
+    await conn`CREATE TABLE IF NOT EXISTS schema_migrations (
+      id integer PRIMARY KEY, name text NOT NULL, applied_at bigint NOT NULL)`
+    const rows: { id: number }[] = await conn`SELECT id FROM schema_migrations`
+    const done = new Set(rows.map((r) => r.id))
+    const applied: string[] = []
+    for (const m of list) {
+      if (done.has(m.id)) continue
+      opts.onMigration?.(m.name)
+      try {
+        await conn.begin(async (tx) => {
+          await tx.unsafe(m.sql)
+          await tx`INSERT INTO schema_migrations (id, name, applied_at) VALUES (${m.id}, ${m.name}, ${Date.now()})`
+        })
+      } catch (e) {
+        throw new PgMigrationError(m.name, e)
+      }
+      applied.push(m.name)
+    }
+    return applied
+  })
+}
+
+/**
+ * Runs `fn` holding the session advisory lock `key` on a reserved connection (handed to `fn`):
+ * one holder at a time over the whole cluster; the others wait.
+ */
+export async function withAdvisoryLock<T>(sql: SQL, key: bigint, fn: (conn: SQL) => Promise<T>): Promise<T> {
   const conn = await sql.reserve()
   try {
-    await conn`SELECT pg_advisory_lock(${MIGRATION_LOCK_KEY.toString()}::bigint)`
+    await conn`SELECT pg_advisory_lock(${key.toString()}::bigint)`
     try {
-      await conn`CREATE TABLE IF NOT EXISTS schema_migrations (
-        id integer PRIMARY KEY, name text NOT NULL, applied_at bigint NOT NULL)`
-      const rows: { id: number }[] = await conn`SELECT id FROM schema_migrations`
-      const done = new Set(rows.map((r) => r.id))
-      const applied: string[] = []
-      for (const m of list) {
-        if (done.has(m.id)) continue
-        opts.onMigration?.(m.name)
-        try {
-          await conn.begin(async (tx) => {
-            await tx.unsafe(m.sql)
-            await tx`INSERT INTO schema_migrations (id, name, applied_at) VALUES (${m.id}, ${m.name}, ${Date.now()})`
-          })
-        } catch (e) {
-          throw new PgMigrationError(m.name, e)
-        }
-        applied.push(m.name)
-      }
-      return applied
+      return await fn(conn)
     } finally {
-      await conn`SELECT pg_advisory_unlock(${MIGRATION_LOCK_KEY.toString()}::bigint)`.catch(() => {})
+      await conn`SELECT pg_advisory_unlock(${key.toString()}::bigint)`.catch(() => {})
     }
   } finally {
     conn.release()
