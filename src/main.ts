@@ -119,6 +119,9 @@ async function serve(flags: Record<string, string>) {
     unlock()
     die(`cannot listen: ${(e as Error).message}`)
   }
+  // On PostgreSQL the listener reads the stored certificates after it starts listening: a restart
+  // serves them before it says it has started (at once on SQLite).
+  await server.https.ready
   if (firstKey) {
     process.stdout.write(
       `\nFirst admin API key (shown once, store it now):\n\n  ${firstKey}\n\n` +
