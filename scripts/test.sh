@@ -9,6 +9,8 @@ cd "$(dirname "$0")/.."
 mkdir -p test-artifacts
 bash scripts/install-test-tools.sh
 passed=0; failed=0; skipped=0; status=0
+# Per test and hook (Bun reads it from here or a preload, never from bunfig.toml): room for a loaded machine.
+TIMEOUT_MS=90000
 
 run_suite() { # name, then the command
   local name=$1; shift
@@ -25,12 +27,12 @@ run_suite() { # name, then the command
   if [ "$rc" -ne 0 ]; then status=1; [ "$f" -eq 0 ] && failed=$((failed + 1)); fi
 }
 
-run_suite unit bun test ./src
+run_suite unit bun test --timeout "$TIMEOUT_MS" ./src
 # The dashboard's own logic (CSV parsing and the like), outside the server's sources.
-run_suite web bun test ./web/app
+run_suite web bun test --timeout "$TIMEOUT_MS" ./web/app
 echo "== build"
 if bun run build; then
-  SHORTLINK_BIN=dist/shortlink run_suite e2e bun test ./test
+  SHORTLINK_BIN=dist/shortlink run_suite e2e bun test --timeout "$TIMEOUT_MS" ./test
   # The same end-to-end suite against one node on PostgreSQL: scripts/with-postgres.ts starts a
   # cluster of its own and every test server gets a database there. Not repeated: the files that
   # start their own PostgreSQL (cluster*, acme.cluster, bun-sql.pins), migrate-store (its source is
@@ -42,7 +44,7 @@ if bun run build; then
       *) pg_files+=("./$f") ;;
     esac
   done
-  SHORTLINK_BIN=dist/shortlink run_suite e2e-postgres bun scripts/with-postgres.ts bun test "${pg_files[@]}"
+  SHORTLINK_BIN=dist/shortlink run_suite e2e-postgres bun scripts/with-postgres.ts bun test --timeout "$TIMEOUT_MS" "${pg_files[@]}"
 else
   echo "build failed"; status=1; failed=$((failed + 1))
 fi

@@ -8,7 +8,7 @@
  * by SNI without a restart. A later certificate saved on one node reaches the others'
  * listeners through the `certificates` invalidation channel alone.
  */
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { X509Certificate } from 'node:crypto'
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -26,7 +26,6 @@ import { until } from './helpers/poll'
 import { startPostgres, type TestPostgres } from './helpers/postgres'
 import { freePort } from './helpers/server'
 
-setDefaultTimeout(60_000)
 
 const DOMAIN = 'cluster.shortlink.test'
 

@@ -9,14 +9,13 @@
  * node stops before ordering is checked and ordered by the others, which heard of it over the
  * `domains` invalidation (server.ts wakes each node's certificate manager on it).
  */
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { type Pebble, pebbleInstalled, servedSerial, startPebble } from './helpers/pebble'
 import { until } from './helpers/poll'
 import { startPostgres, type TestPostgres } from './helpers/postgres'
 import { type RoundRobinProxy, startRoundRobinProxy } from './helpers/proxy'
 import { freePort, json, startServer, type TestServer } from './helpers/server'
 
-setDefaultTimeout(60_000)
 
 const ADMIN_KEY = 'sk_cluster_acme_admin_key_0123456789'
 /** The host custom domains CNAME to; challtestsrv points it at loopback. */

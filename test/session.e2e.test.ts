@@ -4,12 +4,9 @@
  * sign-in limit. Idle and absolute expiry are tested in src/auth/session.test.ts on a
  * moved clock.
  */
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { json, shortlinkCommand, startServer, type TestServer } from './helpers/server'
-
-// Password checks are argon2id hashes: seconds each on a loaded machine.
-setDefaultTimeout(60_000)
 
 const COOKIE = '__Host-shortlink_session'
 const PASSWORD = 'correct horse battery'

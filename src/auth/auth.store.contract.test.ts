@@ -5,7 +5,7 @@
  * SQLite's triggers move it. Then the services over each: a cached credential is answered
  * without a promise on both.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, setDefaultTimeout, test } from 'bun:test'
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
 import type { SQL } from 'bun'
 import { startMigratedDatabase } from '../../test/helpers/postgres'
 import { openStore } from '../store'
@@ -18,7 +18,6 @@ import { createSessionStore, MAX_SESSIONS_PER_USER, type NewSession, type Sessio
 import { createPgSessionStore } from './session.store.pg'
 import { createUserService } from './users.service'
 
-setDefaultTimeout(30_000)
 
 interface Stores {
   auth: AuthStorePort

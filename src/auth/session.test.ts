@@ -4,7 +4,7 @@
  * a revoked key, a disabled or deleted user, a password change, idleness, age), the sign-in
  * limit per address. A clock the test moves stands in for waiting hours.
  */
-import { beforeEach, describe, expect, setDefaultTimeout, test } from 'bun:test'
+import { beforeEach, describe, expect, test } from 'bun:test'
 import { createApiApp } from '../app'
 import { buildConfig } from '../config/config.load'
 import { createDeps, type SqliteDeps } from '../deps'
@@ -12,9 +12,6 @@ import { createLogger } from '../shared/log'
 import { createSignInLimiter, SIGN_IN_LIMITS } from './session.limiter'
 import { LAST_SEEN_WRITE_MS, SESSION_COOKIE, SESSION_IDLE_MS, SESSION_MAX_MS } from './session.service'
 import { MAX_SESSIONS_PER_USER } from './session.store'
-
-// Each password check is an argon2id hash: seconds on a loaded machine.
-setDefaultTimeout(60_000)
 
 const ORIGIN = 'https://localhost:8443'
 const PASSWORD = 'correct horse battery'

@@ -3,7 +3,7 @@
  * (today's store) and PostgreSQL (a real server, a fresh migrated database). Both must give
  * the same answers. Then the domain service over each.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, setDefaultTimeout, test } from 'bun:test'
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
 import type { SQL } from 'bun'
 import { startMigratedDatabase } from '../../test/helpers/postgres'
 import { type Caller, createAuthStore } from '../auth'
@@ -17,7 +17,6 @@ import type { DomainState, DomainStorePort } from './domains.store'
 import { createDomainStore } from './domains.store'
 import { createPgDomainStore } from './domains.store.pg'
 
-setDefaultTimeout(30_000)
 
 let pgSql: SQL | undefined
 let closePg: (() => Promise<void>) | undefined

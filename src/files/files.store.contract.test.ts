@@ -5,7 +5,7 @@
  * each: upload, list, get, the bytes served (whole, ranges, 304, HEAD) equal by SHA-256,
  * delete, the in-use refusal and every refusal of an upload.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, setDefaultTimeout, test } from 'bun:test'
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
 import { createHash } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -24,7 +24,6 @@ import { createFileService } from './files.service'
 import { createFileStore, type FileStorePort, type NewFile } from './files.store'
 import { createPgFileBytes, createPgFileStore } from './files.store.pg'
 
-setDefaultTimeout(30_000)
 
 let pgSql: SQL | undefined
 let closePg: (() => Promise<void>) | undefined

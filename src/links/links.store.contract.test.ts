@@ -4,7 +4,7 @@
  * answer; both transcripts must be equal (same rows, order, paging, search, refusals), and the
  * PostgreSQL writes must publish the addresses they change. Then the link service over each.
  */
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { SQL } from 'bun'
 import { startMigratedDatabase } from '../../test/helpers/postgres'
 import { type Caller, createAuthStore, createPgAuthStore } from '../auth'
@@ -16,7 +16,6 @@ import { createLinkService } from './links.service'
 import { createLinkStore, type LinkFilter, type LinkSort, type LinkStorePort, type NewLinkRow } from './links.store'
 import { createPgLinkStore } from './links.store.pg'
 
-setDefaultTimeout(60_000)
 
 let pgSql: SQL | undefined
 let closePg: (() => Promise<void>) | undefined

@@ -4,7 +4,7 @@
  * must give the same answers: the same records, the same order (text by code point), the
  * same paging and search. Then the template service over each.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, setDefaultTimeout, test } from 'bun:test'
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
 import type { SQL } from 'bun'
 import { startMigratedDatabase } from '../../test/helpers/postgres'
 import { type Caller, createAuthStore, createPgAuthStore } from '../auth'
@@ -14,7 +14,6 @@ import { createTemplateService } from './qr.templates.service'
 import { createTemplateStore, type TemplateFilter, type TemplateStorePort } from './qr.templates.store'
 import { createPgTemplateStore } from './qr.templates.store.pg'
 
-setDefaultTimeout(30_000)
 
 let pgSql: SQL | undefined
 let closePg: (() => Promise<void>) | undefined

@@ -3,12 +3,11 @@
  * visitor's cookie from one node is refused by the next. Three clients (three nodes) race
  * on an empty `kv` table.
  */
-import { afterAll, beforeAll, expect, setDefaultTimeout, test } from 'bun:test'
+import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { SQL } from 'bun'
 import { startMigratedDatabase } from '../../test/helpers/postgres'
 import { loadOrCreateSecretPg } from './password-gate'
 
-setDefaultTimeout(30_000)
 
 let db: Awaited<ReturnType<typeof startMigratedDatabase>>
 beforeAll(async () => {

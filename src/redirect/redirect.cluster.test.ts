@@ -4,7 +4,7 @@
  * and while PostgreSQL is down a cached link is still served and a miss is a 503 error that
  * is not remembered.
  */
-import { afterAll, beforeAll, expect, setDefaultTimeout, test } from 'bun:test'
+import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { SQL } from 'bun'
 import { startMigratedDatabase, type TestPostgres } from '../../test/helpers/postgres'
 import { createPgAuthStore } from '../auth'
@@ -19,7 +19,6 @@ import { createPasswordGate } from './password-gate'
 import { createRedirectHandler, type ShortDomain } from './redirect.handler'
 import { visitOrdinalFrom } from './visit-ordinal'
 
-setDefaultTimeout(90_000)
 
 const BROWSER = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1'
 const VISITS = 200

@@ -4,7 +4,7 @@
  * the same answers: the same rows, the same order (text by code point), the same paging and
  * search. Then the tag service over each.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, setDefaultTimeout, test } from 'bun:test'
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
 import type { SQL } from 'bun'
 import { startMigratedDatabase } from '../../test/helpers/postgres'
 import { type Caller, createAuthStore, createPgAuthStore } from '../auth'
@@ -14,7 +14,6 @@ import { createTagService } from './tags.service'
 import { createTagStore, type TagFilter, type TagStorePort } from './tags.store'
 import { createPgTagStore } from './tags.store.pg'
 
-setDefaultTimeout(30_000)
 
 let pgSql: SQL | undefined
 let closePg: (() => Promise<void>) | undefined

@@ -3,7 +3,7 @@
  * (today's store) and PostgreSQL (a real server, a fresh migrated database under an ICU
  * locale). Both must give the same answers.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, setDefaultTimeout, test } from 'bun:test'
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
 import type { SQL } from 'bun'
 import { startMigratedDatabase } from '../../test/helpers/postgres'
 import { openStore } from '../store'
@@ -12,7 +12,6 @@ import { createChallengeStore } from './challenges'
 import { createTlsStore, type TlsStorePort } from './tls.store'
 import { createPgTlsStore } from './tls.store.pg'
 
-setDefaultTimeout(30_000)
 
 let pgSql: SQL | undefined
 let closePg: (() => Promise<void>) | undefined

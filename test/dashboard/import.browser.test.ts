@@ -3,15 +3,12 @@
  * the preview while nothing is written yet; importing then creates exactly the 3 good links
  * (with their tags, one created on the way), checked through the API.
  */
-import { afterAll, beforeAll, expect, setDefaultTimeout, test } from 'bun:test'
+import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type DashboardBrowser, type DashboardPage, dashboardBrowser } from '../helpers/dashboard'
 import { startServer, type TestServer } from '../helpers/server'
-
-// Browser steps on a loaded 2-core machine take seconds, not milliseconds.
-setDefaultTimeout(30_000)
 
 let server: TestServer
 let browser: DashboardBrowser

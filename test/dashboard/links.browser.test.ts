@@ -3,14 +3,11 @@
  * search (kept in the address bar), a tag filter, sort by clicks, page 2, QR thumbnails, bulk
  * archive and delete, CSV export of the filtered list; each result checked through the API.
  */
-import { afterAll, beforeAll, expect, setDefaultTimeout, test } from 'bun:test'
+import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { parseCsv } from '../../web/app/csv'
 import { type DashboardBrowser, type DashboardPage, dashboardBrowser } from '../helpers/dashboard'
 import { startServer, type TestServer } from '../helpers/server'
-
-// Browser steps on a loaded 2-core machine take seconds, not milliseconds.
-setDefaultTimeout(30_000)
 
 const BROWSER_UA = 'Mozilla/5.0 (X11; Linux x86_64; rv:125.0) Gecko/20100101 Firefox/125.0'
 const COUNT = 27
