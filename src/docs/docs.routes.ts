@@ -17,8 +17,9 @@ const API_DESCRIPTION = `Short links with QR codes, tags, branded domains, files
 
 **Authentication**: every operation needs \`Authorization: Bearer <API key>\`. Keys are created by the operator
 (\`shortlink keys create --user ID --role admin|member|readonly\`) or through \`POST /keys\`, and shown once. \`readonly\` keys may only GET;
-\`member\` keys act on their own links, tags and files; \`admin\` keys on everyone's. A revoked key, or a disabled or
-deleted user's key, answers 401 within a second.
+\`member\` keys act on their own links, tags and files; \`admin\` keys on everyone's. A key acts with the lower of its own
+role and its user's current role (demoting a user demotes its keys and sessions within a second, on every node). A revoked
+key, or a disabled or deleted user's key, answers 401 within a second.
 The dashboard (\`/app/\` on this host) signs in through \`POST /session\` instead and sends the \`__Host-shortlink_session\`
 cookie (HttpOnly, Secure, SameSite=Strict) with no Authorization header; such requests act with the session's user and role,
 and every write made with the cookie must carry the server's \`Origin\` and \`X-CSRF-Token\` (from \`GET /session\`), else 403.
@@ -26,7 +27,8 @@ and every write made with the cookie must carry the server's \`Origin\` and \`X-
 **Errors** have the body \`{ "code", "message" }\` (plus \`requestId\`). Status per code:
 ${Object.entries(STATUS_BY_CODE)
   .map(([c, s]) => `\`${c}\` ${s}`)
-  .join(', ')}. Bodies that are not JSON, have the wrong content type or are too large are \`bad_request\`;
+  .join(', ')}. Bodies that are not JSON, have the wrong content type or are too large, and requests whose \`Host\` is not a valid
+host[:port] (or whose path has a malformed percent-escape), are \`bad_request\`;
 a value breaking a rule is \`parameter_error\` naming the field; unknown body fields are \`parameter_error\`;
 unknown query parameters are ignored.
 
