@@ -13,7 +13,7 @@ import { domainRoutes } from './domains'
 import { fileRoutes } from './files'
 import { linkRoutes } from './links'
 import { qrRoutes, templateRoutes } from './qr'
-import { AppError, describeRule, errorResponse, newId, orStoreUnavailable, readCapped } from './shared'
+import { AppError, describeRule, errorResponse, newId, orStoreUnavailable, readCapped, withApiHeaders } from './shared'
 import { statsRoutes } from './stats'
 import { tagRoutes } from './tags'
 
@@ -53,9 +53,11 @@ export function createApiApp(deps: Deps): ApiApp {
   async function handle(request: Request, clientIp: string): Promise<Response> {
     const requestId = newId('req')
     const ctx: RequestContext = { requestId, clientIp, caller: null }
-    const url = new URL(request.url)
     let rateHeaders: Record<string, string> = {}
     const fail = (e: AppError) => withHeaders(errorResponse(e.code, e.message, requestId, e.headers), rateHeaders, requestId)
+    // The server checks the Host before it calls here; a URL that still does not parse is the client's fault.
+    const url = URL.parse(request.url)
+    if (!url) return fail(new AppError('bad_request', 'malformed request URL: the Host header must be a valid host[:port]'))
     try {
       const isSessionPath = url.pathname === sessionPath
       const isPublic =
@@ -94,12 +96,13 @@ export function createApiApp(deps: Deps): ApiApp {
           'Retry-After': String(rate.reset),
         })
       if (authError) throw authError
+      if (!decodesAsUri(url.pathname)) throw new AppError('bad_request', 'malformed percent-escape in the request path')
       if (ctx.caller && !(isSessionPath && request.method === 'DELETE')) assertMethodAllowed(ctx.caller, request.method)
       if (BODY_METHODS.has(request.method)) request = await checkBody(request, multipartPaths.has(url.pathname), deps)
     } catch (e) {
-      const known = orStoreUnavailable(e)
+      const known = asKnownError(e)
       if (known instanceof AppError) return fail(known)
-      throw e
+      return withHeaders(internalError(e, request, requestId, log), rateHeaders, requestId)
     }
     setRequestContext(request, ctx)
     const response = await elysia.handle(request)
@@ -109,10 +112,21 @@ export function createApiApp(deps: Deps): ApiApp {
   return { handle, elysia }
 }
 
+/** Every API answer leaves through here: rate-limit headers, its request id, the security headers (src/shared/security-headers.ts). */
 function withHeaders(res: Response, extra: Record<string, string>, requestId: string): Response {
   for (const [k, v] of Object.entries(extra)) res.headers.set(k, v)
   res.headers.set('X-Request-Id', requestId)
-  return res
+  return withApiHeaders(res)
+}
+
+function decodesAsUri(path: string): boolean {
+  if (!path.includes('%')) return true
+  try {
+    decodeURIComponent(path)
+    return true
+  } catch {
+    return false
+  }
 }
 
 /** Content type and size rules for request bodies; returns a request whose body is safe to read. */
@@ -164,7 +178,7 @@ export function jsonDepth(bytes: Uint8Array): number {
 /** The one place errors become responses. */
 function renderError(code: string | number, error: unknown, request: Request, ctx: RequestContext | undefined, log: Deps['log']): Response {
   const requestId = ctx?.requestId
-  const known = orStoreUnavailable(error)
+  const known = asKnownError(error)
   if (known instanceof AppError) return errorResponse(known.code, known.message, requestId, known.headers)
   if (code === 'VALIDATION' || error instanceof ValidationError) return errorResponse('parameter_error', validationMessage(error), requestId)
   if (code === 'PARSE') return errorResponse('bad_request', 'request body is not valid JSON', requestId)
@@ -174,6 +188,22 @@ function renderError(code: string | number, error: unknown, request: Request, ct
   }
   const status = (error as { status?: number })?.status
   if (status === 413) return errorResponse('bad_request', 'request body too large', requestId)
+  return internalError(error, request, requestId, log)
+}
+
+/**
+ * Errors that are not bugs: the store out of reach (503), or a body that could not be read
+ * because the client closed the connection or broke its chunked framing (Bun rejects the read
+ * with an AbortError; the client's fault, and nobody is left to read the answer).
+ */
+function asKnownError(e: unknown): unknown {
+  if (e instanceof DOMException && e.name === 'AbortError')
+    return new AppError('bad_request', 'the request body could not be read: the connection closed or its chunked encoding is malformed')
+  return orStoreUnavailable(e)
+}
+
+/** A bug: logged with its stack, answered without internals. */
+function internalError(error: unknown, request: Request, requestId: string | undefined, log: Deps['log']): Response {
   log.error('unhandled error', { requestId, method: request.method, url: request.url, error: String((error as Error)?.stack ?? error) })
   return errorResponse('internal_server_error', `internal error; quote request id ${requestId} when reporting it`, requestId)
 }

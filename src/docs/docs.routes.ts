@@ -32,6 +32,9 @@ host[:port] (or whose path has a malformed percent-escape), are \`bad_request\`;
 a value breaking a rule is \`parameter_error\` naming the field; unknown body fields are \`parameter_error\`;
 unknown query parameters are ignored.
 
+**Headers**: every answer carries \`X-Content-Type-Options: nosniff\` and \`Cache-Control: no-store\` (errors too), and may not
+be framed (\`Content-Security-Policy: frame-ancestors 'none'\`, \`X-Frame-Options: DENY\`).
+
 **Rate limits**: every response carries \`RateLimit-Limit\`, \`RateLimit-Remaining\` and \`RateLimit-Reset\` (seconds);
 over the limit the answer is 429 \`rate_limit_exceeded\` with \`Retry-After\`. On a cluster (\`[store] url\` names
 PostgreSQL) limits hold for the whole cluster, in windows aligned on the minute.
@@ -111,18 +114,17 @@ export function docsRoutes(settings: Pick<Settings, 'apiPrefix' | 'baseUrl'>, ap
 <body><div id="swagger-ui"></div><script src="${prefix}/docs/swagger-ui-bundle.js"></script>
 <script src="${prefix}/docs/init.js"></script></body></html>`
   const init = `window.ui = SwaggerUIBundle({ url: ${JSON.stringify(`${prefix}/openapi.json`)}, dom_id: '#swagger-ui', deepLinking: true, persistAuthorization: true });`
-  const cache = { 'cache-control': 'public, max-age=86400' }
 
   return new Elysia({ name: 'docs' })
     .get('/openapi.json', () => new Response(document(), { headers: { 'content-type': 'application/json; charset=utf-8' } }), {
       detail: { hide: true },
     })
     .get('/docs', () => new Response(page, { headers: { 'content-type': 'text/html; charset=utf-8' } }), { detail: { hide: true } })
-    .get('/docs/init.js', () => new Response(init, { headers: { 'content-type': 'text/javascript', ...cache } }), { detail: { hide: true } })
-    .get('/docs/swagger-ui-bundle.js', () => new Response(Bun.file(swaggerBundle), { headers: { 'content-type': 'text/javascript', ...cache } }), {
+    .get('/docs/init.js', () => new Response(init, { headers: { 'content-type': 'text/javascript' } }), { detail: { hide: true } })
+    .get('/docs/swagger-ui-bundle.js', () => new Response(Bun.file(swaggerBundle), { headers: { 'content-type': 'text/javascript' } }), {
       detail: { hide: true },
     })
-    .get('/docs/swagger-ui.css', () => new Response(Bun.file(swaggerCss), { headers: { 'content-type': 'text/css', ...cache } }), {
+    .get('/docs/swagger-ui.css', () => new Response(Bun.file(swaggerCss), { headers: { 'content-type': 'text/css' } }), {
       detail: { hide: true },
     })
 }
