@@ -13,7 +13,7 @@ import { domainRoutes } from './domains'
 import { fileRoutes } from './files'
 import { linkRoutes } from './links'
 import { qrRoutes, templateRoutes } from './qr'
-import { AppError, describeRule, errorResponse, newId, orStoreUnavailable, readCapped, withApiHeaders } from './shared'
+import { AppError, describeRule, errorResponse, newId, orStoreUnavailable, parameterError, readCapped, withApiHeaders } from './shared'
 import { statsRoutes } from './stats'
 import { tagRoutes } from './tags'
 
@@ -96,7 +96,7 @@ export function createApiApp(deps: Deps): ApiApp {
           'Retry-After': String(rate.reset),
         })
       if (authError) throw authError
-      if (!decodesAsUri(url.pathname)) throw new AppError('bad_request', 'malformed percent-escape in the request path')
+      checkUrl(url)
       if (ctx.caller && !(isSessionPath && request.method === 'DELETE')) assertMethodAllowed(ctx.caller, request.method)
       if (BODY_METHODS.has(request.method)) request = await checkBody(request, multipartPaths.has(url.pathname), deps)
     } catch (e) {
@@ -119,14 +119,48 @@ function withHeaders(res: Response, extra: Record<string, string>, requestId: st
   return withApiHeaders(res)
 }
 
-function decodesAsUri(path: string): boolean {
-  if (!path.includes('%')) return true
-  try {
-    decodeURIComponent(path)
-    return true
-  } catch {
-    return false
+const CONTROL_CHARACTERS = 'must not contain control characters'
+
+/**
+ * What no route can take: a path with a broken percent-escape, or a NUL (`%00`) in the path
+ * or a query value. No stored value holds a NUL and PostgreSQL refuses one in any query, so
+ * it is refused here for every route, in the words of a field's control-character rule.
+ */
+function checkUrl(url: URL) {
+  const path = url.pathname
+  if (path.includes('%')) {
+    try {
+      decodeURIComponent(path)
+    } catch {
+      throw new AppError('bad_request', 'malformed percent-escape in the request path')
+    }
+    if (path.includes('%00')) throw new AppError('bad_request', 'the request path must not contain NUL (%00)')
   }
+  if (url.search.includes('%00'))
+    for (const [name, value] of url.searchParams)
+      if (name.includes('\0') || value.includes('\0')) throw parameterError(`'${name.replaceAll('\0', '')}' ${CONTROL_CHARACTERS}`)
+}
+
+/** Where the first string holding a NUL sits in a JSON value, as validation names fields (`data.text`); null if none. */
+function nulPath(value: unknown, at: string[] = []): string[] | null {
+  if (typeof value === 'string') return value.includes('\0') ? at : null
+  if (value === null || typeof value !== 'object') return null
+  for (const [k, v] of Object.entries(value)) {
+    if (k.includes('\0')) return [...at, k.replaceAll('\0', '')]
+    const found = nulPath(v, [...at, k])
+    if (found) return found
+  }
+  return null
+}
+
+/** Whether JSON text escapes a NUL (`\u0000`) inside a string; one pass, no parse. */
+export function hasNulEscape(bytes: Uint8Array): boolean {
+  for (let i = 0; i < bytes.length - 5; i++)
+    if (bytes[i] === 0x5c) {
+      if (bytes[i + 1] === 0x75 && bytes[i + 2] === 0x30 && bytes[i + 3] === 0x30 && bytes[i + 4] === 0x30 && bytes[i + 5] === 0x30) return true
+      i++ // another escape: skip the escaped character (an escaped backslash is not the start of one)
+    }
+  return false
 }
 
 /** Content type and size rules for request bodies; returns a request whose body is safe to read. */
@@ -149,6 +183,15 @@ async function checkBody(request: Request, multipartAllowed: boolean, deps: Deps
     if (!body) throw new AppError('bad_request', `request body too large: over ${max} bytes`)
     if (isJson && jsonDepth(body) > MAX_JSON_DEPTH)
       throw new AppError('bad_request', `request body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels`)
+    if (isJson && hasNulEscape(body)) {
+      // Name the field, as its own validation would; JSON that does not parse is left to the parser's bad_request.
+      let parsed: unknown
+      try {
+        parsed = JSON.parse(new TextDecoder().decode(body))
+      } catch {}
+      const at = nulPath(parsed)
+      if (at) throw parameterError(`'${at.join('.') || 'body'}' ${CONTROL_CHARACTERS}`)
+    }
     return new Request(request, { body: body })
   }
   return request

@@ -139,6 +139,59 @@ describe('a malformed Host is 400 bad_request, never a 500', () => {
   })
 })
 
+describe('NUL characters, which PostgreSQL refuses in any query', () => {
+  test('in every path of the OpenAPI document, every query parameter and in JSON strings: 400 or 422, never a 500', async () => {
+    const doc = (await (await s.api('/openapi.json', { key: null })).json()) as {
+      paths: Record<string, Record<string, { parameters?: { name: string; in: string }[] }>>
+    }
+    const answers: Record<string, string> = {}
+    const said = async (r: Response) => {
+      const body = (await r.json()) as { code: string; message: string }
+      return `${r.status} ${body.code} ${body.message}`
+    }
+    for (const [path, methods] of Object.entries(doc.paths))
+      for (const [method, op] of Object.entries(methods)) {
+        const M = method.toUpperCase()
+        const json = ['POST', 'PUT', 'PATCH'].includes(M) ? {} : undefined
+        if (path.includes('{')) {
+          const url = path.replace(/\{[^}]+\}/g, 'x%00y')
+          const r = await s.api(url, { method: M, json })
+          answers[`${M} ${url}`] = await said(r)
+        }
+        for (const q of (op.parameters ?? []).filter((p) => p.in === 'query')) {
+          const url = `${path.replace(/\{type\}/, 'link').replace(/\{[^}]+\}/g, 'nope')}?${q.name}=a%00b`
+          const r = await s.api(url, { method: M, json })
+          answers[`${M} ${url}`] = await said(r)
+        }
+      }
+    const bodies: [string, string, unknown][] = [
+      ['POST', '/tags', { name: 'a\u0000b' }],
+      ['POST', '/links/text', { data: { text: 'opening\u0000hours' } }],
+      ['POST', '/links/link', { data: { url: 'https://nul.example/' }, linkOptions: { comments: 'a\u0000b' } }],
+      ['POST', '/keys', { userId: 'nul', role: 'member', name: 'ci\u0000' }],
+      ['POST', '/qr/templates', { name: 'plain\u0000', qrOptions: {} }],
+      ['POST', '/users', { id: 'nul', password: 'long enough\u0000 password' }],
+      ['POST', '/session', { userId: 'nul', password: 'long enough\u0000 password' }],
+    ]
+    for (const [method, url, json] of bodies) {
+      const r = await s.api(url, { method, json, key: url === '/session' ? null : undefined })
+      answers[`${method} ${url} ${JSON.stringify(json)}`] = await said(r)
+    }
+    const failures = Object.entries(answers).filter(([, a]) => !/^(400 bad_request|404 not_found|422 parameter_error|401 unauthorized)/.test(a))
+    expect(failures).toEqual([])
+    // The field at fault is named, as its own rule would name it.
+    expect(answers['POST /links/text {"data":{"text":"opening\\u0000hours"}}']).toBe("422 parameter_error 'data.text' must not contain control characters")
+    expect(answers['GET /links?ids=a%00b']).toBe("422 parameter_error 'ids' must not contain control characters")
+    expect(answers['GET /links/x%00y']).toStartWith('400 bad_request')
+    // A backslash followed by "u0000" is text, not a NUL.
+    const literal = await s.api('/tags', { method: 'POST', json: { name: 'back\\u0000slash' } })
+    expect(literal.status).toBe(200)
+    // Short links and their files: the not-found page, without asking the store.
+    for (const path of ['/%00', '/a%00b', '/x/file/fil_%00']) expect((await s.fetch(`https://localhost:${s.httpsPort}${path}`)).status).toBe(404)
+    expect(s.output()).not.toMatch(/"level":"error"/)
+  })
+})
+
 describe('fuzzing the request line and headers', () => {
   test('hand-picked: targets, escapes, NULs, huge and repeated headers, lying lengths, odd methods and versions', async () => {
     const host = `localhost:${s.httpsPort}`

@@ -18,7 +18,9 @@ import { parseVisitor, type Visitor } from './visitor'
 function decodeSegment(raw: string): string | null {
   if (!raw.includes('%')) return raw
   try {
-    return decodeURIComponent(raw)
+    const decoded = decodeURIComponent(raw)
+    // No key or file id holds a NUL, and PostgreSQL refuses one in a query: not found without asking.
+    return decoded.includes('\0') ? null : decoded
   } catch {
     return null
   }
