@@ -29,7 +29,8 @@ ${Object.entries(STATUS_BY_CODE)
   .map(([c, s]) => `\`${c}\` ${s}`)
   .join(', ')}. Bodies that are not JSON, have the wrong content type or are too large, and requests whose \`Host\` is not a valid
 host[:port] (or whose path has a malformed percent-escape), are \`bad_request\`;
-a value breaking a rule is \`parameter_error\` naming the field; unknown body fields are \`parameter_error\`;
+a value breaking a rule is \`parameter_error\` naming the field (a NUL, \`%00\` or \`\\u0000\`, in any query value or JSON string
+among them; in the path it is \`bad_request\`); unknown body fields are \`parameter_error\`;
 unknown query parameters are ignored.
 
 **Headers**: every answer carries \`X-Content-Type-Options: nosniff\` and \`Cache-Control: no-store\` (errors too), and may not
