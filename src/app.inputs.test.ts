@@ -4,7 +4,7 @@
  */
 import { describe, expect, test } from 'bun:test'
 import { createHarness } from '../test/helpers/in-process'
-import { jsonDepth } from './app'
+import { hasNulEscape, jsonDepth } from './app'
 
 const h = createHarness()
 
@@ -36,6 +36,27 @@ describe('control characters', () => {
     expect(saved.body.code).toBe('parameter_error')
     // Nothing was stored: the code still renders.
     expect((await h.call('GET', `/qr/${link.body.id}`)).status).toBe(200)
+  })
+})
+
+describe('NUL characters (PostgreSQL refuses them in any query; no stored value holds one)', () => {
+  test('in a path: 400; in a query value: 422 naming the parameter; in a JSON string: 422 naming the field; nothing made', async () => {
+    expect((await h.call('GET', '/links/lnk_%00')).body).toMatchObject({ code: 'bad_request', message: 'the request path must not contain NUL (%00)' })
+    expect((await h.call('GET', '/links?ids=a%00')).body).toMatchObject({ code: 'parameter_error', message: "'ids' must not contain control characters" })
+    const made = await h.call('POST', '/links/text', { json: { data: { text: 'a\u0000b' }, linkOptions: { key: 'nul-text' } } })
+    expect([made.status, made.body.message]).toEqual([422, "'data.text' must not contain control characters"])
+    expect((await h.call('GET', '/links?search=nul-text')).body.total).toBe(0)
+  })
+
+  test('hasNulEscape finds \\u0000 in JSON text, not an escaped backslash before u0000', () => {
+    const has = (s: string) => hasNulEscape(new TextEncoder().encode(s))
+    expect([has('{"a":"x\\u0000"}'), has('{"a":"\\\\u0000"}'), has('{"a":"\\\\\\u0000"}'), has('{"a":"u0000"}'), has('{"a":"\\u00001"}')]).toEqual([
+      true,
+      false,
+      true,
+      false,
+      true,
+    ])
   })
 })
 

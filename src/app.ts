@@ -13,7 +13,7 @@ import { domainRoutes } from './domains'
 import { fileRoutes } from './files'
 import { linkRoutes } from './links'
 import { qrRoutes, templateRoutes } from './qr'
-import { AppError, describeRule, errorResponse, newId, orStoreUnavailable, readCapped } from './shared'
+import { AppError, describeRule, errorResponse, newId, orStoreUnavailable, parameterError, readCapped, withApiHeaders } from './shared'
 import { statsRoutes } from './stats'
 import { tagRoutes } from './tags'
 
@@ -53,9 +53,11 @@ export function createApiApp(deps: Deps): ApiApp {
   async function handle(request: Request, clientIp: string): Promise<Response> {
     const requestId = newId('req')
     const ctx: RequestContext = { requestId, clientIp, caller: null }
-    const url = new URL(request.url)
     let rateHeaders: Record<string, string> = {}
     const fail = (e: AppError) => withHeaders(errorResponse(e.code, e.message, requestId, e.headers), rateHeaders, requestId)
+    // The server checks the Host before it calls here; a URL that still does not parse is the client's fault.
+    const url = URL.parse(request.url)
+    if (!url) return fail(new AppError('bad_request', 'malformed request URL: the Host header must be a valid host[:port]'))
     try {
       const isSessionPath = url.pathname === sessionPath
       const isPublic =
@@ -94,12 +96,13 @@ export function createApiApp(deps: Deps): ApiApp {
           'Retry-After': String(rate.reset),
         })
       if (authError) throw authError
+      checkUrl(url)
       if (ctx.caller && !(isSessionPath && request.method === 'DELETE')) assertMethodAllowed(ctx.caller, request.method)
       if (BODY_METHODS.has(request.method)) request = await checkBody(request, multipartPaths.has(url.pathname), deps)
     } catch (e) {
-      const known = orStoreUnavailable(e)
+      const known = asKnownError(e)
       if (known instanceof AppError) return fail(known)
-      throw e
+      return withHeaders(internalError(e, request, requestId, log), rateHeaders, requestId)
     }
     setRequestContext(request, ctx)
     const response = await elysia.handle(request)
@@ -109,10 +112,55 @@ export function createApiApp(deps: Deps): ApiApp {
   return { handle, elysia }
 }
 
+/** Every API answer leaves through here: rate-limit headers, its request id, the security headers (src/shared/security-headers.ts). */
 function withHeaders(res: Response, extra: Record<string, string>, requestId: string): Response {
   for (const [k, v] of Object.entries(extra)) res.headers.set(k, v)
   res.headers.set('X-Request-Id', requestId)
-  return res
+  return withApiHeaders(res)
+}
+
+const CONTROL_CHARACTERS = 'must not contain control characters'
+
+/**
+ * What no route can take: a path with a broken percent-escape, or a NUL (`%00`) in the path
+ * or a query value. No stored value holds a NUL and PostgreSQL refuses one in any query, so
+ * it is refused here for every route, in the words of a field's control-character rule.
+ */
+function checkUrl(url: URL) {
+  const path = url.pathname
+  if (path.includes('%')) {
+    try {
+      decodeURIComponent(path)
+    } catch {
+      throw new AppError('bad_request', 'malformed percent-escape in the request path')
+    }
+    if (path.includes('%00')) throw new AppError('bad_request', 'the request path must not contain NUL (%00)')
+  }
+  if (url.search.includes('%00'))
+    for (const [name, value] of url.searchParams)
+      if (name.includes('\0') || value.includes('\0')) throw parameterError(`'${name.replaceAll('\0', '')}' ${CONTROL_CHARACTERS}`)
+}
+
+/** Where the first string holding a NUL sits in a JSON value, as validation names fields (`data.text`); null if none. */
+function nulPath(value: unknown, at: string[] = []): string[] | null {
+  if (typeof value === 'string') return value.includes('\0') ? at : null
+  if (value === null || typeof value !== 'object') return null
+  for (const [k, v] of Object.entries(value)) {
+    if (k.includes('\0')) return [...at, k.replaceAll('\0', '')]
+    const found = nulPath(v, [...at, k])
+    if (found) return found
+  }
+  return null
+}
+
+/** Whether JSON text escapes a NUL (`\u0000`) inside a string; one pass, no parse. */
+export function hasNulEscape(bytes: Uint8Array): boolean {
+  for (let i = 0; i < bytes.length - 5; i++)
+    if (bytes[i] === 0x5c) {
+      if (bytes[i + 1] === 0x75 && bytes[i + 2] === 0x30 && bytes[i + 3] === 0x30 && bytes[i + 4] === 0x30 && bytes[i + 5] === 0x30) return true
+      i++ // another escape: skip the escaped character (an escaped backslash is not the start of one)
+    }
+  return false
 }
 
 /** Content type and size rules for request bodies; returns a request whose body is safe to read. */
@@ -135,6 +183,15 @@ async function checkBody(request: Request, multipartAllowed: boolean, deps: Deps
     if (!body) throw new AppError('bad_request', `request body too large: over ${max} bytes`)
     if (isJson && jsonDepth(body) > MAX_JSON_DEPTH)
       throw new AppError('bad_request', `request body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels`)
+    if (isJson && hasNulEscape(body)) {
+      // Name the field, as its own validation would; JSON that does not parse is left to the parser's bad_request.
+      let parsed: unknown
+      try {
+        parsed = JSON.parse(new TextDecoder().decode(body))
+      } catch {}
+      const at = nulPath(parsed)
+      if (at) throw parameterError(`'${at.join('.') || 'body'}' ${CONTROL_CHARACTERS}`)
+    }
     return new Request(request, { body: body })
   }
   return request
@@ -164,7 +221,7 @@ export function jsonDepth(bytes: Uint8Array): number {
 /** The one place errors become responses. */
 function renderError(code: string | number, error: unknown, request: Request, ctx: RequestContext | undefined, log: Deps['log']): Response {
   const requestId = ctx?.requestId
-  const known = orStoreUnavailable(error)
+  const known = asKnownError(error)
   if (known instanceof AppError) return errorResponse(known.code, known.message, requestId, known.headers)
   if (code === 'VALIDATION' || error instanceof ValidationError) return errorResponse('parameter_error', validationMessage(error), requestId)
   if (code === 'PARSE') return errorResponse('bad_request', 'request body is not valid JSON', requestId)
@@ -174,6 +231,22 @@ function renderError(code: string | number, error: unknown, request: Request, ct
   }
   const status = (error as { status?: number })?.status
   if (status === 413) return errorResponse('bad_request', 'request body too large', requestId)
+  return internalError(error, request, requestId, log)
+}
+
+/**
+ * Errors that are not bugs: the store out of reach (503), or a body that could not be read
+ * because the client closed the connection or broke its chunked framing (Bun rejects the read
+ * with an AbortError; the client's fault, and nobody is left to read the answer).
+ */
+function asKnownError(e: unknown): unknown {
+  if (e instanceof DOMException && e.name === 'AbortError')
+    return new AppError('bad_request', 'the request body could not be read: the connection closed or its chunked encoding is malformed')
+  return orStoreUnavailable(e)
+}
+
+/** A bug: logged with its stack, answered without internals. */
+function internalError(error: unknown, request: Request, requestId: string | undefined, log: Deps['log']): Response {
   log.error('unhandled error', { requestId, method: request.method, url: request.url, error: String((error as Error)?.stack ?? error) })
   return errorResponse('internal_server_error', `internal error; quote request id ${requestId} when reporting it`, requestId)
 }

@@ -37,7 +37,8 @@ Usage:
                                                   create an API key (admin | member | readonly); printed once
   shortlink keys list [--user ID]                 list API keys, revoked ones included (never the secrets)
   shortlink keys revoke ID                        revoke an API key; a running server refuses it within a second
-  shortlink users add ID                          add a user
+  shortlink users add ID [--role ROLE]            add a user (role member by default); on an existing user,
+                                                  --role sets its role (its keys act with at most that role)
   shortlink users passwd ID                       set a user's dashboard password (prompted, or one line on stdin)
   shortlink backup FILE                           consistent copy of the live database into FILE
   shortlink migrate-store --from sqlite:PATH --to postgres://USER:PASS@HOST:PORT/DB [--force]
@@ -372,9 +373,9 @@ async function main(argv: string[]) {
     }
     case 'users': {
       if (positional[0] === 'add' && positional[1]) {
-        const r = await withStore(flags, (d) => d.auth.addUser(positional[1]!))
+        const r = await withStore(flags, (d) => d.auth.addUser(positional[1]!, flags.role || undefined))
         process.stdout.write(`${r.id}\n`)
-        process.stderr.write(r.created ? `added user ${r.id}\n` : `user ${r.id} already exists\n`)
+        process.stderr.write(r.created ? `added user ${r.id} (${r.role})\n` : `user ${r.id} exists; its role is ${r.role}\n`)
         return
       }
       if (positional[0] === 'passwd' && positional[1]) {
@@ -386,7 +387,7 @@ async function main(argv: string[]) {
         process.stderr.write(`password set for ${user.id}\n`)
         return
       }
-      return die('usage: shortlink users add ID | users passwd ID')
+      return die('usage: shortlink users add ID [--role admin|member|readonly] | users passwd ID')
     }
     case 'backup': {
       const target = positional[0]

@@ -8,7 +8,7 @@ import { createApiApp } from './app'
 import type { Deps } from './deps'
 import { contentResponse, type StoredContent } from './files'
 import { createRedirectHandler, renderHostedPage } from './redirect'
-import { AppError, createClientIpResolver, createGcPacer, errorResponse, orStoreUnavailable, withHsts } from './shared'
+import { AppError, createClientIpResolver, createGcPacer, errorResponse, isValidHostHeader, orStoreUnavailable, withHsts } from './shared'
 import { FLUSH } from './store'
 import { type CertPair, type HttpsListener, startHttpsListener } from './tls'
 
@@ -67,13 +67,16 @@ export function startServer(deps: Deps, cert: CertPair): RunningServer {
     maxRequestBodySize: Number.MAX_SAFE_INTEGER,
     fetch(request, server) {
       gc.served()
-      // Split the absolute URL by hand: the redirect path needs no URL object.
       const raw = request.url
+      const hostHeader = request.headers.get('host')
+      const malformed = malformedRequest(raw, hostHeader)
+      if (malformed) return malformed
+      // Split the absolute URL by hand: the redirect path needs no URL object.
       const pathStart = raw.indexOf('/', raw.indexOf('//') + 2)
       const q = raw.indexOf('?', pathStart)
       const path = pathStart < 0 ? '/' : raw.slice(pathStart, q < 0 ? undefined : q)
       const search = q < 0 ? '' : raw.slice(q + 1)
-      const host = hostnameOf(request.headers.get('host') ?? raw.slice(raw.indexOf('//') + 2, pathStart < 0 ? undefined : pathStart))
+      const host = hostnameOf(hostHeader!)
       const failed = (e: unknown) => {
         // The store cannot be reached (PostgreSQL): 503 with Retry-After, for a key not in this node's cache.
         const known = orStoreUnavailable(e)
@@ -118,11 +121,14 @@ export function startServer(deps: Deps, cert: CertPair): RunningServer {
     reusePort: true,
     maxRequestBodySize: 64 * 1024,
     fetch(request) {
+      const hostHeader = request.headers.get('host')
+      const malformed = malformedRequest(request.url, hostHeader)
+      if (malformed) return malformed
       const url = new URL(request.url)
       // ACME HTTP-01: this node's tokens from memory, other nodes' from the store.
       const challenge = deps.tls.answerChallenge(url.pathname)
       if (challenge) return challenge
-      const host = hostnameOf(request.headers.get('host') ?? url.host)
+      const host = hostnameOf(hostHeader!)
       const hostPart = host.includes(':') ? `[${host}]` : host
       return new Response(null, { status: 301, headers: { location: `${settings.shortOrigin(hostPart)}${url.pathname}${url.search}` } })
     },
@@ -145,6 +151,22 @@ export function startServer(deps: Deps, cert: CertPair): RunningServer {
       await deps.recorder.stop() // then write every buffered click
     },
   }
+}
+
+/**
+ * 400 bad_request for what Bun hands over but no URL can carry: a missing or malformed Host
+ * (`127.0.0.1:1/`, two Host lines joined as `a, b`), or a request target that left the URL
+ * relative (CONNECT's authority form). Null when the request is well formed.
+ */
+function malformedRequest(url: string, hostHeader: string | null): Response | null {
+  if (hostHeader !== null && isValidHostHeader(hostHeader) && url.startsWith('http')) return null
+  const why =
+    hostHeader === null
+      ? 'a Host header is required'
+      : !isValidHostHeader(hostHeader)
+        ? `the Host header ${JSON.stringify(hostHeader.slice(0, 100))} is not a valid host[:port] (one Host header, a DNS name or IP address, an optional port)`
+        : 'the request target must be a path (origin form) or an absolute http(s) URL'
+  return errorResponse('bad_request', why)
 }
 
 /** Host header → lower-case host name without port (IPv6 brackets removed). */

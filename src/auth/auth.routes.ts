@@ -49,7 +49,7 @@ export function authRoutes({ keys, users, sessions }: { keys: KeyService; users:
           tags: [SESSION_TAG],
           summary: 'Sign in (dashboard)',
           security: [],
-          description: `No Authorization header needed. Send \`{ userId, password }\` (the password set by \`shortlink users passwd\` or POST /users) or \`{ apiKey }\`. The answer sets \`${SESSION_COOKIE}\` (HttpOnly, Secure, SameSite=Strict, Path=/), which then authenticates API requests sent without an Authorization header: a password session acts with the user's role, an API-key session with that key's role (revoking the key ends it); disabling or deleting the user ends both. Requests other than GET/HEAD/OPTIONS made with the cookie must come from the server's origin (\`Origin\`, or \`Sec-Fetch-Site: same-origin\`) and carry \`X-CSRF-Token: <csrfToken>\`, else 403. A session ends after 12 hours unused and 7 days after sign-in. Every failure is 401 with one message (wrong user or password, unknown or revoked key, disabled user, no password set); after 10 failures in 15 minutes from one address (an IPv6 /64) it is 429 with Retry-After. An \`Origin\` other than the server's is 403.`,
+          description: `No Authorization header needed. Send \`{ userId, password }\` (the password set by \`shortlink users passwd\` or POST /users) or \`{ apiKey }\`. The answer sets \`${SESSION_COOKIE}\` (HttpOnly, Secure, SameSite=Strict, Path=/), which then authenticates API requests sent without an Authorization header: a password session acts with the user's role, an API-key session with the lower of that key's role and the user's current role (revoking the key ends it); disabling or deleting the user ends both. Requests other than GET/HEAD/OPTIONS made with the cookie must come from the server's origin (\`Origin\`, or \`Sec-Fetch-Site: same-origin\`) and carry \`X-CSRF-Token: <csrfToken>\`, else 403. A session ends after 12 hours unused and 7 days after sign-in. Every failure is 401 with one message (wrong user or password, unknown or revoked key, disabled user, no password set); after 10 failures in 15 minutes from one address (an IPv6 /64) it is 429 with Retry-After. An \`Origin\` other than the server's is 403.`,
         },
       },
     )
@@ -97,7 +97,7 @@ export function authRoutes({ keys, users, sessions }: { keys: KeyService; users:
         tags: ['Keys and users'],
         summary: 'Create an API key',
         description:
-          'Admins: for any user and role. Members: for themselves, role member or readonly (else 403). The user is created (role member) when missing. The `key` is in this response only; the store keeps its hash.',
+          "Admins: for any user and role. Members: for themselves, role member or readonly (else 403). A key acts with the lower of its own role and its user's current role, so none is minted above either: a `role` above the role the caller acts with is 403 `forbidden`; a `role` above the target user's role is 422 `parameter_error` (change the user's role first with PATCH /users/{id}). A missing user is created with the key's `role`. The `key` is in this response only; the store keeps its hash.",
       },
     })
     .get(

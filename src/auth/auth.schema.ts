@@ -24,7 +24,11 @@ const Timestamp = t.String({ format: 'date-time' })
 export const KeyRecord = t.Object({
   id: t.String({ description: 'Key identifier (key_…).' }),
   userId: t.String(),
-  role: t.String({ description: 'One of admin, member, readonly.' }),
+  role: t.String({
+    description:
+      "The role the key acts with now: the lower of `grantedRole` and its user's current role (admin, member or readonly). Demoting the user lowers it on every node within a second.",
+  }),
+  grantedRole: t.String({ description: 'The role the key was created with; it acts with it again if its user regains that role.' }),
   name: t.Union([t.String(), t.Null()]),
   createdAt: Timestamp,
   lastUsedAt: t.Union([Timestamp, t.Null()], {
@@ -63,7 +67,10 @@ export const KeyIdParams = t.Object({ id: t.String({ minLength: 1, maxLength: 10
 
 export const UserRecord = t.Object({
   id: t.String({ description: 'User identifier (usr_…).' }),
-  role: t.String({ description: 'The role a password sign-in to the dashboard acts with; API keys carry their own role.' }),
+  role: t.String({
+    description:
+      "The role a password sign-in to the dashboard acts with, and the most the user's API keys act with (each key acts with the lower of its own role and this).",
+  }),
   createdAt: Timestamp,
   disabled: t.Boolean({ description: "A disabled user's keys and sessions do not work." }),
   hasPassword: t.Boolean(),
@@ -100,7 +107,9 @@ export const SignInBody = t.Object(
 
 export const SessionRecord = t.Object({
   userId: t.String({ description: 'The user the session acts as.' }),
-  role: RoleSchema,
+  role: t.Union([t.Literal('admin'), t.Literal('member'), t.Literal('readonly')], {
+    description: "The role the session acts with now: the user's role (password), or the lower of its key's role and the user's role (apiKey).",
+  }),
   method: t.Union([t.Literal('password'), t.Literal('apiKey')], { description: 'How the session was opened.' }),
   csrfToken: t.String({
     description: 'Send it as `X-CSRF-Token` on every request other than GET/HEAD/OPTIONS made with the session cookie; valid for this session only.',

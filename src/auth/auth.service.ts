@@ -6,7 +6,8 @@
  * never trusted for long: every change to keys or users bumps `auth_epoch` in the store
  * (triggers, migration 0009), and the cache is dropped when the epoch has moved. A change
  * made through this process drops it at once; one made by another process (the CLI, a
- * second node, SQL by hand) within EPOCH_CHECK_MS.
+ * second node, SQL by hand) within EPOCH_CHECK_MS. A key acts with the lower of its own
+ * role and its user's current role, so demoting a user (an epoch move) demotes its keys.
  *
  * The store is a port (docs/adr/0010): SQLite answers at once, PostgreSQL with promises.
  * `authenticate` stays synchronous on a cache hit (no promise on the hot path), and the
@@ -15,10 +16,11 @@
  */
 import { createHash, randomBytes } from 'node:crypto'
 import { AppError, forbidden, type Logger, LruCache, newId, parameterError } from '../shared'
-import { type AuthStore, type AuthStorePort, ROLES, type Role } from './auth.store'
+import { type AuthStore, type AuthStorePort, isAbove, lowerRole, ROLES, type Role } from './auth.store'
 
 export interface Caller {
   userId: string
+  /** The role it acts with: the lower of the key's (or session's) own role and its user's current role. */
   role: Role
   /** The API key acted with; null for a dashboard session opened with a password. */
   keyId: string | null
@@ -74,7 +76,14 @@ export function createAuthService<S extends AuthStorePort = AuthStore>(store: S,
   const cache = new LruCache<Caller>({ maxEntries: cacheMax })
   /** Caches of what the store says about credentials (this one, and the sessions'), dropped together. */
   const caches: { clear(): void }[] = [cache]
+  /**
+   * Moves whenever the caches are dropped. A store read that began before a drop may hold what
+   * the drop was for (over PostgreSQL a read can span a change and its invalidation): its
+   * answer serves the request but is cached only when no drop happened meanwhile.
+   */
+  let generation = 0
   const clearCaches = () => {
+    generation++
     for (const c of caches) c.clear()
   }
   let knownEpoch = Number.NaN
@@ -153,6 +162,10 @@ export function createAuthService<S extends AuthStorePort = AuthStore>(store: S,
     return then(store.getUser(userId), (user) => {
       if (!user) throw new AppError('not_found', `user ${userId} not found (add it with: shortlink users add ${userIdInput})`)
       if (user.deletedAt !== null) throw parameterError(`user ${userId} was deleted`)
+      if (isAbove(role as Role, user.role))
+        throw parameterError(
+          `'role' ${role} is above the role of ${userId} (${user.role}); a key acts with the lower of the two, so give the user the role first (shortlink users add ${userIdInput} --role ${role})`,
+        )
       return then(issueKey(userId, role as Role, name), (made) => ({ key: made.key, keyId: made.id, userId, role: made.role }))
     }) as StoreResult<S, CreatedKey>
   }
@@ -163,28 +176,42 @@ export function createAuthService<S extends AuthStorePort = AuthStore>(store: S,
       recordUse(cached.keyId, now)
       return cached
     }
-    if (adminKeyHash && hash === adminKeyHash) return remember(hash, { userId: ADMIN_USER_ID, role: 'admin', keyId: CONFIG_KEY_ID }, now)
+    // The config file's key is the operator's own: admin whatever the store says (usr_admin cannot be demoted through the API).
+    if (adminKeyHash && hash === adminKeyHash) return remember(hash, { userId: ADMIN_USER_ID, role: 'admin', keyId: CONFIG_KEY_ID }, now, generation)
+    const readAt = generation
     return then(store.findKeyByHash(hash), (row) => {
       if (!row || row.revokedAt !== null || row.userDeletedAt !== null) throw new AppError('unauthorized', 'unknown or revoked API key')
       if (row.userDisabled) throw new AppError('unauthorized', `the user of this API key (${row.userId}) is disabled`)
-      return remember(hash, { userId: row.userId, role: row.role, keyId: row.id }, now)
+      return remember(hash, { userId: row.userId, role: lowerRole(row.role, row.userRole), keyId: row.id }, now, readAt)
     })
   }
 
-  function remember(hash: string, caller: Caller, now: number): Caller {
-    cache.set(hash, caller)
+  function remember(hash: string, caller: Caller, now: number, readAt: number): Caller {
+    if (readAt === generation) cache.set(hash, caller)
     recordUse(caller.keyId, now)
     return caller
   }
 
   return {
-    /** The operator's path (CLI): the user must exist and not be deleted. */
-    addUser(id: string): StoreResult<S, { id: string; created: boolean }> {
+    /**
+     * The operator's path (CLI): adds the user (a deleted id is refused), with `role` (default
+     * member); for an existing user a `role` given sets it, and its keys and sessions act with
+     * at most that role from the next request (an epoch move for other processes).
+     */
+    addUser(id: string, role?: string): StoreResult<S, { id: string; created: boolean; role: Role }> {
+      if (role !== undefined && !ROLES.includes(role as Role)) throw parameterError(`role must be one of ${ROLES.join(', ')}`)
       const userId = normalizeUserId(id)
       return then(store.getUser(userId), (user) => {
         if (user?.deletedAt != null) throw parameterError(`user ${userId} was deleted; user ids are never reused`)
-        return then(store.addUser(userId), (created) => ({ id: userId, created }))
-      }) as StoreResult<S, { id: string; created: boolean }>
+        if (user && role !== undefined && role !== user.role)
+          return then(store.updateUser(userId, { role: role as Role }), () => then(invalidate(), () => ({ id: userId, created: false, role: role as Role })))
+        if (user) return { id: userId, created: false, role: user.role }
+        return then(store.addUser(userId, (role as Role | undefined) ?? 'member'), (created) => ({
+          id: userId,
+          created,
+          role: (role as Role | undefined) ?? 'member',
+        }))
+      }) as StoreResult<S, { id: string; created: boolean; role: Role }>
     },
 
     createKey,
@@ -204,6 +231,8 @@ export function createAuthService<S extends AuthStorePort = AuthStore>(store: S,
     trackCache(c: { clear(): void }) {
       caches.push(c)
     },
+    /** Moves on every drop of the caches: a tracked cache keeps a store read only if it has not moved since the read began. */
+    cacheGeneration: () => generation,
     /** Compares the store's auth epoch when due; drops every tracked cache when it moved. */
     syncEpoch: () => checkEpoch(Date.now()),
     /** Whether a key hash is the config file's adminKey (it is not a stored key). */

@@ -145,6 +145,7 @@ describe.each(adapters)('auth store ports on %s', (_name, open) => {
       id: 'key_1',
       userId: 'usr_k',
       role: 'readonly',
+      userRole: 'member',
       revokedAt: null,
       userDisabled: 0,
       userDeletedAt: null,
@@ -154,6 +155,7 @@ describe.each(adapters)('auth store ports on %s', (_name, open) => {
       id: 'key_1',
       userId: 'usr_k',
       role: 'readonly',
+      userRole: 'member',
       name: 'ci',
       prefix: 'sk_key_',
       createdAt: T0,
@@ -182,6 +184,7 @@ describe.each(adapters)('auth store ports on %s', (_name, open) => {
       id: 'key_3',
       userId: 'usr_l',
       role: 'admin',
+      userRole: 'member',
       name: null,
       prefix: 'sk_key_',
       createdAt: T0 + 2,
@@ -330,6 +333,7 @@ describe.each(adapters)('auth services on %s', (name, open) => {
     return { auth, keys: createKeyService(stores.auth, auth), users: createUserService(stores.auth, auth, sessions), sessions }
   }
   const ADMIN: Caller = { userId: 'usr_admin', role: 'admin', keyId: 'key_cli' }
+  const ROLE_LIST = ['admin', 'member', 'readonly'] as const
 
   test('a cached key is answered without a promise; a miss reads the store (a promise only on PostgreSQL)', async () => {
     const { auth } = services(60_000)
@@ -358,6 +362,71 @@ describe.each(adapters)('auth services on %s', (name, open) => {
     // Another writer (a second node, the CLI): this service hears of it through the epoch only.
     await stores.auth.revokeKey(other.id, Date.now())
     expect(async () => await auth.authenticate(`Bearer ${other.key}`)).toThrow('revoked')
+  })
+
+  test("every pair of key role and user role acts with the lower, by key and by session, as another writer moves the user's role", async () => {
+    const { auth, keys, sessions } = services(0)
+    await auth.ensureAdminUser()
+    const seen: Record<string, string> = {}
+    for (const keyRole of ROLE_LIST) {
+      const userId = `usr_pair_${keyRole}`
+      await stores.auth.addUser(userId, 'admin')
+      const made = await keys.create(ADMIN, { userId, role: keyRole })
+      const { cookie } = await sessions.signIn({ apiKey: made.key }, { clientIp: '127.0.0.1', origin: ORIGIN, previousToken: null })
+      const token = sessions.tokenOf(cookie.split(';')[0]!)!
+      for (const userRole of ['admin', 'member', 'readonly', 'member', 'admin'] as const) {
+        // Another node's write: this service hears of it through the epoch only.
+        await stores.auth.updateUser(userId, { role: userRole })
+        const listed = (await keys.list(ADMIN, { userIds: [userId] })).keys[0]!
+        seen[`${keyRole}/${userRole}`] =
+          `key ${(await auth.authenticate(`Bearer ${made.key}`)).role}, session ${(await sessions.authenticate(token)).caller.role}, listed ${listed.role} of ${listed.grantedRole}`
+      }
+    }
+    const lower = {
+      admin: { admin: 'admin', member: 'member', readonly: 'readonly' },
+      member: { admin: 'member', member: 'member', readonly: 'readonly' },
+      readonly: { admin: 'readonly', member: 'readonly', readonly: 'readonly' },
+    } as const
+    const expected: Record<string, string> = {}
+    for (const k of ROLE_LIST) for (const u of ROLE_LIST) expected[`${k}/${u}`] = `key ${lower[k][u]}, session ${lower[k][u]}, listed ${lower[k][u]} of ${k}`
+    expect(seen).toEqual(expected)
+  })
+
+  test('a key or session read that spans a role change and its invalidation answers its request but is not cached', async () => {
+    // Over PostgreSQL a read can begin before a change commits and end after this node dropped its caches for it.
+    let hold: Promise<void> | null = null
+    const reads: Promise<unknown>[] = []
+    const held =
+      <A extends unknown[], T>(read: (...a: A) => T | Promise<T>) =>
+      (...a: A): Promise<T> => {
+        const got = Promise.resolve(read(...a))
+        reads.push(got)
+        return got.then(async (v) => {
+          if (hold) await hold
+          return v
+        })
+      }
+    const authStore = { ...stores.auth, findKeyByHash: held(stores.auth.findKeyByHash) } as AuthStorePort
+    const auth = createAuthService(authStore, { adminKey: '', epochCheckMs: 60_000 })
+    const sessions = createSessionService({ store: { ...stores.sessions, find: held(stores.sessions.find) }, authStore, auth, publicOrigin: ORIGIN })
+    const users = createUserService(authStore, auth, sessions)
+    await auth.ensureAdminUser()
+    await stores.auth.addUser('usr_race', 'admin')
+    const made = await createKeyService(authStore, auth).create(ADMIN, { userId: 'usr_race', role: 'admin' })
+    const { cookie } = await sessions.signIn({ apiKey: made.key }, { clientIp: '127.0.0.1', origin: ORIGIN, previousToken: null })
+    const token = sessions.tokenOf(cookie.split(';')[0]!)!
+    await auth.invalidate() // nothing cached: the next reads go to the store
+    let open = () => {}
+    hold = new Promise<void>((resolve) => (open = resolve))
+    reads.length = 0
+    const byKey = auth.authenticate(`Bearer ${made.key}`)
+    const bySession = sessions.authenticate(token)
+    await Promise.all(reads) // both read the user as admin
+    await users.update(ADMIN, 'usr_race', { role: 'member' })
+    hold = null
+    open()
+    expect([(await byKey).role, (await bySession).caller.role]).toEqual(['admin', 'admin']) // begun before the change
+    expect([(await auth.authenticate(`Bearer ${made.key}`)).role, (await sessions.authenticate(token)).caller.role]).toEqual(['member', 'member'])
   })
 
   test('users and dashboard sessions: sign in, a cached session without a promise, a password change and sign-out end sessions', async () => {

@@ -10,7 +10,7 @@
 import type { SQL } from 'bun'
 import type { AuthStorePort, KeyAuthRow, KeyRow, NewKey, Role, UserChange, UserRow } from './auth.store'
 
-const KEY_COLUMNS = `id, user_id AS "userId", role, name, key_prefix AS prefix, created_at::float8 AS "createdAt",
+const KEY_COLUMNS = `id, user_id AS "userId", role, (SELECT u.role FROM users u WHERE u.id = api_keys.user_id) AS "userRole", name, key_prefix AS prefix, created_at::float8 AS "createdAt",
   last_used_at::float8 AS "lastUsedAt", revoked_at::float8 AS "revokedAt"`
 const USER_COLUMNS = `id, role, created_at::float8 AS "createdAt", disabled::int AS disabled,
   (password_hash IS NOT NULL)::int AS "hasPassword", deleted_at::float8 AS "deletedAt"`
@@ -33,7 +33,7 @@ export function createPgAuthStore(sql: SQL): AuthStorePort {
   return {
     async findKeyByHash(hash: string): Promise<KeyAuthRow | null> {
       const [row] = await sql`
-        SELECT k.id, k.user_id AS "userId", k.role, k.revoked_at::float8 AS "revokedAt", u.disabled::int AS "userDisabled",
+        SELECT k.id, k.user_id AS "userId", k.role, u.role AS "userRole", k.revoked_at::float8 AS "revokedAt", u.disabled::int AS "userDisabled",
           u.deleted_at::float8 AS "userDeletedAt"
         FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.key_hash = ${hash}`
       return (row as KeyAuthRow | undefined) ?? null

@@ -4,11 +4,19 @@ import type { Db } from '../store'
 export type Role = 'admin' | 'member' | 'readonly'
 export const ROLES: Role[] = ['admin', 'member', 'readonly']
 
+const RANK: Record<Role, number> = { readonly: 0, member: 1, admin: 2 }
+/** Whether role `a` grants more than role `b`. */
+export const isAbove = (a: Role, b: Role): boolean => RANK[a] > RANK[b]
+/** The lower of two roles: what a key or session acts with (its own role, capped by its user's current one). */
+export const lowerRole = (a: Role, b: Role): Role => (RANK[a] <= RANK[b] ? a : b)
+
 /** What authentication needs of a key: the key and the state of its user. */
 export interface KeyAuthRow {
   id: string
   userId: string
   role: Role
+  /** The user's current role: the key acts with the lower of the two. */
+  userRole: Role
   revokedAt: number | null
   userDisabled: number
   userDeletedAt: number | null
@@ -18,6 +26,8 @@ export interface KeyRow {
   id: string
   userId: string
   role: Role
+  /** The user's current role (the key acts with the lower of the two). */
+  userRole: Role
   name: string | null
   prefix: string
   createdAt: number
@@ -50,13 +60,13 @@ export interface UserChange {
   passwordHash?: string | null
 }
 
-const KEY_COLUMNS = `id, user_id AS userId, role, name, key_prefix AS prefix, created_at AS createdAt,
-  last_used_at AS lastUsedAt, revoked_at AS revokedAt`
+const KEY_COLUMNS = `id, user_id AS userId, role, (SELECT u.role FROM users u WHERE u.id = api_keys.user_id) AS userRole, name,
+  key_prefix AS prefix, created_at AS createdAt, last_used_at AS lastUsedAt, revoked_at AS revokedAt`
 const USER_COLUMNS = `id, role, created_at AS createdAt, disabled, password_hash IS NOT NULL AS hasPassword, deleted_at AS deletedAt`
 
 export function createAuthStore(db: Db) {
   const findKey = db.query<KeyAuthRow, [string]>(
-    `SELECT k.id, k.user_id AS userId, k.role, k.revoked_at AS revokedAt, u.disabled AS userDisabled, u.deleted_at AS userDeletedAt
+    `SELECT k.id, k.user_id AS userId, k.role, u.role AS userRole, k.revoked_at AS revokedAt, u.disabled AS userDisabled, u.deleted_at AS userDeletedAt
      FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.key_hash = ?`,
   )
   const getKey = db.query<KeyRow, [string]>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = ?`)

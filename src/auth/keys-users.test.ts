@@ -10,7 +10,7 @@ const expectError = (r: { status: number; body: any }, status: number, code: str
 }
 
 describe('POST /keys', () => {
-  test('an admin creates a key for any user and role; the user is created when missing; the key works', async () => {
+  test("an admin creates a key for any user and role; a missing user is created with the key's role; the key works", async () => {
     const h = createHarness()
     const r = await h.call('POST', '/keys', { json: { userId: 'dave', role: 'admin', name: 'ci' } })
     expect(r.status).toBe(200)
@@ -22,7 +22,7 @@ describe('POST /keys', () => {
       name: 'ci',
       createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
     })
-    expect((await h.call('GET', '/users/dave')).body).toMatchObject({ id: 'usr_dave', role: 'member', disabled: false, hasPassword: false })
+    expect((await h.call('GET', '/users/dave')).body).toMatchObject({ id: 'usr_dave', role: 'admin', disabled: false, hasPassword: false })
     // The new admin key acts as an admin: it can list users.
     expect((await h.call('GET', '/users', { key: r.body.key })).status).toBe(200)
     const unnamed = await h.call('POST', '/keys', { json: { userId: 'usr_alice', role: 'readonly' } })
@@ -75,7 +75,7 @@ describe('GET /keys', () => {
     expect(all.headers.get('x-total-count')).toBe('4')
     expect(all.body.map((k: any) => k.userId).sort()).toEqual(['usr_admin', 'usr_alice', 'usr_bob', 'usr_carol'])
     for (const k of all.body) {
-      expect(Object.keys(k).sort()).toEqual(['createdAt', 'id', 'lastUsedAt', 'name', 'prefix', 'revokedAt', 'role', 'userId'])
+      expect(Object.keys(k).sort()).toEqual(['createdAt', 'grantedRole', 'id', 'lastUsedAt', 'name', 'prefix', 'revokedAt', 'role', 'userId'])
       expect(k.prefix).toMatch(/^sk_/)
       expect(JSON.stringify(k)).not.toContain(
         Object.values(h.keys)

@@ -1,8 +1,8 @@
 /**
  * Dashboard sessions. The browser gets a random token in an HttpOnly `__Host-` cookie and
  * never holds an API key; the store keeps the token's SHA-256 and what the session acts
- * as. A session opened with an API key acts with that key (revoking it ends the session);
- * one opened with a password acts with the user's role. Every request re-checks the user
+ * as. A session opened with an API key acts with that key (revoking it ends the session)
+ * and with at most its user's current role; one opened with a password acts with the user's role. Every request re-checks the user
  * and the key through a cache that is dropped with the key cache (the store's auth epoch),
  * so disabling a user or revoking a key ends its sessions as fast as its keys.
  *
@@ -13,7 +13,7 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { AppError, forbidden, type Logger, LruCache, parameterError, toIso } from '../shared'
 import { type AuthService, type Caller, CONFIG_KEY_ID, hashKey, normalizeUserId } from './auth.service'
-import type { AuthStorePort, Role } from './auth.store'
+import { type AuthStorePort, lowerRole, type Role } from './auth.store'
 import { createSignInLimiter, type SignInLimiterPort } from './session.limiter'
 import type { SessionMethod, SessionStorePort } from './session.store'
 
@@ -92,7 +92,7 @@ export function createSessionService(options: SessionOptions) {
       caller = { userId: row.userId, role: row.userRole, keyId: null, sessionId: id }
     } else if (row.keyId !== null) {
       if (row.keyRole === null || row.keyRevokedAt !== null) return null
-      caller = { userId: row.userId, role: row.keyRole, keyId: row.keyId, sessionId: id }
+      caller = { userId: row.userId, role: lowerRole(row.keyRole, row.userRole), keyId: row.keyId, sessionId: id }
     } else {
       if (row.configKeyHash === null || !auth.isConfigKeyHash(row.configKeyHash)) return null
       caller = { userId: row.userId, role: 'admin', keyId: CONFIG_KEY_ID, sessionId: id }
@@ -122,10 +122,17 @@ export function createSessionService(options: SessionOptions) {
     return stillActive(s, t)
   }
 
-  async function loadActive(id: string, t: number): Promise<ActiveSession> {
+  /** Reads the session and caches it unless the caches were dropped while it was read (see auth.cacheGeneration). */
+  async function loadCached(id: string): Promise<ActiveSession | null> {
+    const readAt = auth.cacheGeneration()
     const s = await load(id)
+    if (s && readAt === auth.cacheGeneration()) cache.set(id, s)
+    return s
+  }
+
+  async function loadActive(id: string, t: number): Promise<ActiveSession> {
+    const s = await loadCached(id)
     if (!s) throw new AppError('unauthorized', SESSION_ENDED)
-    cache.set(id, s)
     return stillActive(s, t)
   }
 
@@ -267,9 +274,8 @@ export function createSessionService(options: SessionOptions) {
       })
       // Sessions ended here must not live on in this process's cache until the next epoch check.
       if (ended > 0) await auth.invalidate()
-      const s = await load(id)
+      const s = await loadCached(id)
       if (!s) throw new AppError('unauthorized', SIGN_IN_FAILED) // changed while we checked
-      cache.set(id, s)
       return { session: view(s), cookie: cookie(token, SESSION_MAX_MS / 1000) }
     },
 

@@ -17,8 +17,9 @@ const API_DESCRIPTION = `Short links with QR codes, tags, branded domains, files
 
 **Authentication**: every operation needs \`Authorization: Bearer <API key>\`. Keys are created by the operator
 (\`shortlink keys create --user ID --role admin|member|readonly\`) or through \`POST /keys\`, and shown once. \`readonly\` keys may only GET;
-\`member\` keys act on their own links, tags and files; \`admin\` keys on everyone's. A revoked key, or a disabled or
-deleted user's key, answers 401 within a second.
+\`member\` keys act on their own links, tags and files; \`admin\` keys on everyone's. A key acts with the lower of its own
+role and its user's current role (demoting a user demotes its keys and sessions within a second, on every node). A revoked
+key, or a disabled or deleted user's key, answers 401 within a second.
 The dashboard (\`/app/\` on this host) signs in through \`POST /session\` instead and sends the \`__Host-shortlink_session\`
 cookie (HttpOnly, Secure, SameSite=Strict) with no Authorization header; such requests act with the session's user and role,
 and every write made with the cookie must carry the server's \`Origin\` and \`X-CSRF-Token\` (from \`GET /session\`), else 403.
@@ -26,9 +27,14 @@ and every write made with the cookie must carry the server's \`Origin\` and \`X-
 **Errors** have the body \`{ "code", "message" }\` (plus \`requestId\`). Status per code:
 ${Object.entries(STATUS_BY_CODE)
   .map(([c, s]) => `\`${c}\` ${s}`)
-  .join(', ')}. Bodies that are not JSON, have the wrong content type or are too large are \`bad_request\`;
-a value breaking a rule is \`parameter_error\` naming the field; unknown body fields are \`parameter_error\`;
+  .join(', ')}. Bodies that are not JSON, have the wrong content type or are too large, and requests whose \`Host\` is not a valid
+host[:port] (or whose path has a malformed percent-escape), are \`bad_request\`;
+a value breaking a rule is \`parameter_error\` naming the field (a NUL, \`%00\` or \`\\u0000\`, in any query value or JSON string
+among them; in the path it is \`bad_request\`); unknown body fields are \`parameter_error\`;
 unknown query parameters are ignored.
+
+**Headers**: every answer carries \`X-Content-Type-Options: nosniff\` and \`Cache-Control: no-store\` (errors too), and may not
+be framed (\`Content-Security-Policy: frame-ancestors 'none'\`, \`X-Frame-Options: DENY\`).
 
 **Rate limits**: every response carries \`RateLimit-Limit\`, \`RateLimit-Remaining\` and \`RateLimit-Reset\` (seconds);
 over the limit the answer is 429 \`rate_limit_exceeded\` with \`Retry-After\`. On a cluster (\`[store] url\` names
@@ -109,18 +115,17 @@ export function docsRoutes(settings: Pick<Settings, 'apiPrefix' | 'baseUrl'>, ap
 <body><div id="swagger-ui"></div><script src="${prefix}/docs/swagger-ui-bundle.js"></script>
 <script src="${prefix}/docs/init.js"></script></body></html>`
   const init = `window.ui = SwaggerUIBundle({ url: ${JSON.stringify(`${prefix}/openapi.json`)}, dom_id: '#swagger-ui', deepLinking: true, persistAuthorization: true });`
-  const cache = { 'cache-control': 'public, max-age=86400' }
 
   return new Elysia({ name: 'docs' })
     .get('/openapi.json', () => new Response(document(), { headers: { 'content-type': 'application/json; charset=utf-8' } }), {
       detail: { hide: true },
     })
     .get('/docs', () => new Response(page, { headers: { 'content-type': 'text/html; charset=utf-8' } }), { detail: { hide: true } })
-    .get('/docs/init.js', () => new Response(init, { headers: { 'content-type': 'text/javascript', ...cache } }), { detail: { hide: true } })
-    .get('/docs/swagger-ui-bundle.js', () => new Response(Bun.file(swaggerBundle), { headers: { 'content-type': 'text/javascript', ...cache } }), {
+    .get('/docs/init.js', () => new Response(init, { headers: { 'content-type': 'text/javascript' } }), { detail: { hide: true } })
+    .get('/docs/swagger-ui-bundle.js', () => new Response(Bun.file(swaggerBundle), { headers: { 'content-type': 'text/javascript' } }), {
       detail: { hide: true },
     })
-    .get('/docs/swagger-ui.css', () => new Response(Bun.file(swaggerCss), { headers: { 'content-type': 'text/css', ...cache } }), {
+    .get('/docs/swagger-ui.css', () => new Response(Bun.file(swaggerCss), { headers: { 'content-type': 'text/css' } }), {
       detail: { hide: true },
     })
 }

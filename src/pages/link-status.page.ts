@@ -16,8 +16,16 @@ input{box-sizing:border-box;width:100%;font:inherit;padding:.6rem;border:1px sol
 button{margin-top:.75rem;width:100%;font:inherit;font-weight:600;padding:.6rem;border:0;border-radius:8px;background:#1f6feb;color:#fff;cursor:pointer}
 .error{color:#b42318;margin:.5rem 0 0}`
 
+/**
+ * What these pages may load: their own inline CSS, nothing else; the password form posts to
+ * its own origin. Framing is forbidden by the header every redirect-server page gets (a meta
+ * CSP cannot do that; src/shared/security-headers.ts).
+ */
+const CSP = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'self'"
+
 function page(title: string, body: string): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="${esc(CSP)}">
+<meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex"><title>${esc(title)}</title><style>${STYLE}</style></head><body><main>${body}</main></body></html>`
 }
 
@@ -41,7 +49,7 @@ export function previewPage(p: { title: string; description: string; image: stri
   const t = esc(p.title)
   const d = esc(p.description)
   const img = p.image ? esc(p.image) : ''
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${t}</title>
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="${esc(CSP)}"><title>${t}</title>
 <meta property="og:type" content="website"><meta property="og:title" content="${t}"><meta property="og:description" content="${d}">
 <meta property="og:url" content="${esc(p.url)}"><meta property="og:site_name" content="${esc(p.siteName)}">
 ${img ? `<meta property="og:image" content="${img}">` : ''}

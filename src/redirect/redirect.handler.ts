@@ -7,7 +7,7 @@ import type { Settings } from '../config'
 import { type GeoIp, UNKNOWN_LOCATION } from '../geo'
 import { type LinkRow, MAX_KEY_LENGTH, storedDataOf, storedLinkViewOf } from '../links'
 import { EXPIRED_PAGE, NOT_FOUND_PAGE, passwordPage, previewPage, TOO_MANY_ATTEMPTS_PAGE } from '../pages'
-import { LruCache, readCapped, withHsts } from '../shared'
+import { LruCache, readCapped, withHsts, withPageHeaders } from '../shared'
 import type { ClickRecorder } from '../stats'
 import { createLinkCache } from './link-cache'
 import type { PasswordGate } from './password-gate'
@@ -18,7 +18,9 @@ import { parseVisitor, type Visitor } from './visitor'
 function decodeSegment(raw: string): string | null {
   if (!raw.includes('%')) return raw
   try {
-    return decodeURIComponent(raw)
+    const decoded = decodeURIComponent(raw)
+    // No key or file id holds a NUL, and PostgreSQL refuses one in a query: not found without asking.
+    return decoded.includes('\0') ? null : decoded
   } catch {
     return null
   }
@@ -115,8 +117,16 @@ export function createRedirectHandler(deps: RedirectDeps) {
   function handle(request: Request, path: string, search: string, host: string, clientIp: () => string): Response | Promise<Response> {
     const domain = deps.domainOf(host)
     const res = answer(request, path, search, domain, clientIp)
-    if (!domain?.hsts) return res
-    return res instanceof Promise ? res.then(withHsts) : withHsts(res)
+    // Every answer leaves through here: HSTS where the domain has it, the security headers (src/shared/security-headers.ts).
+    // Our hosted document and menu pages frame the link's files; nothing else of ours may be framed.
+    const framedBySelf = path.includes('/file/')
+    if (res instanceof Promise) return res.then((r) => secured(r, domain, framedBySelf))
+    return secured(res, domain, framedBySelf)
+  }
+
+  function secured(res: Response, domain: ShortDomain | null, framedBySelf: boolean): Response {
+    if (domain?.hsts) withHsts(res)
+    return withPageHeaders(res, framedBySelf)
   }
 
   function answer(request: Request, path: string, search: string, domain: ShortDomain | null, clientIp: () => string): Response | Promise<Response> {

@@ -67,9 +67,10 @@ export function errorBody(code: ErrorCode, message: string, requestId?: string):
   return JSON.stringify(requestId ? { code, message, requestId } : { code, message })
 }
 
+/** An error in the contract's body; never sniffed, never cached, wherever it is answered (API, redirect server, listener). */
 export function errorResponse(code: ErrorCode, message: string, requestId?: string, headers: Record<string, string> = {}): Response {
   return new Response(errorBody(code, message, requestId), {
     status: STATUS_BY_CODE[code],
-    headers: { 'content-type': 'application/json; charset=utf-8', ...headers },
+    headers: { 'content-type': 'application/json; charset=utf-8', 'x-content-type-options': 'nosniff', 'cache-control': 'no-store', ...headers },
   })
 }
