@@ -25,6 +25,12 @@ export interface LinkServiceDeps<S extends LinkStorePort = LinkStore> extends Li
 
 export type LinkChange = { domain: string; key: string; id: string }
 
+/** What an import keeps beyond a link body: the other service's creation time and click total. */
+export interface ImportedFacts {
+  createdAt?: number
+  importedClicks?: number
+}
+
 /** `f(value)`, at once when `value` is not a promise: a synchronous store's path stays free of promises. */
 function then<T, R>(value: T | Promise<T>, f: (v: T) => R): R | Promise<R> {
   return value instanceof Promise ? value.then(f) : f(value)
@@ -70,7 +76,7 @@ export function createLinkService<S extends LinkStorePort = LinkStore>(deps: Lin
         ? rules.keyTakenError(r.domain, r.key)
         : new AppError('internal_server_error', `link ${r.id} kept changing while it was written; retry`)
 
-  async function create(caller: Caller, typeParam: string, body: LinkBody): Promise<LinkRecord> {
+  async function create(caller: Caller, typeParam: string, body: LinkBody, imported: ImportedFacts = {}): Promise<LinkRecord> {
     const { type, data, o, domain, options, now } = await rules.prepareCreate(caller.userId, typeParam, body)
     for (let attempt = 0; attempt < FRESH_KEY_TRIES; attempt++) {
       const key = o.key ?? (await rules.freshKey(domain))
@@ -89,7 +95,8 @@ export function createLinkService<S extends LinkStorePort = LinkStore>(deps: Lin
         password_hash: options.passwordHash ?? null,
         expires_at: options.expiresAt ?? null,
         archived: o.archived ? 1 : 0,
-        created_at: now,
+        imported_clicks: imported.importedClicks ?? 0,
+        created_at: Math.min(imported.createdAt ?? now, now),
         updated_at: now,
       }
       // The key is checked again by the store, in the insert's transaction.
@@ -104,7 +111,7 @@ export function createLinkService<S extends LinkStorePort = LinkStore>(deps: Lin
   }
 
   /** The next row of a link under a prepared update, with the checks that depend on the link. */
-  async function writeOf(row: LinkRow, p: PreparedUpdate, now: number): Promise<LinkWrite> {
+  async function writeOf(row: LinkRow, p: PreparedUpdate & ImportedFacts, now: number): Promise<LinkWrite> {
     const type = row.link_type as LinkType
     const domain = p.o.domain ?? row.domain
     const key = p.o.key ?? row.key
@@ -126,6 +133,7 @@ export function createLinkService<S extends LinkStorePort = LinkStore>(deps: Lin
       password_hash: p.options.passwordHash === undefined ? row.password_hash : p.options.passwordHash,
       expires_at: p.options.expiresAt === undefined ? row.expires_at : p.options.expiresAt,
       archived: p.o.archived === undefined ? row.archived : p.o.archived ? 1 : 0,
+      imported_clicks: p.importedClicks ?? row.imported_clicks,
       updated_at: now,
     }
     return { base: row, row: next, tags: p.o.tags === undefined ? undefined : (p.o.tags ?? []), searchText: `${key} ${destination} ${searchTextOf(data)}` }
@@ -135,7 +143,7 @@ export function createLinkService<S extends LinkStorePort = LinkStore>(deps: Lin
    * Reads the links, computes their next rows and writes them all or none, then tells listeners
    * their old and new addresses. A link written by someone else meanwhile is read again.
    */
-  async function save(caller: Caller, ids: string[], p: PreparedUpdate): Promise<void> {
+  async function save(caller: Caller, ids: string[], p: PreparedUpdate & ImportedFacts): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       const now = clock()
       const current: LinkRow[] = []
@@ -157,10 +165,10 @@ export function createLinkService<S extends LinkStorePort = LinkStore>(deps: Lin
     }
   }
 
-  async function update(caller: Caller, id: string, body: LinkBody): Promise<LinkRecord> {
+  async function update(caller: Caller, id: string, body: LinkBody, imported: Pick<ImportedFacts, 'importedClicks'> = {}): Promise<LinkRecord> {
     const row = await getRowOrThrow(caller, id)
     const prepared = await rules.prepareUpdate(row.link_type as LinkType, body, row.user_id)
-    await save(caller, [id], prepared)
+    await save(caller, [id], { ...prepared, importedClicks: imported.importedClicks })
     return recordOf((await store.getById(id))!)
   }
 
@@ -214,6 +222,16 @@ export function createLinkService<S extends LinkStorePort = LinkStore>(deps: Lin
 
   return {
     create,
+    /** The checks a create runs, writing nothing (an import's dry run); tags are left to the caller. */
+    checkCreate: async (caller: Caller, typeParam: string, body: LinkBody): Promise<void> => {
+      await rules.prepareCreate(caller.userId, typeParam, body)
+    },
+    /** The caller's live link an upsert of this content would match, or null (imports match keyless rows with it). */
+    async findSame(caller: Caller, typeParam: string, data: unknown): Promise<LinkRow | null> {
+      const type = rules.assertType(typeParam)
+      const checked = checkData(type, data)
+      return store.findForUpsert(caller.userId, type, matchKeyOf(type, checked, destinationOf(type, checked, '')))
+    },
     upsert,
     update,
     bulkUpdate,

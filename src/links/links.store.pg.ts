@@ -38,7 +38,7 @@ export interface PgLinkStoreOptions {
 const columnsOf = (p: string) =>
   `${p}seq::float8 AS seq, ${p}id, ${p}user_id, ${p}domain, ${p}key, ${p}link_type, ${p}destination, ${p}match_key, ${p}data, ${p}options,
   ${p}qr_options, ${p}password_hash, ${p}expires_at::float8 AS expires_at, ${p}archived, ${p}clicks::float8 AS clicks,
-  ${p}last_clicked::float8 AS last_clicked, ${p}created_at::float8 AS created_at, ${p}updated_at::float8 AS updated_at,
+  ${p}imported_clicks::float8 AS imported_clicks, ${p}last_clicked::float8 AS last_clicked, ${p}created_at::float8 AS created_at, ${p}updated_at::float8 AS updated_at,
   ${p}deleted_at::float8 AS deleted_at`
 const COLUMNS = columnsOf('')
 
@@ -137,9 +137,10 @@ export function createPgLinkStore(sql: SQL, { publish }: PgLinkStoreOptions = {}
         // Checked first, so a refused insert uses no sequence number (ON CONFLICT covers a race).
         if (await keyTaken(tx, r.domain, r.key)) return null
         const [inserted] = await tx`INSERT INTO links
-          (id, user_id, domain, key, link_type, destination, match_key, data, options, qr_options, password_hash, expires_at, archived, created_at, updated_at)
+          (id, user_id, domain, key, link_type, destination, match_key, data, options, qr_options, password_hash, expires_at, archived,
+            imported_clicks, created_at, updated_at)
           VALUES (${r.id}, ${r.user_id}, ${r.domain}, ${r.key}, ${r.link_type}, ${r.destination}, ${r.match_key}, ${r.data}, ${r.options},
-            ${r.qr_options}, ${r.password_hash}, ${r.expires_at}, ${r.archived}, ${r.created_at}, ${r.updated_at})
+            ${r.qr_options}, ${r.password_hash}, ${r.expires_at}, ${r.archived}, ${r.imported_clicks ?? 0}, ${r.created_at}, ${r.updated_at})
           ON CONFLICT (domain, key) WHERE deleted_at IS NULL DO NOTHING
           RETURNING seq::float8 AS seq`
         if (!inserted) return null
@@ -165,7 +166,8 @@ export function createPgLinkStore(sql: SQL, { publish }: PgLinkStoreOptions = {}
             try {
               await tx`UPDATE links SET domain = ${r.domain}, key = ${r.key}, destination = ${r.destination}, match_key = ${r.match_key},
                 data = ${r.data}, options = ${r.options}, qr_options = ${r.qr_options}, password_hash = ${r.password_hash},
-                expires_at = ${r.expires_at}, archived = ${r.archived}, updated_at = ${r.updated_at} WHERE seq = ${r.seq}`
+                expires_at = ${r.expires_at}, archived = ${r.archived}, imported_clicks = ${r.imported_clicks}, updated_at = ${r.updated_at}
+                WHERE seq = ${r.seq}`
             } catch (e) {
               // Another node took the key between the check and the write.
               if (isUniqueViolation(e)) refusal = { refused: 'key_taken', id: r.id, domain: r.domain, key: r.key }

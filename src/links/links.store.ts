@@ -19,13 +19,15 @@ export interface LinkRow {
   expires_at: number | null
   archived: number
   clicks: number
+  /** The click total another service reported when the link was imported; never counted in `clicks` or statistics. */
+  imported_clicks: number
   last_clicked: number | null
   created_at: number
   updated_at: number
   deleted_at: number | null
 }
 
-export type NewLinkRow = Omit<LinkRow, 'seq' | 'clicks' | 'last_clicked' | 'deleted_at'>
+export type NewLinkRow = Omit<LinkRow, 'seq' | 'clicks' | 'imported_clicks' | 'last_clicked' | 'deleted_at'> & { imported_clicks?: number }
 
 export interface LinkFilter {
   ids?: string[]
@@ -63,7 +65,20 @@ export interface LinkWrite {
 export type WriteRefusal = { refused: 'gone' | 'key_taken' | 'changed'; id: string; domain: string; key: string }
 
 /** The columns an update writes: a row whose values differ from the base it was computed from has changed. */
-const WRITTEN = ['domain', 'key', 'destination', 'match_key', 'data', 'options', 'qr_options', 'password_hash', 'expires_at', 'archived', 'updated_at'] as const
+const WRITTEN = [
+  'domain',
+  'key',
+  'destination',
+  'match_key',
+  'data',
+  'options',
+  'qr_options',
+  'password_hash',
+  'expires_at',
+  'archived',
+  'imported_clicks',
+  'updated_at',
+] as const
 
 /** Whether the live row still holds what `base` held in every written column. */
 export const unchangedSince = (live: Pick<LinkRow, (typeof WRITTEN)[number]>, base: LinkRow) => WRITTEN.every((c) => live[c] === base[c])
@@ -86,10 +101,10 @@ export function createLinkStore(db: Db) {
     'SELECT * FROM links WHERE user_id = ? AND link_type = ? AND match_key = ? AND deleted_at IS NULL ORDER BY created_at LIMIT 1',
   )
   const insert = db.query<{ seq: number }, Arg[]>(`INSERT INTO links
-    (id, user_id, domain, key, link_type, destination, match_key, data, options, qr_options, password_hash, expires_at, archived, created_at, updated_at)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`)
+    (id, user_id, domain, key, link_type, destination, match_key, data, options, qr_options, password_hash, expires_at, archived, imported_clicks, created_at, updated_at)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`)
   const update = db.query(`UPDATE links SET domain = ?, key = ?, destination = ?, match_key = ?, data = ?, options = ?, qr_options = ?,
-    password_hash = ?, expires_at = ?, archived = ?, updated_at = ? WHERE seq = ?`)
+    password_hash = ?, expires_at = ?, archived = ?, imported_clicks = ?, updated_at = ? WHERE seq = ?`)
   const softDelete = db.query('UPDATE links SET deleted_at = ?, updated_at = ? WHERE seq = ? AND deleted_at IS NULL')
   const clearTags = db.query('DELETE FROM link_tags WHERE link_seq = ?')
   const addTag = db.query('INSERT INTO link_tags (tag_id, link_seq, pos) VALUES (?, ?, ?)')
@@ -275,6 +290,7 @@ export function createLinkStore(db: Db) {
       r.password_hash,
       r.expires_at,
       r.archived,
+      r.imported_clicks ?? 0,
       r.created_at,
       r.updated_at,
     )!.seq
@@ -337,6 +353,7 @@ export function createLinkStore(db: Db) {
               r.password_hash,
               r.expires_at,
               r.archived,
+              r.imported_clicks,
               r.updated_at,
               r.seq,
             )
