@@ -167,10 +167,15 @@ async function* readJson(path: string, map: (o: Record<string, unknown>) => RawL
         if (piece.toString('utf8').trim()) throw new ImportFileError(row + 1, 'the file goes on after its JSON value ends')
         continue
       }
-      parser.write(piece)
-      if (failure) throw new ImportFileError(row + 1, `the JSON is malformed after link ${row}: ${(failure as Error).message.split('.')[0]}`)
+      try {
+        parser.write(piece)
+      } catch (e) {
+        failure ??= e as Error
+      }
       sinceValue = found.length ? 0 : sinceValue + piece.length
+      // The links before the fault are good.
       yield* drain()
+      if (failure) throw new ImportFileError(row + 1, `the JSON is malformed after link ${row}: ${(failure as Error).message.split('.')[0]}`)
       if (sinceValue > MAX_RECORD_BYTES)
         throw new ImportFileError(row + 1, `link ${row + 1} (or what follows link ${row}) is larger than ${MAX_RECORD_BYTES / 1024} KiB`)
     }
