@@ -28,7 +28,7 @@ type Record_ = {
   errors: { row: number; message: string }[]
 }
 
-function form(fields: Record<string, string>, file?: { name: string; content: string | Uint8Array }): FormData {
+function form(fields: Record<string, string>, file?: { name: string; content: string | Uint8Array<ArrayBuffer> }): FormData {
   const f = new FormData()
   for (const [k, v] of Object.entries(fields)) f.set(k, v)
   if (file) f.set('file', new Blob([file.content]), file.name)
@@ -39,7 +39,7 @@ function form(fields: Record<string, string>, file?: { name: string; content: st
 async function importFile(
   h: ApiHarness,
   source: string,
-  file: { name: string; content: string | Uint8Array },
+  file: { name: string; content: string | Uint8Array<ArrayBuffer> },
   fields: Record<string, string> = {},
   key = h.keys.member,
 ) {
@@ -52,7 +52,7 @@ async function importFile(
   }
   return record
 }
-const fixture = (name: string) => ({ name, content: readFileSync(join(FIXTURES, name)) })
+const fixture = (name: string) => ({ name, content: new Uint8Array(readFileSync(join(FIXTURES, name))) })
 const count = async (h: ApiHarness, key: string) => (await h.call('GET', '/links/count?includeArchived=true', { key })).body.count as number
 const links = async (h: ApiHarness, key: string) => (await h.call('GET', '/links?pageSize=100&includeArchived=true', { key })).body.links as any[]
 const tagNames = async (h: ApiHarness, key: string) =>
@@ -249,7 +249,7 @@ describe('long imports', () => {
     expect(stopped.status).toBe('failed')
     expect(stopped.errors.at(-1)!.message).toContain('the server was stopped during this import')
     expect(stopped.created).toBeLessThan(5_000)
-    const again = await importFile(h, 'csv', { name: 'big.csv', content: readFileSync(path) })
+    const again = await importFile(h, 'csv', { name: 'big.csv', content: new Uint8Array(readFileSync(path)) })
     expect(again.created + again.skipped).toBe(5_000)
     expect(again.skipped).toBe(stopped.created)
     expect(await count(h, h.keys.member)).toBe(5_000)
