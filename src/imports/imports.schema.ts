@@ -3,25 +3,12 @@
  * and the sources with their labels. Plain data: the dashboard imports them too.
  */
 import { type TLiteral, type TUnion, Type as t } from '@sinclair/typebox'
-import { IMPORT_SOURCES, type ImportSourceName } from './imports.sources'
+import { IMPORT_SOURCES, SOURCE_HELP } from './imports.sources'
 
-export { IMPORT_SOURCES, type ImportSourceName } from './imports.sources'
+export { IMPORT_SOURCES, type ImportSourceName, SOURCE_HELP } from './imports.sources'
 
 /** Failed rows listed in a record; `failed` counts them all. */
 export const MAX_LISTED_ERRORS = 1000
-
-/** What each source reads, as the dashboard and the API document say it. */
-export const SOURCE_HELP: Record<ImportSourceName, { label: string; file: string }> = {
-  csv: {
-    label: 'CSV (this dashboard)',
-    file: 'CSV with the columns url (required), key, domain, tags (names separated by ;), comment, type (link or google-form)',
-  },
-  bitly: { label: 'Bitly', file: "Bitly's CSV export of links, or the JSON of the API's GET /v4/groups/{group}/bitlinks" },
-  shlink: { label: 'Shlink', file: "the web client's short_urls.csv export, or the JSON of the REST API's GET /rest/v3/short-urls" },
-  yourls: { label: 'YOURLS', file: 'a CSV of the yourls_url table (keyword, url, title, timestamp, ip, clicks), or the JSON of yourls-api.php?action=stats' },
-  kutt: { label: 'Kutt', file: "the JSON of Kutt's API GET /api/v2/links" },
-  rebrandly: { label: 'Rebrandly', file: "the JSON of Rebrandly's API GET /v1/links, or a CSV export of links" },
-}
 
 type LiteralsOf<V extends readonly string[]> = { -readonly [K in keyof V]: TLiteral<V[K]> }
 export const ImportSource = t.Union(

@@ -9,11 +9,14 @@
  *   click total. A key held by another destination or user fails the row. So running the same
  *   file again creates nothing.
  * - A dry run reads and checks every row the same way and writes nothing but its record.
- * - The record's `updated_at` is a heartbeat: an import still "running" whose heartbeat is older
- *   than STALE_MS belongs to a process that died (kill -9, a lost node) and is marked failed, by
- *   a sweep every node runs and by any read of it. A clean stop marks its own imports failed.
+ * - The record's `updated_at` is a heartbeat and `runner` names the process (host:pid): an import
+ *   still "running" whose runner is gone from this host, or whose heartbeat is older than
+ *   STALE_MS (another host, a reused pid), belongs to a process that died (kill -9, a lost node)
+ *   and is marked failed: by the sweep each process runs when it starts and every 30 s, and by
+ *   any read of it. A clean stop marks its own imports failed.
  */
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs'
+import { hostname } from 'node:os'
 import { join } from 'node:path'
 import { type Caller, canAccessOwnedBy } from '../auth'
 import { normaliseHost } from '../domains'
@@ -32,6 +35,24 @@ export const STALE_MS = 60_000
 const PROGRESS_EVERY_MS = 1000
 /** The loop yields to requests at least this often (SQLite's link writes answer synchronously). */
 const YIELD_EVERY_MS = 20
+
+/** This process, as `runner` names it. */
+const RUNNER = `${hostname()}:${process.pid}`
+
+/** Whether the process a runner names is certainly gone: it ran on this host and its pid is no more. */
+function runnerGone(runner: string | null): boolean {
+  if (!runner) return false
+  const at = runner.lastIndexOf(':')
+  if (runner.slice(0, at) !== hostname()) return false
+  const pid = Number(runner.slice(at + 1))
+  if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) return false
+  try {
+    process.kill(pid, 0)
+    return false
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'ESRCH'
+  }
+}
 
 type LinkBody = { data: { url: string }; linkOptions?: Record<string, unknown> }
 
@@ -147,6 +168,7 @@ export function createImportService(deps: ImportServiceDeps) {
       dry_run: input.dryRun ? 1 : 0,
       file_name: input.fileName,
       domain,
+      runner: RUNNER,
       total: 0,
       created: 0,
       updated: 0,
@@ -351,18 +373,20 @@ export function createImportService(deps: ImportServiceDeps) {
     }
   }
 
-  /** Marks running imports whose heartbeat stopped as failed. */
+  /** Whether a running import's process is dead (not one of this process's jobs). */
+  const isDead = (row: ImportRow) => !jobs.has(row.id) && (row.updated_at < clock() - STALE_MS || runnerGone(row.runner))
+
+  /** Marks running imports whose process died as failed. */
   async function sweep(): Promise<void> {
     const now = clock()
-    const before = now - STALE_MS
-    for (const row of await store.stale(before)) {
-      if (jobs.has(row.id)) continue
+    for (const row of await store.running()) {
+      if (!isDead(row)) continue
       const errors = JSON.parse(row.errors) as { row: number; message: string }[]
       errors.push({
         row: 0,
         message: 'the server running this import stopped; rows before this were imported. Import the same file again to finish it (nothing is duplicated).',
       })
-      await store.failStale(row.id, JSON.stringify(errors.slice(-MAX_LISTED_ERRORS)), now, before)
+      await store.failRunning(row.id, JSON.stringify(errors.slice(-MAX_LISTED_ERRORS)), now, row.updated_at)
     }
   }
 
@@ -386,6 +410,8 @@ export function createImportService(deps: ImportServiceDeps) {
       .catch((e) => log.warn('import sweep failed', { error: String(e) }))
   }, STALE_MS / 2)
   sweeper.unref()
+  // At start: a restart after a crash shows its imports failed at once (same host; else within STALE_MS).
+  setTimeout(() => void sweep().catch((e) => log.warn('import sweep failed', { error: String(e) })), 0).unref()
 
   return {
     start,
@@ -400,7 +426,7 @@ export function createImportService(deps: ImportServiceDeps) {
       let row = await store.get(id)
       if (!row) throw notFound(`import ${id}`)
       if (!canAccessOwnedBy(caller, row.user_id)) throw forbidden(`import ${id} belongs to another user`)
-      if (row.status === 'running' && !jobs.has(id) && row.updated_at < clock() - STALE_MS) {
+      if (row.status === 'running' && isDead(row)) {
         await sweep()
         row = (await store.get(id))!
       }

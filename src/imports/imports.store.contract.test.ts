@@ -48,6 +48,7 @@ const row = (id: string, over: Partial<ImportRow> = {}): ImportRow => ({
   dry_run: 0,
   file_name: 'links.json',
   domain: 'localhost',
+  runner: 'host:42',
   total: 0,
   created: 0,
   updated: 0,
@@ -81,15 +82,14 @@ describe.each(adapters)('import store port on %s', (_name, open) => {
     expect(await store.get('imp_1')).toMatchObject({ status: 'done', created: 6, finished_at: T0 + 2000 })
   })
 
-  test('stale lists running imports older than the cut; failStale wins once and spares a moved heartbeat', async () => {
+  test('running lists the running imports; failRunning wins once, and spares one whose heartbeat moved since it was seen', async () => {
     await store.insert(row('imp_old', { updated_at: T0 }))
     await store.insert(row('imp_fresh', { updated_at: T0 + 120_000 }))
     await store.insert(row('imp_done', { status: 'done', updated_at: T0 }))
-    const before = T0 + 60_000
-    expect((await store.stale(before)).map((r) => r.id)).toEqual(['imp_old'])
-    expect(await store.failStale('imp_fresh', '[]', T0 + 130_000, before)).toBe(false)
-    expect(await store.failStale('imp_old', '[{"row":0,"message":"stopped"}]', T0 + 130_000, before)).toBe(true)
-    expect(await store.failStale('imp_old', '[]', T0 + 130_000, before)).toBe(false)
+    expect((await store.running()).map((r) => r.id).sort()).toEqual(['imp_fresh', 'imp_old'])
+    expect(await store.failRunning('imp_fresh', '[]', T0 + 130_000, T0)).toBe(false)
+    expect(await store.failRunning('imp_old', '[{"row":0,"message":"stopped"}]', T0 + 130_000, T0)).toBe(true)
+    expect(await store.failRunning('imp_old', '[]', T0 + 130_000, T0)).toBe(false)
     expect(await store.get('imp_old')).toMatchObject({ status: 'failed', errors: '[{"row":0,"message":"stopped"}]', finished_at: T0 + 130_000 })
   })
 })

@@ -2,7 +2,7 @@
 import type { SQL } from 'bun'
 import type { ImportProgress, ImportRow, ImportStorePort } from './imports.store'
 
-const COLUMNS = `id, user_id, source, status, dry_run, file_name, domain, total::float8 AS total, created::float8 AS created,
+const COLUMNS = `id, user_id, source, status, dry_run, file_name, domain, runner, total::float8 AS total, created::float8 AS created,
   updated::float8 AS updated, skipped::float8 AS skipped, failed::float8 AS failed, errors, created_at::float8 AS created_at,
   updated_at::float8 AS updated_at, finished_at::float8 AS finished_at`
 
@@ -13,9 +13,9 @@ export function createPgImportStore(sql: SQL): ImportStorePort {
       return (row as ImportRow | undefined) ?? null
     },
     async insert(r: ImportRow): Promise<void> {
-      await sql`INSERT INTO imports (id, user_id, source, status, dry_run, file_name, domain, total, created, updated, skipped, failed,
+      await sql`INSERT INTO imports (id, user_id, source, status, dry_run, file_name, domain, runner, total, created, updated, skipped, failed,
         errors, created_at, updated_at, finished_at) VALUES (${r.id}, ${r.user_id}, ${r.source}, ${r.status}, ${r.dry_run}, ${r.file_name},
-        ${r.domain}, ${r.total}, ${r.created}, ${r.updated}, ${r.skipped}, ${r.failed}, ${r.errors}, ${r.created_at}, ${r.updated_at}, ${r.finished_at})`
+        ${r.domain}, ${r.runner}, ${r.total}, ${r.created}, ${r.updated}, ${r.skipped}, ${r.failed}, ${r.errors}, ${r.created_at}, ${r.updated_at}, ${r.finished_at})`
     },
     async progress(id: string, p: ImportProgress): Promise<boolean> {
       const done = await sql`UPDATE imports SET status = ${p.status}, total = ${p.total}, created = ${p.created}, updated = ${p.updated},
@@ -23,12 +23,12 @@ export function createPgImportStore(sql: SQL): ImportStorePort {
         WHERE id = ${id} AND status = 'running' RETURNING id`
       return done.length === 1
     },
-    async stale(before: number): Promise<ImportRow[]> {
-      return [...(await sql.unsafe(`SELECT ${COLUMNS} FROM imports WHERE status = 'running' AND updated_at < $1`, [before]))] as ImportRow[]
+    async running(): Promise<ImportRow[]> {
+      return [...(await sql.unsafe(`SELECT ${COLUMNS} FROM imports WHERE status = 'running'`))] as ImportRow[]
     },
-    async failStale(id: string, errors: string, now: number, before: number): Promise<boolean> {
+    async failRunning(id: string, errors: string, now: number, seen: number): Promise<boolean> {
       const done = await sql`UPDATE imports SET status = 'failed', errors = ${errors}, updated_at = ${now}, finished_at = ${now}
-        WHERE id = ${id} AND status = 'running' AND updated_at < ${before} RETURNING id`
+        WHERE id = ${id} AND status = 'running' AND updated_at = ${seen} RETURNING id`
       return done.length === 1
     },
   }

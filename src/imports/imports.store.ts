@@ -10,6 +10,8 @@ export interface ImportRow {
   dry_run: number
   file_name: string | null
   domain: string | null
+  /** The process running it, `host:pid`. */
+  runner: string | null
   total: number
   created: number
   updated: number
@@ -27,13 +29,13 @@ export type ImportProgress = Pick<ImportRow, 'status' | 'total' | 'created' | 'u
 
 export function createImportStore(db: Db) {
   const byId = db.query<ImportRow, [string]>('SELECT * FROM imports WHERE id = ?')
-  const insert = db.query(`INSERT INTO imports (id, user_id, source, status, dry_run, file_name, domain, total, created, updated, skipped, failed,
-    errors, created_at, updated_at, finished_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+  const insert = db.query(`INSERT INTO imports (id, user_id, source, status, dry_run, file_name, domain, runner, total, created, updated, skipped,
+    failed, errors, created_at, updated_at, finished_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
   const progress = db.query(`UPDATE imports SET status = ?, total = ?, created = ?, updated = ?, skipped = ?, failed = ?, errors = ?,
     updated_at = ?, finished_at = ? WHERE id = ? AND status = 'running'`)
-  const stale = db.query<ImportRow, [number]>("SELECT * FROM imports WHERE status = 'running' AND updated_at < ?")
-  const failStale = db.query(
-    "UPDATE imports SET status = 'failed', errors = ?, updated_at = ?, finished_at = ? WHERE id = ? AND status = 'running' AND updated_at < ?",
+  const running = db.query<ImportRow, []>("SELECT * FROM imports WHERE status = 'running'")
+  const failRunning = db.query(
+    "UPDATE imports SET status = 'failed', errors = ?, updated_at = ?, finished_at = ? WHERE id = ? AND status = 'running' AND updated_at = ?",
   )
   return {
     get: (id: string) => byId.get(id),
@@ -46,6 +48,7 @@ export function createImportStore(db: Db) {
         r.dry_run,
         r.file_name,
         r.domain,
+        r.runner,
         r.total,
         r.created,
         r.updated,
@@ -61,10 +64,10 @@ export function createImportStore(db: Db) {
     progress(id: string, p: ImportProgress): boolean {
       return progress.run(p.status, p.total, p.created, p.updated, p.skipped, p.failed, p.errors, p.updated_at, p.finished_at, id).changes === 1
     },
-    /** Running imports whose heartbeat is older than `before`. */
-    stale: (before: number) => stale.all(before),
-    /** Marks one stale import failed with these errors, unless it moved or ended meanwhile; true when it did. */
-    failStale: (id: string, errors: string, now: number, before: number): boolean => failStale.run(errors, now, now, id, before).changes === 1,
+    /** Every running import (a handful at most). */
+    running: () => running.all(),
+    /** Marks a running import failed with these errors unless its heartbeat moved from `seen` (or it ended) meanwhile; true when it did. */
+    failRunning: (id: string, errors: string, now: number, seen: number): boolean => failRunning.run(errors, now, now, id, seen).changes === 1,
   }
 }
 export type ImportStore = ReturnType<typeof createImportStore>

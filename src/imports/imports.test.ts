@@ -5,7 +5,7 @@
  */
 import { describe, expect, test } from 'bun:test'
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { hostname, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { type ApiHarness, createHarness } from '../../test/helpers/in-process'
 import { STALE_MS } from './imports.service'
@@ -255,7 +255,26 @@ describe('long imports', () => {
     expect(await count(h, h.keys.member)).toBe(5_000)
   })
 
-  test('an import left running by a process that died is failed once its heartbeat is older than a minute', async () => {
+  test('an import left running by a process gone from this host is failed at once', async () => {
+    const h = harness()
+    const gone = Bun.spawn(['true'])
+    await gone.exited
+    h.deps.db
+      .query(
+        `INSERT INTO imports (id, user_id, source, status, dry_run, runner, errors, created_at, updated_at) VALUES ('imp_gone', 'usr_alice', 'csv', 'running', 0, ?, '[]', ?, ?)`,
+      )
+      .run(`${hostname()}:${gone.pid}`, Date.now(), Date.now())
+    expect((await h.call('GET', '/imports/imp_gone', { key: h.keys.member })).body.status).toBe('failed')
+    // A live process's import (this one's pid, as a CLI import beside the server) stays running.
+    h.deps.db
+      .query(
+        `INSERT INTO imports (id, user_id, source, status, dry_run, runner, errors, created_at, updated_at) VALUES ('imp_live', 'usr_alice', 'csv', 'running', 0, ?, '[]', ?, ?)`,
+      )
+      .run(`${hostname()}:${process.ppid}`, Date.now(), Date.now())
+    expect((await h.call('GET', '/imports/imp_live', { key: h.keys.member })).body.status).toBe('running')
+  })
+
+  test('an import left running by a process that died elsewhere is failed once its heartbeat is older than a minute', async () => {
     const h = harness()
     const old = Date.now() - STALE_MS - 1000
     h.deps.db

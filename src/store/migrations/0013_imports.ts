@@ -2,8 +2,9 @@ import type { Migration } from './index'
 
 /**
  * Imports (POST /imports, `shortlink import`): one row per import with its counts, moved while
- * it runs (`updated_at` is its heartbeat: a running import whose heartbeat stopped belongs to a
- * process that died, and is marked failed), and the first row errors as JSON. `links.imported_clicks`
+ * it runs (`updated_at` is its heartbeat: a running import whose heartbeat stopped, or whose
+ * `runner` (host:pid) is a process gone from this host, belongs to a process that died and is
+ * marked failed), and the first row errors as JSON. `links.imported_clicks`
  * is the click total another service reported for a link, shown apart from `clicks` (visits
  * counted here), so statistics never see it.
  */
@@ -19,6 +20,7 @@ CREATE TABLE imports (
   dry_run INTEGER NOT NULL,
   file_name TEXT,
   domain TEXT,
+  runner TEXT,
   total INTEGER NOT NULL DEFAULT 0,
   created INTEGER NOT NULL DEFAULT 0,
   updated INTEGER NOT NULL DEFAULT 0,

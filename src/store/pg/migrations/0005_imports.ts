@@ -13,6 +13,7 @@ CREATE TABLE imports (
   dry_run smallint NOT NULL,
   file_name text,
   domain text,
+  runner text,
   total bigint NOT NULL DEFAULT 0,
   created bigint NOT NULL DEFAULT 0,
   updated bigint NOT NULL DEFAULT 0,
