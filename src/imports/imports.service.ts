@@ -35,6 +35,8 @@ export const STALE_MS = 60_000
 const PROGRESS_EVERY_MS = 1000
 /** The loop yields to requests at least this often (SQLite's link writes answer synchronously). */
 const YIELD_EVERY_MS = 20
+/** New links written per store transaction: one commit per link costs more than its inserts. */
+const BATCH = 100
 
 /** This process, as `runner` names it. */
 const RUNNER = `${hostname()}:${process.pid}`
@@ -58,7 +60,7 @@ type LinkBody = { data: { url: string }; linkOptions?: Record<string, unknown> }
 
 /** What imports need of the link service. */
 export interface ImportLinks {
-  create(caller: Caller, type: string, body: LinkBody, imported: ImportedFacts): Promise<LinkRecord>
+  createMany(caller: Caller, inputs: { type: string; body: LinkBody; imported?: ImportedFacts }[]): Promise<(AppError | null)[]>
   update(caller: Caller, id: string, body: Partial<LinkBody>, imported: Pick<ImportedFacts, 'importedClicks'>): Promise<LinkRecord>
   checkCreate(caller: Caller, type: string, body: LinkBody): Promise<void>
   findSame(caller: Caller, type: string, data: unknown): Promise<LinkRow | null>
@@ -91,7 +93,7 @@ export interface StartImport {
   removeWhenDone: boolean
 }
 
-type Outcome = 'created' | 'updated' | 'skipped'
+type Outcome = 'created' | 'updated' | 'skipped' | 'queued'
 
 /** A row's problem: it fails alone, the import goes on. */
 class RowError extends Error {}
@@ -206,7 +208,11 @@ export function createImportService(deps: ImportServiceDeps) {
 
     const fail = (row: number, message: string) => {
       r.failed++
+      // A batch reports its rows after later rows' own problems: kept in file order.
       if (errors.length < MAX_LISTED_ERRORS) errors.push({ row, message })
+      else if (row < errors.at(-1)!.row) errors[errors.length - 1] = { row, message }
+      else return
+      for (let i = errors.length - 1; i > 0 && errors[i - 1]!.row > errors[i]!.row; i--) [errors[i - 1], errors[i]] = [errors[i]!, errors[i - 1]!]
     }
     const progress = (status: ImportRow['status'], finished: boolean): ImportProgress => ({
       status,
@@ -292,16 +298,34 @@ export function createImportService(deps: ImportServiceDeps) {
       return 'updated'
     }
 
+    /** New links waiting for one write, and what each is (domain and key, or type and destination): a row naming one waits for the write. */
+    const batch: { row: number; input: { type: string; body: LinkBody; imported: ImportedFacts } }[] = []
+    const batchSlots = new Set<string>()
+    async function flush(): Promise<void> {
+      if (batch.length === 0) return
+      const items = batch.splice(0)
+      batchSlots.clear()
+      const refused = await links.createMany(
+        caller,
+        items.map((b) => b.input),
+      )
+      for (const [i, e] of refused.entries()) {
+        if (e) fail(items[i]!.row, rowMessage(e.message))
+        else r.created++
+      }
+    }
+
     async function importItem(item: ImportItem): Promise<Outcome> {
       const d = await domainOf(item)
       const data = { url: item.url }
+      const slot = item.key ? `${d}\n${item.key}` : `${item.type}\n${normaliseUrl(item.url, 'url')}`
+      if (batchSlots.has(slot)) await flush()
       const existing = item.key ? await links.findLiveRow(d, item.key) : await links.findSame(caller, item.type, data)
       if (existing) return sameLink(existing, item, item.key, d)
       const linkOptions: Record<string, unknown> = { domain: d }
       if (item.key) linkOptions.key = item.key
       if (item.comment) linkOptions.comment = item.comment
       if (dry) {
-        const slot = item.key ? `${d}\n${item.key}` : `${item.type}\n${normaliseUrl(item.url, 'url')}`
         const earlier = planned.get(slot)
         const destination = `${item.type}\n${normaliseUrl(item.url, 'url')}`
         if (earlier !== undefined) {
@@ -317,8 +341,13 @@ export function createImportService(deps: ImportServiceDeps) {
       const tags = await tagsOf(item.tags)
       if (tags.length) linkOptions.tags = tags
       assertValid(LinkOptions, linkOptions, 'linkOptions')
-      await links.create(caller, item.type, { data, linkOptions }, { createdAt: item.createdAt, importedClicks: item.clicks })
-      return 'created'
+      batch.push({
+        row: item.row,
+        input: { type: item.type, body: { data, linkOptions }, imported: { createdAt: item.createdAt, importedClicks: item.clicks } },
+      })
+      batchSlots.add(slot)
+      if (batch.length >= BATCH) await flush()
+      return 'queued'
     }
 
     let status: ImportRow['status'] = 'done'
@@ -332,7 +361,10 @@ export function createImportService(deps: ImportServiceDeps) {
       let lastYield = performance.now()
       for await (const read of readRows(input.path, input.source, shape)) {
         if (job.stop !== null || stopped) {
-          if (job.stop !== null) fail(read.row, job.stop)
+          if (job.stop !== null) {
+            await flush()
+            fail(read.row, job.stop)
+          }
           status = 'failed'
           break
         }
@@ -342,7 +374,8 @@ export function createImportService(deps: ImportServiceDeps) {
           if (checked.error !== undefined) fail(read.row, checked.error)
           else {
             try {
-              r[await importItem(checked.item)]++
+              const outcome = await importItem(checked.item)
+              if (outcome !== 'queued') r[outcome]++
             } catch (e) {
               if (e instanceof RowError) fail(read.row, e.message)
               else if (e instanceof AppError && e.code !== 'internal_server_error' && e.code !== 'service_unavailable') fail(read.row, rowMessage(e.message))
@@ -355,6 +388,7 @@ export function createImportService(deps: ImportServiceDeps) {
           lastYield = performance.now()
         }
       }
+      if (status === 'done') await flush()
     } catch (e) {
       status = 'failed'
       if (e instanceof ImportFileError) fail(e.row, e.message)

@@ -11,8 +11,8 @@ import type { TagStorePort } from '../tags'
 import { checkData, destinationOf, matchKeyOf, searchTextOf } from './links.content'
 import { type LinkRecord, linkRecordOf, mergeStoredOptions, shortLinkOf as shortLinkAt, storedDataOf, storedOptionsOf } from './links.record'
 import type { CountLinksQuery, LinkType, ListLinksQuery } from './links.schema'
-import type { LinkFilter, LinkRow, LinkStore, LinkStorePort, LinkWrite, WriteRefusal } from './links.store'
-import { createLinkRules, type LinkBody, type LinkRulesDeps, type PreparedUpdate, parseShortLink } from './links.validate'
+import type { LinkFilter, LinkRow, LinkStore, LinkStorePort, LinkWrite, NewLink, WriteRefusal } from './links.store'
+import { createLinkRules, type LinkBody, type LinkRulesDeps, type PreparedCreate, type PreparedUpdate, parseShortLink } from './links.validate'
 
 export type { LinkRecord } from './links.record'
 export type { LinkBody } from './links.validate'
@@ -76,12 +76,12 @@ export function createLinkService<S extends LinkStorePort = LinkStore>(deps: Lin
         ? rules.keyTakenError(r.domain, r.key)
         : new AppError('internal_server_error', `link ${r.id} kept changing while it was written; retry`)
 
-  async function create(caller: Caller, typeParam: string, body: LinkBody, imported: ImportedFacts = {}): Promise<LinkRecord> {
-    const { type, data, o, domain, options, now } = await rules.prepareCreate(caller.userId, typeParam, body)
-    for (let attempt = 0; attempt < FRESH_KEY_TRIES; attempt++) {
-      const key = o.key ?? (await rules.freshKey(domain))
-      const destination = destinationOf(type, data, shortLinkOf(domain, key))
-      const row = {
+  /** The new link a checked create writes at `key`. */
+  function newLinkOf(caller: Caller, p: PreparedCreate, key: string, body: LinkBody, imported: ImportedFacts): NewLink {
+    const { type, data, o, domain, options, now } = p
+    const destination = destinationOf(type, data, shortLinkOf(domain, key))
+    return {
+      row: {
         id: newId('lnk'),
         user_id: caller.userId,
         domain,
@@ -98,9 +98,20 @@ export function createLinkService<S extends LinkStorePort = LinkStore>(deps: Lin
         imported_clicks: imported.importedClicks ?? 0,
         created_at: Math.min(imported.createdAt ?? now, now),
         updated_at: now,
-      }
+      },
+      tags: o.tags ?? [],
+      searchText: `${key} ${destination} ${searchTextOf(data)}`,
+    }
+  }
+
+  async function create(caller: Caller, typeParam: string, body: LinkBody, imported: ImportedFacts = {}): Promise<LinkRecord> {
+    const prepared = await rules.prepareCreate(caller.userId, typeParam, body)
+    const { o, domain } = prepared
+    for (let attempt = 0; attempt < FRESH_KEY_TRIES; attempt++) {
+      const key = o.key ?? (await rules.freshKey(domain))
+      const link = newLinkOf(caller, prepared, key, body, imported)
       // The key is checked again by the store, in the insert's transaction.
-      const saved = await store.createLink(row, o.tags ?? [], `${key} ${destination} ${searchTextOf(data)}`)
+      const saved = await store.createLink(link.row, link.tags, link.searchText)
       if (saved) {
         emit(saved)
         return recordOf(saved)
@@ -108,6 +119,46 @@ export function createLinkService<S extends LinkStorePort = LinkStore>(deps: Lin
       if (o.key !== undefined) throw rules.keyTakenError(domain, key)
     }
     throw new AppError('internal_server_error', 'could not find a free random key')
+  }
+
+  /**
+   * Many new links checked one by one as create() checks them and written in one store
+   * transaction (an import's batch). Per input, in order: the error that refused it, or null.
+   */
+  async function createMany(caller: Caller, inputs: { type: string; body: LinkBody; imported?: ImportedFacts }[]): Promise<(AppError | null)[]> {
+    const refused: (AppError | null)[] = inputs.map(() => null)
+    const pending: { at: number; link: NewLink; keyGiven: boolean }[] = []
+    const keys = new Set<string>()
+    for (const [at, input] of inputs.entries()) {
+      try {
+        const prepared = await rules.prepareCreate(caller.userId, input.type, input.body)
+        let key = prepared.o.key
+        if (key !== undefined && keys.has(`${prepared.domain}/${key}`)) throw rules.keyTakenError(prepared.domain, key)
+        while (key === undefined || keys.has(`${prepared.domain}/${key}`)) key = await rules.freshKey(prepared.domain)
+        keys.add(`${prepared.domain}/${key}`)
+        pending.push({ at, link: newLinkOf(caller, prepared, key, input.body, input.imported ?? {}), keyGiven: prepared.o.key !== undefined })
+      } catch (e) {
+        if (!(e instanceof AppError)) throw e
+        refused[at] = e
+      }
+    }
+    const saved = pending.length ? await store.createLinks(pending.map((p) => p.link)) : []
+    for (const [i, row] of saved.entries()) {
+      const p = pending[i]!
+      if (row) emit(row)
+      else if (p.keyGiven) refused[p.at] = rules.keyTakenError(p.link.row.domain, p.link.row.key)
+      else {
+        // A random key taken meanwhile (another node): this one alone, with fresh keys.
+        const input = inputs[p.at]!
+        try {
+          await create(caller, input.type, input.body, input.imported)
+        } catch (e) {
+          if (!(e instanceof AppError)) throw e
+          refused[p.at] = e
+        }
+      }
+    }
+    return refused
   }
 
   /** The next row of a link under a prepared update, with the checks that depend on the link. */
@@ -222,6 +273,7 @@ export function createLinkService<S extends LinkStorePort = LinkStore>(deps: Lin
 
   return {
     create,
+    createMany,
     /** The checks a create runs, writing nothing (an import's dry run); tags are left to the caller. */
     checkCreate: async (caller: Caller, typeParam: string, body: LinkBody): Promise<void> => {
       await rules.prepareCreate(caller.userId, typeParam, body)

@@ -29,6 +29,13 @@ export interface LinkRow {
 
 export type NewLinkRow = Omit<LinkRow, 'seq' | 'clicks' | 'imported_clicks' | 'last_clicked' | 'deleted_at'> & { imported_clicks?: number }
 
+/** A link to create: its row, tag ids in order, and the text search matches. */
+export interface NewLink {
+  row: NewLinkRow
+  tags: string[]
+  searchText: string
+}
+
 export interface LinkFilter {
   ids?: string[]
   domainKeys?: { domain: string; key: string }[]
@@ -302,6 +309,14 @@ export function createLinkStore(db: Db) {
     searchDelete.run(seq)
     searchInsert.run(seq, text)
   }
+  /** One new link with its tags and search text, inside the caller's transaction; null when its key is taken. */
+  const insertLive = (r: NewLinkRow, tagIds: string[], searchText: string): LinkRow | null => {
+    if (keyTaken.get(r.domain, r.key) !== null) return null
+    const seq = insertRow(r)
+    setTags(seq, tagIds)
+    indexSearch(seq, searchText)
+    return byId.get(r.id)
+  }
   return {
     getById: (id: string) => byId.get(id),
     getByDomainKey: (domain: string, key: string) => byDomainKey.get(domain, key),
@@ -317,15 +332,14 @@ export function createLinkStore(db: Db) {
     createLink(r: NewLinkRow, tagIds: string[], searchText: string): LinkRow | null {
       // Immediate: a transaction that reads before it writes must hold the write lock first, or a
       // commit by the click writer's thread in between fails it at once ("database is locked").
-      return db
-        .transaction(() => {
-          if (keyTaken.get(r.domain, r.key) !== null) return null
-          const seq = insertRow(r)
-          setTags(seq, tagIds)
-          indexSearch(seq, searchText)
-          return byId.get(r.id)
-        })
-        .immediate()
+      return db.transaction(() => insertLive(r, tagIds, searchText)).immediate()
+    },
+    /**
+     * New links in one transaction (an import's batch: one commit instead of one per link, which
+     * costs more than the inserts); per link its row, or null when its key is taken.
+     */
+    createLinks(links: NewLink[]): (LinkRow | null)[] {
+      return db.transaction(() => links.map((l) => insertLive(l.row, l.tags, l.searchText))).immediate()
     },
     /** Writes every link or none: refused when one is no longer live, changed since read, or its new key is taken. */
     saveLinks(writes: LinkWrite[]): WriteRefusal | null {
