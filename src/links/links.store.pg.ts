@@ -69,20 +69,24 @@ export function createPgLinkStore(sql: SQL, { publish }: PgLinkStoreOptions = {}
     await tx`DELETE FROM link_tags WHERE link_seq = ${seq}`
     for (const [i, tag] of tagIds.entries()) await tx`INSERT INTO link_tags (tag_id, link_seq, pos) VALUES (${tag}, ${seq}, ${i})`
   }
-  /** One new link with its tags, inside the caller's transaction; null when its key is taken. */
-  const insertLive = async (tx: SQL, r: NewLinkRow, tagIds: string[]): Promise<LinkRow | null> => {
-    // Checked first, so a refused insert uses no sequence number (ON CONFLICT covers a race).
-    if (await keyTaken(tx, r.domain, r.key)) return null
+  /**
+   * One new link with its tags, inside the caller's transaction; null when its key is taken.
+   * `precheck`: look first, so a refused insert uses no sequence number (ON CONFLICT covers a
+   * race); a batch, whose keys were checked just before, skips the extra round trip.
+   */
+  const insertLive = async (tx: SQL, r: NewLinkRow, tagIds: string[], precheck = true): Promise<LinkRow | null> => {
+    if (precheck && (await keyTaken(tx, r.domain, r.key))) return null
     const [inserted] = await tx`INSERT INTO links
       (id, user_id, domain, key, link_type, destination, match_key, data, options, qr_options, password_hash, expires_at, archived,
         imported_clicks, created_at, updated_at)
       VALUES (${r.id}, ${r.user_id}, ${r.domain}, ${r.key}, ${r.link_type}, ${r.destination}, ${r.match_key}, ${r.data}, ${r.options},
         ${r.qr_options}, ${r.password_hash}, ${r.expires_at}, ${r.archived}, ${r.imported_clicks ?? 0}, ${r.created_at}, ${r.updated_at})
       ON CONFLICT (domain, key) WHERE deleted_at IS NULL DO NOTHING
-      RETURNING seq::float8 AS seq`
+      RETURNING ${sql.unsafe(COLUMNS)}`
     if (!inserted) return null
-    await setTags(tx, inserted.seq as number, tagIds)
-    return one(tx, 'seq = $1', [inserted.seq])
+    const row = inserted as LinkRow
+    for (const [i, tag] of tagIds.entries()) await tx`INSERT INTO link_tags (tag_id, link_seq, pos) VALUES (${tag}, ${row.seq}, ${i})`
+    return row
   }
 
   function where(f: LinkFilter): { sql: string; args: Arg[] } {
@@ -160,7 +164,7 @@ export function createPgLinkStore(sql: SQL, { publish }: PgLinkStoreOptions = {}
     async createLinks(links: NewLink[]): Promise<(LinkRow | null)[]> {
       return sql.begin(async (tx) => {
         const rows: (LinkRow | null)[] = []
-        for (const l of links) rows.push(await insertLive(tx, l.row, l.tags))
+        for (const l of links) rows.push(await insertLive(tx, l.row, l.tags, false))
         await announce(
           tx,
           rows.filter((r): r is LinkRow => r !== null),
