@@ -6,7 +6,7 @@
  * A/B in one run: the same links as this dashboard's CSV (A) and as a Bitly API JSON export (B),
  * alternated, min / median / max of each. On PostgreSQL when SHORTLINK_TEST_PG_URL is set
  * (bun scripts/with-postgres.ts bun scripts/bench/imports.ts ...).
- *   bun scripts/bench/imports.ts [--rows 100000] [--runs 3]
+ *   bun scripts/bench/imports.ts [--rows 100000] [--runs 3] [--sources csv,bitly]
  */
 import { readFileSync } from 'node:fs'
 import { json, startServer } from '../../test/helpers/server'
@@ -15,6 +15,7 @@ import { arg } from './args'
 
 const ROWS = Number(arg('rows', '100000'))
 const RUNS = Number(arg('runs', '3'))
+const SOURCES = arg('sources', 'csv,bitly').split(',') as ('csv' | 'bitly')[]
 
 function csvExport(n: number): string {
   const lines = ['url,key,tags,comment']
@@ -63,13 +64,13 @@ async function once(source: 'csv' | 'bitly', content: string) {
   }
 }
 
-const files = { csv: csvExport(ROWS), bitly: bitlyExport(ROWS) }
+const files = { csv: SOURCES.includes('csv') ? csvExport(ROWS) : '', bitly: SOURCES.includes('bitly') ? bitlyExport(ROWS) : '' }
 process.stderr.write(
   `${ROWS.toLocaleString('en-US')} rows on ${process.env.SHORTLINK_TEST_PG_URL ? 'PostgreSQL' : 'SQLite'}; files: CSV ${(files.csv.length / 2 ** 20).toFixed(1)} MiB, Bitly JSON ${(files.bitly.length / 2 ** 20).toFixed(1)} MiB; load: ${readFileSync('/proc/loadavg', 'utf8').trim()}\n`,
 )
 const results: Record<'csv' | 'bitly', Awaited<ReturnType<typeof once>>[]> = { csv: [], bitly: [] }
 for (let run = 0; run < RUNS; run++)
-  for (const source of ['csv', 'bitly'] as const) {
+  for (const source of SOURCES) {
     const r = await once(source, files[source])
     results[source].push(r)
     process.stderr.write(
@@ -77,7 +78,7 @@ for (let run = 0; run < RUNS; run++)
     )
   }
 process.stdout.write('source  rows/s min | median | max       peak RSS MiB min | median | max\n')
-for (const source of ['csv', 'bitly'] as const)
+for (const source of SOURCES)
   process.stdout.write(
     `${source.padEnd(6)}  ${minMedianMax(results[source].map((r) => r.rowsPerSecond))}    ${minMedianMax(results[source].map((r) => r.peakMiB))}\n`,
   )

@@ -123,6 +123,20 @@ test('a Bitly export (API JSON): links move to the chosen domain with their titl
   expect(desktop.errors).toEqual([])
 })
 
+test("a YOURLS export's click totals show in the links list as imported, apart from the clicks counted here", async () => {
+  const { page } = desktop
+  await page.getByRole('button', { name: 'Import another file' }).click()
+  await preview(desktop, resolve(import.meta.dir, '../fixtures/imports/yourls.csv'), 'YOURLS')
+  await page.getByRole('button', { name: 'Import 3 links' }).click()
+  await page.getByText('3 created, 0 updated, 0 already there, 1 failed.').waitFor()
+  await page.getByRole('link', { name: 'View links' }).click()
+  const row = page.locator('tr', { hasText: 'ozh.example' })
+  await row.getByText('+1,012 imported').waitFor()
+  expect((await row.locator('td.num').textContent())?.startsWith('0')).toBe(true)
+  await desktop.screenshot('import-links')
+  expect(desktop.errors).toEqual([])
+})
+
 test('phone width: the preview stays readable', async () => {
   await preview(phone, csvPath)
   await phone.page.getByText('3 already there').waitFor()

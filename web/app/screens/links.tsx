@@ -384,7 +384,14 @@ function LinkRow({
           })}
         </ul>
       </td>
-      <td class="num">{l.clicks.toLocaleString()}</td>
+      <td class="num">
+        {l.clicks.toLocaleString()}
+        {l.importedClicks ? (
+          <small class="links-imported" title="Counted by the service this link was imported from; not part of the statistics here">
+            +{l.importedClicks.toLocaleString()} imported
+          </small>
+        ) : null}
+      </td>
       <td class="hide-phone">
         {l.lastClicked ? (
           <time dateTime={l.lastClicked} title={new Date(l.lastClicked).toLocaleString()}>
