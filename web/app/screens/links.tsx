@@ -58,7 +58,7 @@ export function LinksScreen({ query }: ScreenProps) {
       {writer ? (
         <>
           <Link href="/links/import" class="btn">
-            Import CSV
+            Import
           </Link>
           <Link href="/links/new" class="btn btn-primary">
             New link
@@ -106,7 +106,7 @@ export function LinksScreen({ query }: ScreenProps) {
                     Create a link
                   </Link>
                   <Link href="/links/import" class="btn">
-                    Import CSV
+                    Import links
                   </Link>
                 </p>
               </>
