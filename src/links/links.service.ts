@@ -129,9 +129,20 @@ export function createLinkService<S extends LinkStorePort = LinkStore>(deps: Lin
     const refused: (AppError | null)[] = inputs.map(() => null)
     const pending: { at: number; link: NewLink; keyGiven: boolean }[] = []
     const keys = new Set<string>()
+    // Checked side by side (each is reads only: round trips overlap on PostgreSQL); keys assigned in order.
+    const checked = await Promise.all(
+      inputs.map((input) =>
+        rules.prepareCreate(caller.userId, input.type, input.body).then(
+          (prepared) => ({ prepared }),
+          (error: unknown) => ({ error }),
+        ),
+      ),
+    )
     for (const [at, input] of inputs.entries()) {
       try {
-        const prepared = await rules.prepareCreate(caller.userId, input.type, input.body)
+        const c = checked[at]!
+        if ('error' in c) throw c.error
+        const { prepared } = c
         let key = prepared.o.key
         if (key !== undefined && keys.has(`${prepared.domain}/${key}`)) throw rules.keyTakenError(prepared.domain, key)
         while (key === undefined || keys.has(`${prepared.domain}/${key}`)) key = await rules.freshKey(prepared.domain)
