@@ -391,8 +391,11 @@ export function createImportService(deps: ImportServiceDeps) {
       if (status === 'done') await flush()
     } catch (e) {
       status = 'failed'
-      if (e instanceof ImportFileError) fail(e.row, e.message)
-      else {
+      if (e instanceof ImportFileError) {
+        // The rows read before the fault are good: the waiting ones are written.
+        await flush().catch((err: unknown) => log.error('import batch not written', { id: r.id, error: String(err) }))
+        fail(e.row, e.message)
+      } else {
         const unreachable = e instanceof AppError && e.code === 'service_unavailable'
         fail(
           r.created + r.updated + r.skipped + r.failed + 1,

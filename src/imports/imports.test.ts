@@ -215,6 +215,17 @@ describe('request errors: a clear answer, nothing started', () => {
   })
 })
 
+describe('a file that breaks off', () => {
+  test('the rows read before the fault are written (the batch waiting for its write included); the import ends failed at the fault', async () => {
+    const h = harness()
+    const csv = `url,key\nhttps://a.example/1,a1\nhttps://a.example/2,a2\n"https://a.example/3,${'x'.repeat(70 * 1024)}\n`
+    const r = await importFile(h, 'csv', { name: 'cut.csv', content: csv })
+    expect(r).toMatchObject({ status: 'failed', created: 2, failed: 1 })
+    expect(r.errors).toEqual([{ row: 4, message: 'line 4 is longer than 64 KiB; the rows after it were not read' }])
+    expect(await count(h, h.keys.member)).toBe(2)
+  })
+})
+
 describe('long imports', () => {
   const bigCsv = (rows: number) => `url,key\n${Array.from({ length: rows }, (_, i) => `https://shop.example/p/${i},p${i}`).join('\n')}\n`
 
