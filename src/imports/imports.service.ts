@@ -201,7 +201,6 @@ export function createImportService(deps: ImportServiceDeps) {
     const isCsv = input.source === 'csv'
     const dry = input.dryRun
     const tagIds = new Map<string, string>()
-    const usable = new Map<string, boolean>()
     /** Dry run: what earlier rows would have written, by domain and key (or type and destination): its destination. */
     const planned = new Map<string, string>()
     let stopped = false
@@ -236,17 +235,9 @@ export function createImportService(deps: ImportServiceDeps) {
       writing = writing.then(() => write('running', false)).catch((e) => log.warn('import progress not written', { id: r.id, error: String(e) }))
     }, PROGRESS_EVERY_MS)
 
-    async function isUsable(d: string): Promise<boolean> {
-      let ok = usable.get(d)
-      if (ok === undefined) {
-        ok = await deps.isUsableDomain(d)
-        usable.set(d, ok)
-      }
-      return ok
-    }
-
     async function domainOf(item: ImportItem): Promise<string> {
-      if (item.domain && (await isUsable(item.domain))) return item.domain
+      // A memory read in the domain service (no cache here: a file may name any number of domains).
+      if (item.domain && (await deps.isUsableDomain(item.domain))) return item.domain
       if (item.domain && format.ownDomains) throw new RowError(`domain ${short(item.domain)} is not one of your short domains`)
       return domain
     }
