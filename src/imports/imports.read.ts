@@ -8,7 +8,7 @@
 import { createReadStream } from 'node:fs'
 import { open } from 'node:fs/promises'
 import { JSONParser } from '@streamparser/json'
-import { CsvError, parse as parseCsv } from 'csv-parse'
+import { parse as parseCsv } from 'csv-parse'
 import { parameterError } from '../shared'
 import { type CsvFormat, headerName, type ImportSourceName, type RawField, type RawLink, SOURCES } from './imports.sources'
 
@@ -101,14 +101,25 @@ export function readRows(path: string, source: ImportSourceName, shape: FileShap
   return shape.format === 'csv' ? readCsv(path, SOURCES[source].csv!, shape.columns) : readJson(path, SOURCES[source].json!.map, shape.paths)
 }
 
+/** csv-parse's synchronous core (what its stream calls): records in order, then the fault, none lost. */
+type CsvCore = { parse(buf: Buffer | undefined, end: boolean, push: (r: CsvRecord) => void, close: () => void): Error | undefined }
+type CsvRecord = { record: string[]; info: { lines: number } }
+
 async function* readCsv(path: string, csv: CsvFormat, columns: Map<RawField, number[]>): AsyncGenerator<SourceRow> {
-  const parser = createReadStream(path, { highWaterMark: 64 * 1024 }).pipe(
-    parseCsv({ bom: true, relax_column_count: true, relax_quotes: true, skip_empty_lines: true, max_record_size: MAX_RECORD_BYTES, info: true }),
-  )
+  // Fed by hand rather than piped: a stream that fails drops the records it had buffered before the fault.
+  const core = (
+    parseCsv({ bom: true, relax_column_count: true, relax_quotes: true, skip_empty_lines: true, max_record_size: MAX_RECORD_BYTES, info: true }) as unknown as {
+      api: CsvCore
+    }
+  ).api
+  const found: CsvRecord[] = []
+  const push = (r: CsvRecord) => {
+    found.push(r)
+  }
   let header = true
   let lastLine = 1
-  try {
-    for await (const { record, info } of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>) {
+  const rows = function* (): Generator<SourceRow> {
+    for (const { record, info } of found) {
       // info.lines is the line a record ends on; a quoted field may span lines.
       const breaks = record.reduce((n, f) => n + (f.match(/\r\n|\n|\r/g)?.length ?? 0), 0)
       const row = info.lines - breaks
@@ -129,15 +140,24 @@ async function* readCsv(path: string, csv: CsvFormat, columns: Map<RawField, num
       }
       yield { row, raw }
     }
-  } catch (e) {
-    const err = e as { code?: string; message: string; lines?: number }
+    found.length = 0
+  }
+  const fault = (e: Error): ImportFileError => {
+    const err = e as Error & { code?: string; lines?: number }
     const at = err.lines ?? lastLine + 1
     if (err.code === 'CSV_MAX_RECORD_SIZE')
-      throw new ImportFileError(at, `line ${at} is longer than ${MAX_RECORD_BYTES / 1024} KiB; the rows after it were not read`)
-    if (err.code === 'CSV_QUOTE_NOT_CLOSED') throw new ImportFileError(lastLine + 1, `a quoted field opened after line ${lastLine} is never closed`)
-    if (e instanceof CsvError) throw new ImportFileError(at, `line ${at} is not valid CSV: ${err.message.split(':')[0]}`)
-    throw e
+      return new ImportFileError(at, `line ${at} is longer than ${MAX_RECORD_BYTES / 1024} KiB; the rows after it were not read`)
+    if (err.code === 'CSV_QUOTE_NOT_CLOSED') return new ImportFileError(lastLine + 1, `a quoted field opened after line ${lastLine} is never closed`)
+    return new ImportFileError(at, `line ${at} is not valid CSV: ${err.message.split(':')[0]}`)
   }
+  for await (const chunk of createReadStream(path, { highWaterMark: 64 * 1024 }) as AsyncIterable<Buffer>) {
+    const err = core.parse(chunk, false, push, () => {})
+    yield* rows()
+    if (err) throw fault(err)
+  }
+  const err = core.parse(undefined, true, push, () => {})
+  yield* rows()
+  if (err) throw fault(err)
 }
 
 async function* readJson(path: string, map: (o: Record<string, unknown>) => RawLink, paths: string[]): AsyncGenerator<SourceRow> {
