@@ -160,6 +160,12 @@ describe('dry run and errors', () => {
     expect(r.body.message).toContain('larger than')
   })
 
+  test('a NUL character fails its row only, on either store', async () => {
+    const r = await importFile('csv', 'nul.csv', 'url,key,comment\nhttps://nul.example/1,nul-one,fine\nhttps://nul.example/2,nul-two,bad\u0000comment\n')
+    expect(r).toMatchObject({ status: 'done', created: 1, failed: 1 })
+    expect(r.errors).toEqual([{ row: 3, message: 'holds a NUL character' }])
+  })
+
   test('a line over 64 KiB ends the import failed at that line; the rows before it are in', async () => {
     const before = await linkCount()
     const csv = `url,key\nhttps://long.example/1,long-one\nhttps://long.example/2,long-${'x'.repeat(70 * 1024)}\nhttps://long.example/3,long-three\n`

@@ -264,6 +264,10 @@ describe('row values', () => {
     expect(readRow({ url: 'https://a.example/', title: 'T', comment: 'D' }, 1, { csv: false }).item!.comment).toBe('T\nD')
     expect(readRow({ url: 'https://a.example/', title: 'x'.repeat(3000) }, 1, { csv: false }).item!.comment!.length).toBe(2000)
   })
+  test('a NUL character anywhere fails the row (PostgreSQL stores none)', () => {
+    expect(readRow({ url: 'https://a.example/', title: 'a\0b' }, 1, { csv: false }).error).toBe('holds a NUL character')
+    expect(readRow({ url: 'https://a.example/', tags: ['ok', 'n\0'] }, 1, { csv: false }).error).toBe('holds a NUL character')
+  })
   test('the csv source reads no click totals or dates (an export of this dashboard would count its own clicks twice)', () => {
     expect(readRow({ url: 'https://a.example/', clicks: '5', createdAt: '2020-01-01' }, 1, { csv: true }).item).toMatchObject({
       clicks: undefined,

@@ -93,8 +93,12 @@ function tagList(v: unknown): string[] {
   return [...byName.values()]
 }
 
+/** A NUL character in any value (PostgreSQL stores no NUL in text; nothing in a link needs one). */
+const hasNul = (v: unknown): boolean => (typeof v === 'string' ? v.includes('\0') : Array.isArray(v) ? v.some(hasNul) : false)
+
 /** `csv`: the row is this dashboard's own format (a type column; no click totals or dates). */
 export function readRow(raw: RawLink, row: number, { csv }: { csv: boolean }): RowResult {
+  if (Object.values(raw).some(hasNul)) return { error: 'holds a NUL character' }
   const errors: string[] = []
   const url = text(raw.url)
   if (!url) errors.push('url is empty')
