@@ -12,8 +12,8 @@
  * - The record's `updated_at` is a heartbeat and `runner` names the process (host:pid): an import
  *   still "running" whose runner is gone from this host, or whose heartbeat is older than
  *   STALE_MS (another host, a reused pid), belongs to a process that died (kill -9, a lost node)
- *   and is marked failed: by the sweep each process runs when it starts and every 30 s, and by
- *   any read of it. A clean stop marks its own imports failed.
+ *   and is marked failed: by the sweep each process runs every 30 s, and by any read of it (so
+ *   a restart on the same host shows it failed at once). A clean stop marks its own imports failed.
  */
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs'
 import { hostname } from 'node:os'
@@ -438,8 +438,6 @@ export function createImportService(deps: ImportServiceDeps) {
       .catch((e) => log.warn('import sweep failed', { error: String(e) }))
   }, STALE_MS / 2)
   sweeper.unref()
-  // At start: a restart after a crash shows its imports failed at once (same host; else within STALE_MS).
-  setTimeout(() => void sweep().catch((e) => log.warn('import sweep failed', { error: String(e) })), 0).unref()
 
   return {
     start,

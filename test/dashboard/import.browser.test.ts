@@ -56,6 +56,24 @@ async function preview(p: DashboardPage, file: string, source = 'CSV (this dashb
   await p.page.getByRole('heading', { name: /^Preview of / }).waitFor()
 }
 
+test('the choice: six sources, each saying what file to send; the domain for links not on a domain served here', async () => {
+  const { page } = desktop
+  await desktop.goto('/links/import')
+  expect(await page.getByLabel('Exported from').locator('option').allTextContents()).toEqual([
+    'CSV (this dashboard)',
+    'Bitly',
+    'Shlink',
+    'YOURLS',
+    'Kutt',
+    'Rebrandly',
+  ])
+  await page.getByLabel('Exported from').selectOption({ label: 'Kutt' })
+  await page.getByText("Send the JSON of Kutt's API GET /api/v2/links.").waitFor()
+  await page.getByLabel('Short domain for links on domains not served here').waitFor()
+  await desktop.screenshot('import-choose')
+  expect(await desktop.seriousA11yViolations()).toEqual([])
+})
+
 test('the preview (a dry run on the server) shows each bad row with its problem before anything is written', async () => {
   const { page } = desktop
   await preview(desktop, csvPath)
