@@ -11,6 +11,7 @@ import type { Deps } from './deps'
 import { type AnyElysia, docsRoutes, PUBLIC_DOC_PATHS } from './docs'
 import { domainRoutes } from './domains'
 import { fileRoutes } from './files'
+import { importRoutes } from './imports'
 import { linkRoutes } from './links'
 import { qrRoutes, templateRoutes } from './qr'
 import { AppError, describeRule, errorResponse, newId, orStoreUnavailable, parameterError, readCapped, withApiHeaders } from './shared'
@@ -41,6 +42,7 @@ export function createApiApp(deps: Deps): ApiApp {
     .use(qrRoutes(deps))
     .use(statsRoutes(deps))
     .use(authRoutes(deps))
+    .use(importRoutes({ imports: deps.imports, maxBytes: deps.config.imports.maxBytes }))
 
   const elysia = routes.use(docsRoutes(deps.settings, routes))
   elysia.compile()
@@ -48,7 +50,11 @@ export function createApiApp(deps: Deps): ApiApp {
   const publicPaths = new Set(PUBLIC_DOC_PATHS.map((p) => prefix + p))
   // Signing in needs no credentials; signing out is allowed to readonly sessions.
   const sessionPath = `${prefix}/session`
-  const multipartPaths = new Set([`${prefix}/files`])
+  // Multipart bodies and their limits; an import's upload is streamed to disk by its route, never read here.
+  const multipartPaths = new Map([
+    [`${prefix}/files`, { max: deps.config.files.maxBytes + 64 * 1024, streamed: false }],
+    [`${prefix}/imports`, { max: deps.config.imports.maxBytes + 64 * 1024, streamed: true }],
+  ])
 
   async function handle(request: Request, clientIp: string): Promise<Response> {
     const requestId = newId('req')
@@ -98,7 +104,7 @@ export function createApiApp(deps: Deps): ApiApp {
       if (authError) throw authError
       checkUrl(url)
       if (ctx.caller && !(isSessionPath && request.method === 'DELETE')) assertMethodAllowed(ctx.caller, request.method)
-      if (BODY_METHODS.has(request.method)) request = await checkBody(request, multipartPaths.has(url.pathname), deps)
+      if (BODY_METHODS.has(request.method)) request = await checkBody(request, multipartPaths.get(url.pathname), deps)
     } catch (e) {
       const known = asKnownError(e)
       if (known instanceof AppError) return fail(known)
@@ -164,7 +170,8 @@ export function hasNulEscape(bytes: Uint8Array): boolean {
 }
 
 /** Content type and size rules for request bodies; returns a request whose body is safe to read. */
-async function checkBody(request: Request, multipartAllowed: boolean, deps: Deps): Promise<Request> {
+async function checkBody(request: Request, multipart: { max: number; streamed: boolean } | undefined, deps: Deps): Promise<Request> {
+  const multipartAllowed = multipart !== undefined
   const length = request.headers.get('content-length')
   if (length === '0' || (length === null && request.body === null)) return request
   const type = (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase()
@@ -175,9 +182,9 @@ async function checkBody(request: Request, multipartAllowed: boolean, deps: Deps
       'bad_request',
       `unsupported content type '${type || '(none)'}': send application/json${multipartAllowed ? ' or multipart/form-data' : ''}`,
     )
-  const max = isMultipart ? deps.config.files.maxBytes + 64 * 1024 : deps.config.server.maxBodyBytes
+  const max = isMultipart ? multipart!.max : deps.config.server.maxBodyBytes
   if (length !== null && !(Number(length) <= max)) throw new AppError('bad_request', `request body too large: ${length} bytes, the limit is ${max}`)
-  if (isJson || length === null) {
+  if (isJson || (length === null && !(isMultipart && multipart!.streamed))) {
     // Read with the limit whatever the header says (a length may lie, chunked bodies have none), then hand on a copy.
     const body = await readCapped(request.body!, max)
     if (!body) throw new AppError('bad_request', `request body too large: over ${max} bytes`)

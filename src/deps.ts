@@ -7,6 +7,7 @@
  * get it.
  */
 
+import { join } from 'node:path'
 import type { SQL } from 'bun'
 import {
   type AuthService,
@@ -41,6 +42,7 @@ import {
 } from './domains'
 import { createBlobStore, createFileService, createFileStore, createPgFileStore, type FileService, type FileStorePort } from './files'
 import { createGeoIp, type GeoIp } from './geo'
+import { createImportService, createImportStore, createPgImportStore, type ImportService, type ImportStorePort } from './imports'
 import { createLinkService, createLinkStore, createPgLinkStore, type LinkService, type LinkStore, type LinkStorePort } from './links'
 import {
   createDesignFiles,
@@ -121,6 +123,7 @@ export interface StoreBundle<P extends Ports = Ports> {
   templates: TemplateStorePort
   stats: StatsStorePort
   tls: TlsStorePort
+  imports: ImportStorePort
   /** One ACME order per domain across nodes (PostgreSQL); none on one node. */
   locks?: LeaseLocks
   /** Other nodes' writes (PostgreSQL); none on one node. */
@@ -162,6 +165,7 @@ export interface Deps<P extends Ports = Ports> {
   domains: DomainService<P['domains']>
   tls: Tls
   stats: StatsService
+  imports: ImportService
   dashboard: Dashboard
   /** Settles once the node holds what it must before it answers (the admin user, the domains); at once on SQLite. */
   ready: Promise<void>
@@ -218,6 +222,7 @@ function sqliteStores(config: Config, dbPath: string, log: Logger, now: () => nu
     templates: createTemplateStore(db, now),
     stats: createStatsStore(db),
     tls: createTlsStore(db),
+    imports: createImportStore(db),
     recorder: createClickRecorder(db, dbPath, log),
     apiLimiter: (perMinute) => createRateLimiter(perMinute),
     passwordSecret: loadOrCreateSecret(db, 'password_cookie_secret'),
@@ -258,6 +263,7 @@ async function postgresStores(config: Config, log: Logger, now: () => number): P
       templates: createPgTemplateStore(sql, now),
       stats: createPgStatsStore(sql),
       tls: createPgTlsStore(sql, { publish }),
+      imports: createPgImportStore(sql),
       locks: createLeaseLocks(sql),
       recorder: createPgClickRecorder(sql, log),
       apiLimiter: (perMinute) => createClusterApiLimiter(limits, perMinute, now),
@@ -327,6 +333,19 @@ function assemble<P extends Ports>(config: Config, stores: StoreBundle<P>, log: 
     fileUsable: (fileId, ownerId) => then(files.get(fileId), (f) => f?.userId === ownerId),
     now,
   })
+  const tags = createTagService(stores.tags)
+  // Imports write through the link and tag services, so an imported link is checked, cached and announced as any other.
+  const imports = createImportService({
+    store: stores.imports,
+    links,
+    findTag: (userId, name) => stores.tags.findByName(userId, name),
+    createTag: (caller, name) => tags.create(caller, { name }),
+    isUsableDomain: (slug) => domains.isUsableForLinks(slug),
+    defaultDomain: settings.defaultDomains[0]!,
+    spoolDir: join(config.server.dataDir, 'imports'),
+    log,
+    now,
+  })
   return {
     config,
     settings,
@@ -339,7 +358,7 @@ function assemble<P extends Ports>(config: Config, stores: StoreBundle<P>, log: 
     sessions,
     limiter: stores.apiLimiter(config.limits.apiPerMinute),
     files,
-    tags: createTagService(stores.tags),
+    tags,
     links,
     visitOrdinal: stores.visitCounter ? visitOrdinalFrom(stores.visitCounter, links.storedClicks) : undefined,
     recorder: stores.recorder,
@@ -350,9 +369,14 @@ function assemble<P extends Ports>(config: Config, stores: StoreBundle<P>, log: 
     tls: createTls({ store: stores.tls, locks: stores.locks, config, settings, domains, log }),
     templates: createTemplateService({ store: stores.templates, baseUrl: settings.baseUrl, assertScannable: qr.assertScannable }),
     stats: createStatsService({ store: stores.stats, settings }),
+    imports,
     dashboard: createDashboard({ apiPrefix: settings.apiPrefix, log }),
     ready: Promise.all([adminUser, domains.ready]).then(() => {}),
-    close: () => stores.close(),
+    // A clean stop ends this node's imports as failed (they can be run again) before the store closes.
+    close: async () => {
+      await imports.stop()
+      await stores.close()
+    },
     // Nodes starting together on an empty store: one makes the key, the others then see it.
     firstAdminKey: () => stores.alone(BOOTSTRAP_LOCK_KEY, async (): Promise<string | null> => await auth.bootstrapAdminKey()),
   }

@@ -3,11 +3,13 @@
  * CLI entry: serve | keys create/list/revoke | users add/passwd | backup | migrate-store | check.
  * `bun src/main.ts` and the compiled `shortlink` binary behave the same.
  */
-import { existsSync } from 'node:fs'
+import { existsSync, statSync } from 'node:fs'
+import { basename, resolve } from 'node:path'
 import pkg from '../package.json'
 import { ADMIN_USER_ID, type Caller, type KeyRecord } from './auth'
 import { type Config, ConfigError, loadConfig } from './config'
 import { createClusterDeps, createDeps, type Deps } from './deps'
+import { IMPORT_SOURCES, type ImportRecordValue, type ImportSourceName } from './imports'
 import { startServer } from './server'
 import { AppError, createLogger, readCapped } from './shared'
 import {
@@ -47,6 +49,14 @@ Usage:
                                                   refuses a target holding data unless --force (which replaces it);
                                                   checks every table's row count. Exit 0 all match, 1 failed
                                                   (nothing kept), 2 refused (bad input, unreachable, not empty)
+  shortlink import --source SOURCE FILE [--user ID] [--domain DOMAIN] [--dry-run]
+                                                  import links from another service's export file
+                                                  (SOURCE: ${IMPORT_SOURCES.join(', ')}) into the admin
+                                                  user's account, or --user ID's (acting with that user's role);
+                                                  links whose domain is not served here go to DOMAIN (default: the
+                                                  first default domain). Running it again creates nothing new.
+                                                  Exit 0 every row imported or already there, 1 some rows failed
+                                                  or the import stopped, 2 refused (arguments, file, user)
   shortlink check [--config FILE]                 validate the configuration and exit
 `
 
@@ -58,7 +68,7 @@ function versionAtLeast(actual: string, wanted: string): boolean {
 }
 
 /** Flags that take no value. */
-const SWITCHES = new Set(['force'])
+const SWITCHES = new Set(['force', 'dry-run'])
 
 function parseFlags(args: string[]): { positional: string[]; flags: Record<string, string> } {
   const positional: string[] = []
@@ -263,6 +273,66 @@ async function migrateStore(flags: Record<string, string>) {
 /** The command line acts as the operator: an admin, as usr_admin. */
 const OPERATOR: Caller = { userId: ADMIN_USER_ID, role: 'admin', keyId: 'key_cli' }
 
+/** Whom `import --user ID` acts as: that user with their own role (a readonly or disabled user imports nothing). */
+async function importCaller(deps: Deps, userId: string): Promise<Caller> {
+  const user = await deps.users.get(OPERATOR, userId).catch((e: unknown) => die(e instanceof AppError ? e.message : String(e), 2))
+  if (user.disabled) die(`user ${user.id} is disabled`, 2)
+  if (user.role === 'readonly') die(`user ${user.id} is readonly; an import creates links`, 2)
+  return { userId: user.id, role: user.role, keyId: null }
+}
+
+const countsOf = (r: ImportRecordValue) =>
+  `${(r.created + r.updated + r.skipped + r.failed).toLocaleString('en-US')}/${r.total.toLocaleString('en-US')} rows: ${r.created} created, ${r.updated} updated, ${r.skipped} skipped, ${r.failed} failed`
+
+/** `import`: runs in this process against the store (the server may be running: SQLite allows both), printing progress. */
+async function importCommand(positional: string[], flags: Record<string, string>) {
+  const usage = `usage: shortlink import --source ${IMPORT_SOURCES.join('|')} FILE [--user ID] [--domain DOMAIN] [--dry-run]`
+  const file = positional[0]
+  const source = flags.source
+  if (!file || !source) die(usage, 2)
+  if (!(IMPORT_SOURCES as readonly string[]).includes(source)) die(`--source must be one of ${IMPORT_SOURCES.join(', ')}`, 2)
+  if (!statSync(file, { throwIfNoEntry: false })?.isFile()) die(`${file}: no such file`, 2)
+  const code = await withStore(flags, async (deps) => {
+    const caller = flags.user ? await importCaller(deps, flags.user) : OPERATOR
+    let started: Awaited<ReturnType<Deps['imports']['start']>>
+    try {
+      started = await deps.imports.start(caller, {
+        source: source as ImportSourceName,
+        path: resolve(file),
+        fileName: basename(file),
+        domain: flags.domain,
+        dryRun: 'dry-run' in flags,
+        removeWhenDone: false,
+      })
+    } catch (e) {
+      if (e instanceof AppError) die(`${file}: ${e.message}`, 2)
+      throw e
+    }
+    const { record, done } = started
+    // Ctrl-C: the import is marked failed where it stopped (running the file again finishes it).
+    process.once('SIGINT', () => void deps.imports.stop())
+    const out = process.stderr
+    out.write(
+      `import ${record.id}${record.dryRun ? ' (dry run: nothing is written)' : ''} into ${caller.userId}, links not on a domain served here go to ${record.domain}\n`,
+    )
+    let finished = false
+    done.finally(() => {
+      finished = true
+    })
+    while (!finished) {
+      await Promise.race([done, Bun.sleep(1000)])
+      if (!finished && out.isTTY) out.write(`\r${countsOf(await deps.imports.get(caller, record.id))}\x1b[K`)
+    }
+    const end = await deps.imports.get(caller, record.id)
+    out.write(out.isTTY ? `\r${countsOf(end)}\x1b[K\n` : `${countsOf(end)}\n`)
+    for (const e of end.errors.slice(0, 20)) out.write(`  row ${e.row}: ${e.message}\n`)
+    if (end.failed > 20) out.write(`  … ${end.failed - 20} more: GET /imports/${end.id}\n`)
+    process.stdout.write(`${end.id} ${end.status}\n`)
+    return end.status === 'done' && end.failed === 0 ? 0 : 1
+  })
+  process.exit(code)
+}
+
 async function allKeys(deps: Deps, user: string | undefined): Promise<KeyRecord[]> {
   const out: KeyRecord[] = []
   for (let page = 1; ; page++) {
@@ -402,6 +472,8 @@ async function main(argv: string[]) {
     }
     case 'migrate-store':
       return migrateStore(flags)
+    case 'import':
+      return importCommand(positional, flags)
     case undefined:
     case 'help':
     case '--help':

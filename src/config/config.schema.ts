@@ -111,6 +111,18 @@ export const FilesConfig = T.Object(
   { additionalProperties: false, default: {} },
 )
 
+export const ImportsConfig = T.Object(
+  {
+    maxBytes: T.Integer({
+      minimum: 1024,
+      maximum: 16 * 1024 * 1024 * 1024,
+      default: 256 * 1024 * 1024,
+      description: 'Largest export file POST /imports accepts (received to disk in server.dataDir, never held in memory).',
+    }),
+  },
+  { additionalProperties: false, default: {} },
+)
+
 export const GeoipConfig = T.Object(
   {
     database: Str('', 'MMDB file for country/region/city lookups; a bundled default when empty.'),
@@ -139,6 +151,7 @@ export const Config = T.Object(
     scan: ScanConfig,
     limits: LimitsConfig,
     files: FilesConfig,
+    imports: ImportsConfig,
     geoip: GeoipConfig,
   },
   { additionalProperties: false },

@@ -45,6 +45,7 @@ export function linkRecordOf(row: LinkRow, tags: string[], origins: RecordOrigin
     linkType: row.link_type,
     destination: row.destination,
     clicks: row.clicks,
+    importedClicks: row.imported_clicks,
     hasPassword: row.password_hash !== null,
     createdAt: toIso(row.created_at)!,
     updatedAt: toIso(row.updated_at)!,

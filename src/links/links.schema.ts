@@ -325,6 +325,11 @@ export const LinkRecord = t.Object({
   linkType: t.String(),
   destination: t.String({ description: 'Redirect URL, hosted page URL, or the mailto:/sms:/wa.me/maps URL the type implies.' }),
   clicks: t.Number(),
+  importedClicks: t.Integer({
+    minimum: 0,
+    description:
+      'Clicks another service counted before the link was imported (POST /imports); 0 otherwise. Never part of `clicks`, statistics or number targeting.',
+  }),
   hasPassword: t.Boolean(),
   createdAt: t.String({ format: 'date-time' }),
   updatedAt: t.String({ format: 'date-time' }),

@@ -58,7 +58,7 @@ export function LinksScreen({ query }: ScreenProps) {
       {writer ? (
         <>
           <Link href="/links/import" class="btn">
-            Import CSV
+            Import
           </Link>
           <Link href="/links/new" class="btn btn-primary">
             New link
@@ -106,7 +106,7 @@ export function LinksScreen({ query }: ScreenProps) {
                     Create a link
                   </Link>
                   <Link href="/links/import" class="btn">
-                    Import CSV
+                    Import links
                   </Link>
                 </p>
               </>
@@ -384,7 +384,14 @@ function LinkRow({
           })}
         </ul>
       </td>
-      <td class="num">{l.clicks.toLocaleString()}</td>
+      <td class="num">
+        {l.clicks.toLocaleString()}
+        {l.importedClicks ? (
+          <small class="links-imported" title="Counted by the service this link was imported from; not part of the statistics here">
+            +{l.importedClicks.toLocaleString()} imported
+          </small>
+        ) : null}
+      </td>
       <td class="hide-phone">
         {l.lastClicked ? (
           <time dateTime={l.lastClicked} title={new Date(l.lastClicked).toLocaleString()}>
