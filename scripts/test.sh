@@ -9,7 +9,8 @@ cd "$(dirname "$0")/.."
 mkdir -p test-artifacts
 bash scripts/install-test-tools.sh
 passed=0; failed=0; skipped=0; status=0
-# Per test and hook (Bun reads it from here or a preload, never from bunfig.toml): room for a loaded machine.
+# Per test and hook, for a loaded machine. Bun reads it from the command line only (not from bunfig.toml,
+# and a preload's setDefaultTimeout reaches only the first file).
 TIMEOUT_MS=90000
 
 run_suite() { # name, then the command
