@@ -47,6 +47,8 @@ export function createLinkService<S extends LinkStorePort = LinkStore>(deps: Lin
   }
 
   const shortLinkOf = (domain: string, key: string) => shortLinkAt(settings, domain, key)
+  /** The key a type fixes itself: a GS1 product's is its GTIN. */
+  const fixedKeyOf = (type: LinkType, data: { gtin?: string }): string | null => (type === 'gs1' ? data.gtin! : null)
 
   const recordsOf = async (rows: LinkRow[]): Promise<LinkRecord[]> => {
     const tags = await store.tagsOf(rows.map((r) => r.seq))
@@ -67,13 +69,13 @@ export function createLinkService<S extends LinkStorePort = LinkStore>(deps: Lin
     r.refused === 'gone'
       ? new AppError('record_gone', `link ${r.id} was deleted`)
       : r.refused === 'key_taken'
-        ? rules.keyTakenError(r.domain, r.key)
+        ? rules.keyTakenError(r.domain, r.key, /^[0-9]{14}$/.test(r.key) ? 'gs1' : undefined)
         : new AppError('internal_server_error', `link ${r.id} kept changing while it was written; retry`)
 
   async function create(caller: Caller, typeParam: string, body: LinkBody): Promise<LinkRecord> {
     const { type, data, o, domain, options, now } = await rules.prepareCreate(caller.userId, typeParam, body)
     for (let attempt = 0; attempt < FRESH_KEY_TRIES; attempt++) {
-      const key = o.key ?? (await rules.freshKey(domain))
+      const key = fixedKeyOf(type, data) ?? o.key ?? (await rules.freshKey(domain))
       const destination = destinationOf(type, data, shortLinkOf(domain, key))
       const row = {
         id: newId('lnk'),
@@ -98,7 +100,7 @@ export function createLinkService<S extends LinkStorePort = LinkStore>(deps: Lin
         emit(saved)
         return recordOf(saved)
       }
-      if (o.key !== undefined) throw rules.keyTakenError(domain, key)
+      if (o.key !== undefined || fixedKeyOf(type, data)) throw rules.keyTakenError(domain, key, type)
     }
     throw new AppError('internal_server_error', 'could not find a free random key')
   }
@@ -107,8 +109,11 @@ export function createLinkService<S extends LinkStorePort = LinkStore>(deps: Lin
   async function writeOf(row: LinkRow, p: PreparedUpdate, now: number): Promise<LinkWrite> {
     const type = row.link_type as LinkType
     const domain = p.o.domain ?? row.domain
-    const key = p.o.key ?? row.key
-    if (domain !== row.domain || key !== row.key) await rules.checkKey(domain, key, row.seq)
+    const fixed = type === 'gs1' ? (p.data?.gtin ?? row.key) : null
+    if (fixed !== null && p.o.key !== undefined && p.o.key !== fixed)
+      throw parameterError(`'linkOptions.key' of a gs1 link is its GTIN (${fixed}): change data.gtin instead`)
+    const key = fixed ?? p.o.key ?? row.key
+    if (domain !== row.domain || key !== row.key) await rules.checkKey(domain, key, row.seq, type)
     if (p.o.tags !== undefined) await rules.checkTags(row.user_id, p.o.tags ?? [])
     if (p.data?.fileId) await rules.checkFiles(p.data, row.user_id)
     if (p.qrOptions) await deps.checkQrOptions?.(p.qrOptions, row.user_id)

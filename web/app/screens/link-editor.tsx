@@ -138,6 +138,8 @@ function Editor({ type, record: initial, readOnly }: { type: LinkType; record: L
     setBusy(true)
     setError(null)
     const body = { data: dataOf(type, content), linkOptions: linkOptionsOf(options, { editing, utmInUrl: URL_TYPES.has(type) }) }
+    // A GS1 product's key is its GTIN.
+    if (type === 'gs1' && body.linkOptions) delete body.linkOptions.key
     try {
       if (!record) {
         const created = await post<LinkRecord>(`/links/${type}`, body)
@@ -230,7 +232,7 @@ function Editor({ type, record: initial, readOnly }: { type: LinkType; record: L
                   {info.label}
                 </h2>
                 <p class="hint le-type-hint">{info.description}</p>
-                <ContentFields type={type} form={content} set={setC} readOnly={readOnly} />
+                <ContentFields type={type} form={content} set={setC} readOnly={readOnly} origin={record ? new URL(record.shortLink).origin : undefined} />
               </section>
               <details class="card le-options-area" open={editing}>
                 <summary>
