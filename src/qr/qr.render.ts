@@ -17,12 +17,13 @@ import type { DrawImageJob, DrawnImage } from './qr.image.worker'
 import { checkPixelBudget } from './qr.image-size'
 import { createJobWorker } from './qr.job-worker'
 import { LruCache } from './qr.lru'
+import { codePdf } from './qr.pdf'
 import { compositeOver, encodePng } from './qr.png'
 import { rasterise, rasteriserReady, rasteriseText, releaseNativeMemory, textsAsPaths } from './qr.raster'
 import { buildSvg, type EmbeddedImage, frameLayout, type Matrix } from './qr.svg'
 import { sanitiseSvg } from './qr.svg-sanitise'
 
-export type QrFormat = 'png' | 'svg'
+export type QrFormat = 'png' | 'svg' | 'pdf'
 
 export interface RenderInput {
   text: string
@@ -47,6 +48,8 @@ export interface QrRendererOptions {
   /** Uploaded files (`fil_…`); RenderInput.usableFiles says which a design may draw. */
   readFile?: (id: string) => Promise<FetchedImage | null>
 }
+
+const CONTENT_TYPES: Record<QrFormat, string> = { png: 'image/png', svg: 'image/svg+xml', pdf: 'application/pdf' }
 
 /** The sample content designs are checked with when saved (a typical short link). */
 export const SAMPLE_TEXT = 'https://example.com/AbC12xY?qr=1'
@@ -242,8 +245,10 @@ export function createQrRenderer(opts: QrRendererOptions) {
         const full = buildSvg({ ...svgInput, drawFrameImage: true }).svg
         // resvg's own SVG has the texts as paths: it looks the same without the font.
         body = new TextEncoder().encode(texts.length ? await textsAsPaths(full) : full)
-      } else body = encodePng(pixels, w, h)
-      return { body, contentType: input.format === 'svg' ? 'image/svg+xml' : 'image/png', etag: etagOf(body), repairs }
+      } else if (input.format === 'pdf')
+        body = await codePdf({ matrix, design: d, logo: logoImg, logoSize: attempt.logoSize, frameImage: frameImg, texts }, input.width)
+      else body = encodePng(pixels, w, h)
+      return { body, contentType: CONTENT_TYPES[input.format], etag: etagOf(body), repairs }
     }
     throw parameterError(`'width' ${input.width} px is too small for this code (${matrix.size} modules); use a larger width or a shorter link`)
   }
