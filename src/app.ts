@@ -12,7 +12,7 @@ import { type AnyElysia, docsRoutes, PUBLIC_DOC_PATHS } from './docs'
 import { domainRoutes } from './domains'
 import { fileRoutes } from './files'
 import { linkRoutes } from './links'
-import { qrRoutes, templateRoutes } from './qr'
+import { batchRoutes, qrRoutes, templateRoutes } from './qr'
 import { AppError, describeRule, errorResponse, newId, orStoreUnavailable, readCapped } from './shared'
 import { statsRoutes } from './stats'
 import { tagRoutes } from './tags'
@@ -38,6 +38,7 @@ export function createApiApp(deps: Deps): ApiApp {
     .use(fileRoutes({ files: deps.files, maxBytes: deps.config.files.maxBytes }))
     .use(templateRoutes(deps))
     .use(domainRoutes(deps))
+    .use(batchRoutes(deps))
     .use(qrRoutes(deps))
     .use(statsRoutes(deps))
     .use(authRoutes(deps))

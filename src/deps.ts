@@ -32,7 +32,11 @@ import { createBlobStore, createFileService, createFileStore, createPgFileStore,
 import { createGeoIp, type GeoIp } from './geo'
 import { createLinkService, createLinkStore, createPgLinkStore, type LinkService, type LinkStorePort } from './links'
 import {
+  type BatchService,
+  createBatchService,
+  createBatchStore,
   createDesignFiles,
+  createPgBatchStore,
   createPgTemplateStore,
   createQrService,
   createTemplateService,
@@ -100,6 +104,8 @@ export interface Deps {
   files: FileService<FileStorePort>
   qr: QrService
   templates: TemplateService
+  /** QR print runs (POST /qr/batches). */
+  batches: BatchService
   domains: DomainService<DomainStorePort>
   tls: Tls
   stats: StatsService
@@ -190,7 +196,9 @@ export function createDeps(config: Config, dbPath: string, log: Logger = createL
     templates: createTemplateService({ store: createTemplateStore(db, now), baseUrl: settings.baseUrl, assertScannable: qr.assertScannable }),
     stats: createStatsService({ store: createStatsStore(db), settings }),
     dashboard: createDashboard({ apiPrefix: settings.apiPrefix, log }),
+    batches: null as unknown as BatchService, // set below: it reads the links and templates above
   }
+  deps.batches = createBatchService({ store: createBatchStore(db), links: deps.links, templates: deps.templates, renderQr: qr.renderQr, log, now })
   return deps
 }
 
@@ -281,7 +289,9 @@ export async function createClusterDeps(config: Config, log: Logger = createLogg
       return () => domainReloaded.delete(fn)
     },
   }
+  const templates = createTemplateService({ store: createPgTemplateStore(sql, now), baseUrl: settings.baseUrl, assertScannable: qr.assertScannable })
   return {
+    batches: createBatchService({ store: createPgBatchStore(sql), links, templates, renderQr: qr.renderQr, log, now }),
     config,
     settings,
     store: { kind: 'postgres', sql, bus },
@@ -302,7 +312,7 @@ export async function createClusterDeps(config: Config, log: Logger = createLogg
     qr,
     domains,
     tls: createTls({ store: createPgTlsStore(sql, { publish }), locks: createLeaseLocks(sql), config, settings, domains, log }),
-    templates: createTemplateService({ store: createPgTemplateStore(sql, now), baseUrl: settings.baseUrl, assertScannable: qr.assertScannable }),
+    templates,
     stats: createStatsService({ store: createPgStatsStore(sql), settings }),
     dashboard: createDashboard({ apiPrefix: settings.apiPrefix, log }),
     // Nodes starting together on an empty store: the advisory lock lets one make the key, the others then see it.
