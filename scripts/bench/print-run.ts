@@ -35,9 +35,13 @@ const api = (path: string, init: { method?: string; json?: unknown } = {}) =>
 const ids: string[] = []
 const expected = new Map<string, string>()
 for (let i = 0; i < n; i++) {
-  const body = (i % 2
-    ? await api('/links/gs1', { method: 'POST', json: { data: { gtin: `${950600100000 + i}${checkDigitOf(String(950600100000 + i))}`, url: `https://brand.example/p/${i}` } } })
-    : await api('/links/link', { method: 'POST', json: { data: { url: `https://example.com/item/${i}` } } })
+  const body = (
+    i % 2
+      ? await api('/links/gs1', {
+          method: 'POST',
+          json: { data: { gtin: `${950600100000 + i}${checkDigitOf(String(950600100000 + i))}`, url: `https://brand.example/p/${i}` } },
+        })
+      : await api('/links/link', { method: 'POST', json: { data: { url: `https://example.com/item/${i}` } } })
   ).json() as Promise<{ id: string; domain: string; key: string; shortLink: string }>
   const l = await body
   ids.push(l.id)
