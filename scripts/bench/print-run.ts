@@ -19,7 +19,7 @@ import { arg } from './args'
 const n = Number(arg('links', '10000'))
 const width = Number(arg('width', '300'))
 const dir = mkdtempSync(join(tmpdir(), 'print-run-'))
-const deps = createDeps(buildConfig({ server: { dataDir: dir }, limits: { apiPerMinute: 10_000_000 } }, {}), join(dir, 'store.db'), createLogger(true))
+const deps = createDeps(buildConfig({ server: { dataDir: dir }, limits: { apiPerMinute: 1_000_000 } }, {}), join(dir, 'store.db'), createLogger(true))
 const app = createApiApp(deps)
 const key = deps.auth.createKey('usr_admin', 'admin').key
 const api = (path: string, init: { method?: string; json?: unknown } = {}) =>
