@@ -1,10 +1,9 @@
 /** Print runs (`POST /qr/batches`): the request, the record and their limits, as TypeBox schemas that validate and document. */
 import { type Static, Type as t } from '@sinclair/typebox'
 
-export const MAX_BATCH_LINKS = 10_000
-export const BATCH_FORMATS = ['zip-png', 'zip-svg', 'zip-pdf', 'pdf-sheet'] as const
-export const PAPERS = { A4: [210, 297], Letter: [215.9, 279.4] } as const
-export const CAPTIONS = ['key', 'shortLink', 'none'] as const
+import { MAX_BATCH_LINKS, SHEET_MM } from './qr.batches.values'
+
+export { BATCH_FORMATS, CAPTIONS, MAX_BATCH_LINKS, PAPERS } from './qr.batches.values'
 /** Results are kept this long after a batch finishes. */
 export const BATCH_KEEP_MS = 24 * 3_600_000
 
@@ -27,9 +26,9 @@ export const SheetOptions = t.Object(
         { default: 'A4', description: 'A4 (210×297 mm), Letter (215.9×279.4 mm) or { widthMm, heightMm } (50-1500 each); default A4.' },
       ),
     ),
-    codeMm: t.Optional(Mm(10, 300, 30, 'Width of each code (its frame included)')),
-    marginMm: t.Optional(Mm(0, 100, 10, 'Page margin')),
-    gapMm: t.Optional(Mm(0, 100, 6, 'Space between codes')),
+    codeMm: t.Optional(Mm(SHEET_MM.codeMm.min, SHEET_MM.codeMm.max, SHEET_MM.codeMm.default, 'Width of each code (its frame included)')),
+    marginMm: t.Optional(Mm(SHEET_MM.marginMm.min, SHEET_MM.marginMm.max, SHEET_MM.marginMm.default, 'Page margin')),
+    gapMm: t.Optional(Mm(SHEET_MM.gapMm.min, SHEET_MM.gapMm.max, SHEET_MM.gapMm.default, 'Space between codes')),
     cropMarks: t.Optional(t.Boolean({ default: false, description: 'Cut marks at the corners of every code.' })),
     caption: t.Optional(
       t.Union([t.Literal('key'), t.Literal('shortLink'), t.Literal('none')], {

@@ -88,7 +88,11 @@ export async function openPdf(opts: { size: [number, number]; sink: (chunk: Uint
     doc.on('end', resolve)
     doc.on('error', reject)
   })
-  return { doc, fonts: f, finished: () => (doc.end(), done) }
+  const finished = () => {
+    doc.end()
+    return done
+  }
+  return { doc, fonts: f, finished }
 }
 
 const imageBytes = (img: EmbeddedImage) => Buffer.from(img.href.slice(img.href.indexOf(',') + 1), 'base64')

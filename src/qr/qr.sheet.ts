@@ -5,7 +5,7 @@
  */
 import { AppError, parameterError } from '../shared'
 import type { SheetOptions } from './qr.batches.schema'
-import { PAPERS } from './qr.batches.schema'
+import { PAPERS, SHEET_MM } from './qr.batches.values'
 import { aspectOf, drawCode, MM, openPdf, type PdfCode, textOutline } from './qr.pdf'
 
 const CROP = { length: 3 * MM, offset: 1 * MM, width: 0.25 }
@@ -24,13 +24,20 @@ export interface SheetLayout {
 export function sheetLayout(o: SheetOptions = {}): SheetLayout {
   const paper = o.paper ?? 'A4'
   const [wMm, hMm] = typeof paper === 'string' ? PAPERS[paper] : [paper.widthMm, paper.heightMm]
-  const codeMm = o.codeMm ?? 30
-  const marginMm = o.marginMm ?? 10
+  const codeMm = o.codeMm ?? SHEET_MM.codeMm.default
+  const marginMm = o.marginMm ?? SHEET_MM.marginMm.default
   const caption = o.caption ?? 'key'
   const captionMm = caption === 'none' ? 0 : CAPTION_MM * 1.6
   if (2 * marginMm + codeMm > wMm || 2 * marginMm + codeMm + captionMm > hMm)
     throw parameterError(`'sheet.codeMm' a ${codeMm} mm code with ${marginMm} mm margins does not fit on ${wMm}×${hMm} mm paper`)
-  return { page: [wMm * MM, hMm * MM], code: codeMm * MM, margin: marginMm * MM, gap: (o.gapMm ?? 6) * MM, cropMarks: o.cropMarks ?? false, caption }
+  return {
+    page: [wMm * MM, hMm * MM],
+    code: codeMm * MM,
+    margin: marginMm * MM,
+    gap: (o.gapMm ?? SHEET_MM.gapMm.default) * MM,
+    cropMarks: o.cropMarks ?? false,
+    caption,
+  }
 }
 
 export async function openSheet(layout: SheetLayout, sink: (chunk: Uint8Array) => void) {

@@ -188,9 +188,13 @@ function Editor({ type, record: initial, readOnly }: { type: LinkType; record: L
   }
 
   const url = URL_TYPES.has(type) ? content.url : null
+  const gs1Key = type === 'gs1' ? `01/${content.gs1.gtin.replace(/\s+/g, '').padStart(14, '0') || '<GTIN>'}` : null
   const shortLink = record
-    ? `https://${options.domain || record.domain}/${options.key || record.key}`.replace(`https://${record.domain}/${record.key}`, record.shortLink)
-    : `${options.domain || 'default domain'}/${options.key || '(7 random characters)'}`
+    ? `https://${options.domain || record.domain}/${gs1Key ?? (options.key || record.key)}`.replace(
+        `https://${record.domain}/${gs1Key ?? record.key}`,
+        record.shortLink,
+      )
+    : `${options.domain || 'default domain'}/${gs1Key ?? (options.key || '(7 random characters)')}`
   const title = editing ? (readOnly ? `${info.label} link` : `Edit ${info.label.toLowerCase()} link`) : `New ${info.label.toLowerCase()} link`
 
   return (
