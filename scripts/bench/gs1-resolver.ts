@@ -12,7 +12,7 @@ import { join } from 'node:path'
 import { buildConfig } from '../../src/config/config.load'
 import { createDeps } from '../../src/deps'
 import { checkDigitOf } from '../../src/gs1'
-import { createRedirectHandler } from '../../src/redirect'
+import { redirectHandlerFor } from '../../src/redirect/redirect.test-fixtures'
 import { createLogger } from '../../src/shared/log'
 import { arg } from './args'
 
@@ -48,17 +48,7 @@ await deps.links.create({ userId: 'usr_admin', role: 'admin', keyId: null }, 'li
   data: { url: 'https://example.com/landing' },
   linkOptions: { key: 'bench' },
 })
-const redirects = createRedirectHandler({
-  settings: deps.settings,
-  findLiveRow: deps.links.findLiveRow,
-  domainOf: (host) => deps.domains.lookup(host),
-  storedClicks: deps.links.storedClicks,
-  recorder: deps.recorder,
-  geo: deps.geo,
-  passwords: deps.passwords,
-  renderHosted: () => new Response('hosted'),
-  serveFile: () => null,
-})
+const redirects = redirectHandlerFor(deps, { storedClicks: deps.links.storedClicks })
 deps.recorder.start()
 const UA = {
   'user-agent': 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 Mobile/15E148 Safari/604.1',

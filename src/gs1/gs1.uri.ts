@@ -9,6 +9,7 @@
  * (measured), predates key qualifier 235, and would be the slowest step of a redirect by far; it
  * checks our verdicts in the table tests instead.
  */
+import { decodePathSegment } from '../shared'
 import { gtinProblem } from './gs1.gtin'
 import { curieOf } from './gs1.vocabulary'
 
@@ -185,16 +186,6 @@ function formatProblem(format: string, v: string): string | null {
   return null
 }
 
-/** A path segment percent-decoded, or null when its escapes are malformed. */
-function decoded(raw: string): string | null {
-  if (!raw.includes('%')) return raw
-  try {
-    return decodeURIComponent(raw)
-  } catch {
-    return null
-  }
-}
-
 const encodeValue = (v: string) => encodeURIComponent(v).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
 
 /**
@@ -207,7 +198,7 @@ export function parseGs1Path(path: string, search: string): Gs1Parse {
   const segments = trimmed.slice(1).split('/')
   if (segments[0] !== '01' || segments.length < 2) return fail('a GS1 Digital Link URI starts with /01/<GTIN>')
   if (segments.length % 2 !== 0) return fail(`'${segments.at(-1)}' has no value: the path is AI/value pairs`)
-  const rawGtin = decoded(segments[1]!) ?? ''
+  const rawGtin = decodePathSegment(segments[1]!) ?? ''
   const problem = gtinProblem(rawGtin)
   if (problem) return fail(`the GTIN '${rawGtin}' ${problem}`)
   const gtin = rawGtin.padStart(14, '0')
@@ -221,7 +212,7 @@ export function parseGs1Path(path: string, search: string): Gs1Parse {
     if (q.order <= lastOrder || (q.order === 4 && lastOrder > 0) || (lastOrder === 4 && q.order !== 4))
       return fail(`key qualifier ${ai} is out of order: a GTIN takes /22, /10, /21 in that order, or /235 alone`)
     lastOrder = q.order
-    const value = decoded(segments[i + 1]!)
+    const value = decodePathSegment(segments[i + 1]!)
     if (value === null) return fail(`the value of AI ${ai} has a malformed percent-escape`)
     if (value.length < 1 || value.length > q.max || !CSET82.test(value))
       return fail(`the value of AI ${ai} must be 1-${q.max} characters of GS1 character set 82`)

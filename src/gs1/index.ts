@@ -1,4 +1,4 @@
-/** GS1 Digital Link: GTINs, the product data schema, URI syntax, link choice and linksets, the resolver description. Pure; imports no module. Other modules import this file only. */
+/** GS1 Digital Link: GTINs, the product data schema, URI syntax, link choice and linksets, the resolver description. Pure; imports shared only. Other modules import this file only. */
 export { checkDigitOf, GTIN_LENGTHS, gtin14, gtinProblem } from './gs1.gtin'
 export { byLanguage, chooseLink, type Gs1Choice, type Gs1Product, linksetOf, productOf } from './gs1.product'
 export { LINKSET_CONTEXT_HEADER, LINKSET_MEDIA_TYPE, linksetLinkHeader, resolverDescription, wantsLinkset } from './gs1.resolver'

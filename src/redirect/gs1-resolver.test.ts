@@ -5,7 +5,8 @@
  */
 import { beforeAll, describe, expect, test } from 'bun:test'
 import { type ApiHarness, createHarness } from '../../test/helpers/in-process'
-import { createRedirectHandler, type RedirectHandler } from './redirect.handler'
+import type { RedirectHandler } from './redirect.handler'
+import { redirectHandlerFor } from './redirect.test-fixtures'
 
 let h: ApiHarness
 let redirects: RedirectHandler
@@ -22,17 +23,7 @@ const pending = (gtin: string) => h.deps.recorder.pendingFor(seqOf.get(gtin)!)
 beforeAll(async () => {
   h = createHarness()
   const { deps } = h
-  redirects = createRedirectHandler({
-    settings: deps.settings,
-    findLiveRow: deps.links.findLiveRow,
-    domainOf: (host) => deps.domains.lookup(host),
-    storedClicks: () => 0,
-    recorder: deps.recorder,
-    geo: deps.geo,
-    passwords: deps.passwords,
-    renderHosted: () => new Response('hosted'),
-    serveFile: () => null,
-  })
+  redirects = redirectHandlerFor(deps)
   const products: [unknown, unknown?][] = [
     [
       {

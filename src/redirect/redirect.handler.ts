@@ -8,7 +8,7 @@ import { type GeoIp, UNKNOWN_LOCATION } from '../geo'
 import { type Gs1Product, isGs1Path, productOf } from '../gs1'
 import { type LinkRow, MAX_KEY_LENGTH, storedDataOf, storedLinkViewOf } from '../links'
 import { EXPIRED_PAGE, NOT_FOUND_PAGE, passwordPage, previewPage, TOO_MANY_ATTEMPTS_PAGE } from '../pages'
-import { LruCache, readCapped, withHsts } from '../shared'
+import { decodePathSegment, LruCache, readCapped, withHsts } from '../shared'
 import type { ClickRecorder } from '../stats'
 import { createGs1Resolver, gs1Redirect, resolverDescriptionResponse } from './gs1-resolver'
 import { createLinkCache } from './link-cache'
@@ -16,15 +16,7 @@ import type { PasswordGate } from './password-gate'
 import { type Decision, type DomainFallbacks, mergeQuery, type ResolvableLink, resolve } from './resolve'
 import { parseVisitor, type Visitor } from './visitor'
 
-/** A percent-encoded path segment, or null when its escapes are malformed (`%E0`). */
-function decodeSegment(raw: string): string | null {
-  if (!raw.includes('%')) return raw
-  try {
-    return decodeURIComponent(raw)
-  } catch {
-    return null
-  }
-}
+const decodeSegment = decodePathSegment
 
 /** Largest password form body read; a password is at most a few hundred bytes. */
 const PASSWORD_FORM_MAX = 16 * 1024

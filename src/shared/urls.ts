@@ -15,3 +15,13 @@ export function normaliseUrl(raw: string, field: string, min = 1): string {
   if (href.length > 2000 || href.length < min) throw parameterError(`'${field}' length must be ${min}-2000`)
   return href
 }
+
+/** A percent-encoded URL path segment decoded, or null when its escapes are malformed (`%E0`). */
+export function decodePathSegment(raw: string): string | null {
+  if (!raw.includes('%')) return raw
+  try {
+    return decodeURIComponent(raw)
+  } catch {
+    return null
+  }
+}
