@@ -3,6 +3,7 @@
  * link, wrk over HTTPS on loopback, passes alternating A, B, B, A… in one run; and, on B, a GS1
  * Digital Link URI of a product. Both servers pinned to one core, wrk to the other.
  *   bun scripts/bench/redirect-ab.ts --a /path/to/main/dist/shortlink --b dist/shortlink [--passes 6] [--seconds 6] [--connections 64]
+ *   [--b-print N]: B makes a print run of N codes (zip-png) while the passes go (A = B's build, to see what a run costs redirects)
  * Prints req/s and p99 per pass, then min | median | max per side.
  */
 import { resolve } from 'node:path'
@@ -32,6 +33,21 @@ const product = await fetch(`https://localhost:${b.httpsPort}/api/links/gs1`, {
   tls: { ca: b.ca },
 } as RequestInit)
 if (product.status !== 200) throw new Error(`product: ${product.status}`)
+const printCodes = Number(arg('b-print', '0'))
+const bApi = (path: string, json?: unknown) =>
+  fetch(`https://localhost:${b.httpsPort}/api${path}`, {
+    method: json === undefined ? 'GET' : 'POST',
+    headers: { authorization: `Bearer ${b.apiKey}`, 'content-type': 'application/json' },
+    body: json === undefined ? undefined : JSON.stringify(json),
+    tls: { ca: b.ca },
+  } as RequestInit)
+let runId = ''
+if (printCodes) {
+  const ids: string[] = []
+  for (let i = 0; i < printCodes; i++)
+    ids.push(((await (await bApi('/links/link', { data: { url: `https://example.com/p/${i}` } })).json()) as { id: string }).id)
+  runId = ((await (await bApi('/qr/batches', { linkIds: ids, format: 'zip-png' })).json()) as { id: string }).id
+}
 const urls = {
   a: `https://localhost:${a.httpsPort}/bench`,
   b: `https://localhost:${b.httpsPort}/bench`,
@@ -55,6 +71,7 @@ for (const [side, label] of [
   ['gs1', 'B GS1 URI'],
 ] as const)
   console.log(`${label.padEnd(16)} req/s min|median|max ${minMedianMax(res[side].rps)}   p99 ms ${minMedianMax(res[side].p99)}`)
+if (runId) console.log(`B's print run after the passes: ${JSON.stringify(await (await bApi(`/qr/batches/${runId}`)).json(), ['status', 'done', 'total'])}`)
 await a.stop()
 await b.stop()
 process.exit(0)

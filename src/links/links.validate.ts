@@ -10,7 +10,7 @@ import { normaliseHost } from '../domains'
 import { AppError, parameterError } from '../shared'
 import type { TagStorePort } from '../tags'
 import { checkData, checkTargeting, type LinkDataValue, normaliseUrl } from './links.content'
-import type { StoredOptions } from './links.record'
+import { keyOfShortLinkPath, type StoredOptions } from './links.record'
 import { CREATE_TYPES, type LinkType, type UpdateLinkInput } from './links.schema'
 import type { LinkStorePort } from './links.store'
 
@@ -177,10 +177,7 @@ export type LinkRules = ReturnType<typeof createLinkRules>
 export function parseShortLink(s: string, i: number): { domain: string; key: string } {
   try {
     const u = new URL(s)
-    // A GS1 product's short link is /01/<gtin> (any GTIN length); its key is the 14-digit GTIN.
-    const gs1 = /^\/01\/([0-9]{8,14})\/?$/.exec(u.pathname)
-    if (gs1) return { domain: u.hostname.toLowerCase(), key: gs1[1]!.padStart(14, '0') }
-    return { domain: u.hostname.toLowerCase(), key: decodeURIComponent(u.pathname.replace(/^\/+/, '')) }
+    return { domain: u.hostname.toLowerCase(), key: keyOfShortLinkPath(u.pathname) }
   } catch {
     throw parameterError(`'shortLinks.${i}' must be a full short link such as https://example.com/abc`)
   }
