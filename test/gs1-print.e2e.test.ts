@@ -89,7 +89,7 @@ describe('the GS1 resolver over HTTPS', () => {
     const stats = (await (await s.api(`/statistics?linkId=${product.id}`)).json()) as any
     expect(stats).toEqual({ clicks: 4, scans: 1 })
     // Statistics name the product by its Digital Link URI, and take it as a url filter.
-    const byLink = (await (await s.api('/statistics?groupBy=linkId')).json()) as any[]
+    const byLink = (await (await s.api('/statistics?groupBy=link')).json()) as any[]
     expect(byLink.find((r) => r.linkId === product.id)).toMatchObject({ shortLink: product.shortLink, clicks: 4, scans: 1 })
     expect(await (await s.api(`/statistics?url=${encodeURIComponent(product.shortLink)}`)).json()).toEqual({ clicks: 4, scans: 1 })
   })
