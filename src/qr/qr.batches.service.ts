@@ -181,6 +181,9 @@ export function createBatchService(deps: BatchServiceDeps) {
         })
     for (const link of links) {
       if (stopped) throw new Error('the server stopped while this batch ran; start it again')
+      // A macrotask turn between codes: the render's awaits settle as microtasks, which never let the
+      // event loop serve a request, so without this a run would hold redirects until it ends.
+      await new Promise((resolve) => setImmediate(resolve))
       const design = job.design ?? { qrOptions: link.qrOptions ?? {}, ownerId: link.userId }
       let rendered: RenderedQr
       try {
