@@ -136,35 +136,9 @@ export function PrintRunsScreen({ query }: ScreenProps) {
                 </select>
               )}
             </Field>
-            <Field label="Code size (mm)" hint={`${SHEET_MM.codeMm.min}-${SHEET_MM.codeMm.max}`}>
-              {(p) => (
-                <input
-                  {...p}
-                  type="number"
-                  min={SHEET_MM.codeMm.min}
-                  max={SHEET_MM.codeMm.max}
-                  value={codeMm}
-                  onInput={(e) => setCodeMm(e.currentTarget.value)}
-                />
-              )}
-            </Field>
-            <Field label="Margins (mm)">
-              {(p) => (
-                <input
-                  {...p}
-                  type="number"
-                  min={SHEET_MM.marginMm.min}
-                  max={SHEET_MM.marginMm.max}
-                  value={marginMm}
-                  onInput={(e) => setMarginMm(e.currentTarget.value)}
-                />
-              )}
-            </Field>
-            <Field label="Gap between codes (mm)">
-              {(p) => (
-                <input {...p} type="number" min={SHEET_MM.gapMm.min} max={SHEET_MM.gapMm.max} value={gapMm} onInput={(e) => setGapMm(e.currentTarget.value)} />
-              )}
-            </Field>
+            <MmField label="Code size (mm)" bounds={SHEET_MM.codeMm} value={codeMm} onValue={setCodeMm} />
+            <MmField label="Margins (mm)" bounds={SHEET_MM.marginMm} value={marginMm} onValue={setMarginMm} />
+            <MmField label="Gap between codes (mm)" bounds={SHEET_MM.gapMm} value={gapMm} onValue={setGapMm} />
             <Field label="Caption under each code">
               {(p) => (
                 <select {...p} value={caption} onChange={(e) => setCaption(e.currentTarget.value as Caption)}>
@@ -188,6 +162,15 @@ export function PrintRunsScreen({ query }: ScreenProps) {
       {error && !(error instanceof ApiError) ? <ErrorBox error={error} /> : null}
       {batch ? <Progress batch={batch} /> : null}
     </Page>
+  )
+}
+
+/** A length in mm within the API's bounds for it. */
+function MmField({ label, bounds, value, onValue }: { label: string; bounds: { min: number; max: number }; value: string; onValue: (v: string) => void }) {
+  return (
+    <Field label={label} hint={`${bounds.min}-${bounds.max}`}>
+      {(p) => <input {...p} type="number" min={bounds.min} max={bounds.max} value={value} onInput={(e) => onValue(e.currentTarget.value)} />}
+    </Field>
   )
 }
 
