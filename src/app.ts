@@ -13,7 +13,7 @@ import { domainRoutes } from './domains'
 import { fileRoutes } from './files'
 import { importRoutes } from './imports'
 import { linkRoutes } from './links'
-import { qrRoutes, templateRoutes } from './qr'
+import { batchRoutes, qrRoutes, templateRoutes } from './qr'
 import { AppError, describeRule, errorResponse, newId, orStoreUnavailable, parameterError, readCapped, withApiHeaders } from './shared'
 import { statsRoutes } from './stats'
 import { tagRoutes } from './tags'
@@ -39,6 +39,7 @@ export function createApiApp(deps: Deps): ApiApp {
     .use(fileRoutes({ files: deps.files, maxBytes: deps.config.files.maxBytes }))
     .use(templateRoutes(deps))
     .use(domainRoutes(deps))
+    .use(batchRoutes(deps))
     .use(qrRoutes(deps))
     .use(statsRoutes(deps))
     .use(authRoutes(deps))

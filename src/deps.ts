@@ -45,7 +45,12 @@ import { createGeoIp, type GeoIp } from './geo'
 import { createImportService, createImportStore, createPgImportStore, type ImportService, type ImportStorePort } from './imports'
 import { createLinkService, createLinkStore, createPgLinkStore, type LinkService, type LinkStore, type LinkStorePort } from './links'
 import {
+  type BatchService,
+  type BatchStorePort,
+  createBatchService,
+  createBatchStore,
   createDesignFiles,
+  createPgBatchStore,
   createPgTemplateStore,
   createQrService,
   createTemplateService,
@@ -124,6 +129,7 @@ export interface StoreBundle<P extends Ports = Ports> {
   stats: StatsStorePort
   tls: TlsStorePort
   imports: ImportStorePort
+  batches: BatchStorePort
   /** One ACME order per domain across nodes (PostgreSQL); none on one node. */
   locks?: LeaseLocks
   /** Other nodes' writes (PostgreSQL); none on one node. */
@@ -162,6 +168,8 @@ export interface Deps<P extends Ports = Ports> {
   files: FileService<FileStorePort>
   qr: QrService
   templates: TemplateService
+  /** QR print runs (POST /qr/batches). */
+  batches: BatchService
   domains: DomainService<P['domains']>
   tls: Tls
   stats: StatsService
@@ -223,6 +231,7 @@ function sqliteStores(config: Config, dbPath: string, log: Logger, now: () => nu
     stats: createStatsStore(db),
     tls: createTlsStore(db),
     imports: createImportStore(db),
+    batches: createBatchStore(db),
     recorder: createClickRecorder(db, dbPath, log),
     apiLimiter: (perMinute) => createRateLimiter(perMinute),
     passwordSecret: loadOrCreateSecret(db, 'password_cookie_secret'),
@@ -264,6 +273,7 @@ async function postgresStores(config: Config, log: Logger, now: () => number): P
       stats: createPgStatsStore(sql),
       tls: createPgTlsStore(sql, { publish }),
       imports: createPgImportStore(sql),
+      batches: createPgBatchStore(sql),
       locks: createLeaseLocks(sql),
       recorder: createPgClickRecorder(sql, log),
       apiLimiter: (perMinute) => createClusterApiLimiter(limits, perMinute, now),
@@ -346,6 +356,8 @@ function assemble<P extends Ports>(config: Config, stores: StoreBundle<P>, log: 
     log,
     now,
   })
+  const templates = createTemplateService({ store: stores.templates, baseUrl: settings.baseUrl, assertScannable: qr.assertScannable })
+  const batches = createBatchService({ store: stores.batches, links, templates, renderQr: qr.renderQr, log, now })
   return {
     config,
     settings,
@@ -367,13 +379,15 @@ function assemble<P extends Ports>(config: Config, stores: StoreBundle<P>, log: 
     qr,
     domains,
     tls: createTls({ store: stores.tls, locks: stores.locks, config, settings, domains, log }),
-    templates: createTemplateService({ store: stores.templates, baseUrl: settings.baseUrl, assertScannable: qr.assertScannable }),
+    templates,
+    batches,
     stats: createStatsService({ store: stores.stats, settings }),
     imports,
     dashboard: createDashboard({ apiPrefix: settings.apiPrefix, log }),
     ready: Promise.all([adminUser, domains.ready]).then(() => {}),
     // A clean stop ends this node's imports as failed (they can be run again) before the store closes.
     close: async () => {
+      batches.stop()
       await imports.stop()
       await stores.close()
     },

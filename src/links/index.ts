@@ -1,6 +1,6 @@
-/** Links: the 16 types, validation, storage, list/count/search, the stored-link decoder. Other modules import this file only. */
+/** Links: the create types (GS1 products included), validation, storage, list/count/search, the stored-link decoder. Other modules import this file only. */
 export { isHosted } from './links.content'
-export { type LinkRecord, type StoredLinkView, storedDataOf, storedLinkViewOf } from './links.record'
+export { keyOfShortLinkPath, type LinkRecord, type StoredLinkView, shortLinkOf, storedDataOf, storedLinkViewOf } from './links.record'
 export { linkRoutes } from './links.routes'
 export { FILTER_TYPES, LinkOptions, MAX_KEY_LENGTH } from './links.schema'
 export { createLinkService, type ImportedFacts, type LinkService } from './links.service'

@@ -53,6 +53,8 @@ export function createLinkService<S extends LinkStorePort = LinkStore>(deps: Lin
   }
 
   const shortLinkOf = (domain: string, key: string) => shortLinkAt(settings, domain, key)
+  /** The key a type fixes itself: a GS1 product's is its GTIN. */
+  const fixedKeyOf = (type: LinkType, data: { gtin?: string }): string | null => (type === 'gs1' ? data.gtin! : null)
 
   const recordsOf = async (rows: LinkRow[]): Promise<LinkRecord[]> => {
     const tags = await store.tagsOf(rows.map((r) => r.seq))
@@ -73,7 +75,7 @@ export function createLinkService<S extends LinkStorePort = LinkStore>(deps: Lin
     r.refused === 'gone'
       ? new AppError('record_gone', `link ${r.id} was deleted`)
       : r.refused === 'key_taken'
-        ? rules.keyTakenError(r.domain, r.key)
+        ? rules.keyTakenError(r.domain, r.key, /^[0-9]{14}$/.test(r.key) ? 'gs1' : undefined)
         : new AppError('internal_server_error', `link ${r.id} kept changing while it was written; retry`)
 
   /** The new link a checked create writes at `key`. */
@@ -106,9 +108,11 @@ export function createLinkService<S extends LinkStorePort = LinkStore>(deps: Lin
 
   async function create(caller: Caller, typeParam: string, body: LinkBody, imported: ImportedFacts = {}): Promise<LinkRecord> {
     const prepared = await rules.prepareCreate(caller.userId, typeParam, body)
-    const { o, domain } = prepared
+    const { type, data, o, domain } = prepared
+    // A gs1 product's key is its GTIN, never a random one.
+    const fixedKey = fixedKeyOf(type, data) ?? o.key
     for (let attempt = 0; attempt < FRESH_KEY_TRIES; attempt++) {
-      const key = o.key ?? (await rules.freshKey(domain))
+      const key = fixedKey ?? (await rules.freshKey(domain))
       const link = newLinkOf(caller, prepared, key, body, imported)
       // The key is checked again by the store, in the insert's transaction.
       const saved = await store.createLink(link.row, link.tags, link.searchText)
@@ -116,7 +120,7 @@ export function createLinkService<S extends LinkStorePort = LinkStore>(deps: Lin
         emit(saved)
         return recordOf(saved)
       }
-      if (o.key !== undefined) throw rules.keyTakenError(domain, key)
+      if (fixedKey !== undefined) throw rules.keyTakenError(domain, key, type)
     }
     throw new AppError('internal_server_error', 'could not find a free random key')
   }
@@ -143,11 +147,12 @@ export function createLinkService<S extends LinkStorePort = LinkStore>(deps: Lin
         const c = checked[at]!
         if ('error' in c) throw c.error
         const { prepared } = c
-        let key = prepared.o.key
-        if (key !== undefined && keys.has(`${prepared.domain}/${key}`)) throw rules.keyTakenError(prepared.domain, key)
+        const fixedKey = fixedKeyOf(prepared.type, prepared.data) ?? prepared.o.key
+        let key = fixedKey
+        if (key !== undefined && keys.has(`${prepared.domain}/${key}`)) throw rules.keyTakenError(prepared.domain, key, prepared.type)
         while (key === undefined || keys.has(`${prepared.domain}/${key}`)) key = await rules.freshKey(prepared.domain)
         keys.add(`${prepared.domain}/${key}`)
-        pending.push({ at, link: newLinkOf(caller, prepared, key, input.body, input.imported ?? {}), keyGiven: prepared.o.key !== undefined })
+        pending.push({ at, link: newLinkOf(caller, prepared, key, input.body, input.imported ?? {}), keyGiven: fixedKey !== undefined })
       } catch (e) {
         if (!(e instanceof AppError)) throw e
         refused[at] = e
@@ -157,7 +162,7 @@ export function createLinkService<S extends LinkStorePort = LinkStore>(deps: Lin
     for (const [i, row] of saved.entries()) {
       const p = pending[i]!
       if (row) emit(row)
-      else if (p.keyGiven) refused[p.at] = rules.keyTakenError(p.link.row.domain, p.link.row.key)
+      else if (p.keyGiven) refused[p.at] = rules.keyTakenError(p.link.row.domain, p.link.row.key, p.link.row.link_type as LinkType)
       else {
         // A random key taken meanwhile (another node): this one alone, with fresh keys.
         const input = inputs[p.at]!
@@ -176,8 +181,11 @@ export function createLinkService<S extends LinkStorePort = LinkStore>(deps: Lin
   async function writeOf(row: LinkRow, p: PreparedUpdate & ImportedFacts, now: number): Promise<LinkWrite> {
     const type = row.link_type as LinkType
     const domain = p.o.domain ?? row.domain
-    const key = p.o.key ?? row.key
-    if (domain !== row.domain || key !== row.key) await rules.checkKey(domain, key, row.seq)
+    const fixed = type === 'gs1' ? (p.data?.gtin ?? row.key) : null
+    if (fixed !== null && p.o.key !== undefined && p.o.key !== fixed)
+      throw parameterError(`'linkOptions.key' of a gs1 link is its GTIN (${fixed}): change data.gtin instead`)
+    const key = fixed ?? p.o.key ?? row.key
+    if (domain !== row.domain || key !== row.key) await rules.checkKey(domain, key, row.seq, type)
     if (p.o.tags !== undefined) await rules.checkTags(row.user_id, p.o.tags ?? [])
     if (p.data?.fileId) await rules.checkFiles(p.data, row.user_id)
     if (p.qrOptions) await deps.checkQrOptions?.(p.qrOptions, row.user_id)

@@ -60,7 +60,7 @@ export const StatisticsQuery = t.Object({
   linkIds: Ids(100, 'Links (repeated, 1-100); combined with linkId.'),
   domain: Str(1, 200, 'Links on this short domain.'),
   url: Str(1, 2500, 'A full short link (https://domain/key); takes precedence over domain.'),
-  linkType: t.Optional(literalUnion(FILTER_TYPES, { description: 'One of the 19 link-type filter values.' })),
+  linkType: t.Optional(literalUnion(FILTER_TYPES, { description: `One of the ${FILTER_TYPES.length} link-type filter values.` })),
   tagNames: t.Optional(
     t.Array(t.String({ minLength: 1, maxLength: 50 }), {
       minItems: 1,

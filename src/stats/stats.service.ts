@@ -16,6 +16,7 @@
 
 import type { Caller } from '../auth'
 import type { Settings } from '../config'
+import { keyOfShortLinkPath, shortLinkOf } from '../links'
 import { forbidden, parameterError } from '../shared'
 import { type LinkSet, planQuery, planReadsSteps, type ReadPlan } from './stats.plan'
 import type { StatisticsQuery, StatisticsResult } from './stats.schema'
@@ -79,7 +80,7 @@ export function createStatsService<Store extends StatsStorePort>(deps: { store: 
       try {
         const u = new URL(q.url)
         domain = u.hostname.toLowerCase()
-        key = decodeURIComponent(u.pathname.replace(/^\/+/, ''))
+        key = keyOfShortLinkPath(u.pathname)
       } catch {
         throw parameterError(`'url' must be a full short link such as ${settings.shortOrigin(settings.defaultDomains[0] ?? 'example.com')}/abc`)
       }
@@ -104,7 +105,7 @@ export function createStatsService<Store extends StatsStorePort>(deps: { store: 
     const measured = linkRows.map((r) => ({ r, m: measure({ c: r.c, s: r.s }, plan.qr) })).filter((x) => x.m.clicks > 0)
     measured.sort((a, b) => b.m.clicks - a.m.clicks || compareKeys(by === 'link' ? a.r.id : a.r.k, by === 'link' ? b.r.id : b.r.k))
     if (by === 'link')
-      return measured.map(({ r, m }) => ({ linkId: r.id, shortLink: `${settings.shortOrigin(r.domain!)}/${r.key}`, destination: r.destination, ...m }))
+      return measured.map(({ r, m }) => ({ linkId: r.id, shortLink: shortLinkOf(settings, r.domain!, r.key!, r.link_type), destination: r.destination, ...m }))
     const name = by === 'link_type' ? 'linkType' : 'destination'
     return measured.map(({ r, m }) => ({ [name]: r.k, ...m }))
   }

@@ -325,5 +325,5 @@ export function perLinkSql(parts: Statement[], by: 'link_type' | 'destination' |
   const summed = `SELECT k, sum(c) AS c, sum(s) AS s FROM (${union}) p GROUP BY k`
   if (by) return { sql: `SELECT l.${by} AS k, sum(x.c) AS c, sum(x.s) AS s FROM (${summed}) x JOIN links l ON l.seq = x.k GROUP BY l.${by}`, args }
   const k = dialect === 'pg' ? 'x.k::float8 AS k' : 'x.k'
-  return { sql: `SELECT ${k}, x.c, x.s, l.id, l.domain, l.key, l.destination FROM (${summed}) x JOIN links l ON l.seq = x.k`, args }
+  return { sql: `SELECT ${k}, x.c, x.s, l.id, l.domain, l.key, l.link_type, l.destination FROM (${summed}) x JOIN links l ON l.seq = x.k`, args }
 }

@@ -25,6 +25,7 @@ export interface PerLinkRow {
   id?: string
   domain?: string
   key?: string
+  link_type?: string
   destination?: string
 }
 

@@ -19,3 +19,8 @@ declare module '*.mmdb' {
   const path: string
   export default path
 }
+
+/** fontkit ships no types; qr.pdf.ts types the little it reads. */
+declare module 'fontkit' {
+  export function create(buffer: Uint8Array): unknown
+}

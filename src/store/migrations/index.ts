@@ -11,6 +11,7 @@ import { statsGroups } from './0010_stats_groups'
 import { clickValues } from './0011_click_values'
 import { sessions } from './0012_sessions'
 import { imports } from './0013_imports'
+import { qrBatches } from './0014_qr_batches'
 
 export interface Migration {
   id: number
@@ -33,4 +34,5 @@ export const migrations: Migration[] = [
   clickValues,
   sessions,
   imports,
+  qrBatches,
 ]

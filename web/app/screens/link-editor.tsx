@@ -138,6 +138,8 @@ function Editor({ type, record: initial, readOnly }: { type: LinkType; record: L
     setBusy(true)
     setError(null)
     const body = { data: dataOf(type, content), linkOptions: linkOptionsOf(options, { editing, utmInUrl: URL_TYPES.has(type) }) }
+    // A GS1 product's key is its GTIN.
+    if (type === 'gs1' && body.linkOptions) delete body.linkOptions.key
     try {
       if (!record) {
         const created = await post<LinkRecord>(`/links/${type}`, body)
@@ -186,9 +188,13 @@ function Editor({ type, record: initial, readOnly }: { type: LinkType; record: L
   }
 
   const url = URL_TYPES.has(type) ? content.url : null
+  const gs1Key = type === 'gs1' ? `01/${content.gs1.gtin.replace(/\s+/g, '').padStart(14, '0') || '<GTIN>'}` : null
   const shortLink = record
-    ? `https://${options.domain || record.domain}/${options.key || record.key}`.replace(`https://${record.domain}/${record.key}`, record.shortLink)
-    : `${options.domain || 'default domain'}/${options.key || '(7 random characters)'}`
+    ? `https://${options.domain || record.domain}/${gs1Key ?? (options.key || record.key)}`.replace(
+        `https://${record.domain}/${gs1Key ?? record.key}`,
+        record.shortLink,
+      )
+    : `${options.domain || 'default domain'}/${gs1Key ?? (options.key || '(7 random characters)')}`
   const title = editing ? (readOnly ? `${info.label} link` : `Edit ${info.label.toLowerCase()} link`) : `New ${info.label.toLowerCase()} link`
 
   return (
@@ -230,7 +236,7 @@ function Editor({ type, record: initial, readOnly }: { type: LinkType; record: L
                   {info.label}
                 </h2>
                 <p class="hint le-type-hint">{info.description}</p>
-                <ContentFields type={type} form={content} set={setC} readOnly={readOnly} />
+                <ContentFields type={type} form={content} set={setC} readOnly={readOnly} origin={record ? new URL(record.shortLink).origin : undefined} />
               </section>
               <details class="card le-options-area" open={editing}>
                 <summary>

@@ -55,6 +55,11 @@ export function LinksScreen({ query }: ScreenProps) {
   const actions = (
     <>
       <ExportButton filters={filters} tags={tags.data ?? []} total={page?.total ?? null} />
+      {page && page.total > 0 ? (
+        <Link href={`/print?${query.toString()}`} class="btn">
+          Print run
+        </Link>
+      ) : null}
       {writer ? (
         <>
           <Link href="/links/import" class="btn">
@@ -456,6 +461,9 @@ function BulkBar({ links, tags, onDone, onClear }: { links: LinkRecord[]; tags: 
       <Button kind="danger" onClick={() => setDialog('delete')}>
         Delete
       </Button>
+      <Link href={`/print?ids=${ids.join(',')}`} class="btn">
+        Print run
+      </Link>
       <Button kind="ghost" onClick={onClear}>
         Clear selection
       </Button>
