@@ -7,11 +7,14 @@
 import type { TSchema } from '@sinclair/typebox'
 import { Elysia, ValidationError } from 'elysia'
 import { assertMethodAllowed, authRoutes, type RequestContext, rateLimitHeaders, requestContextOf, setRequestContext } from './auth'
+import { backupRoutes } from './backup'
 import type { Deps } from './deps'
 import { type AnyElysia, docsRoutes, PUBLIC_DOC_PATHS } from './docs'
 import { domainRoutes } from './domains'
 import { fileRoutes } from './files'
+import { HEALTH_PATHS, healthRoutes } from './health'
 import { linkRoutes } from './links'
+import { apiDuration, httpRequests, type StatusCountsChild } from './metrics'
 import { qrRoutes, templateRoutes } from './qr'
 import { AppError, describeRule, errorResponse, newId, orStoreUnavailable, readCapped } from './shared'
 import { statsRoutes } from './stats'
@@ -28,11 +31,17 @@ export function createApiApp(deps: Deps): ApiApp {
   const { settings, log } = deps
   const prefix = settings.apiPrefix
 
+  // The route template each request matched, for the request counter (bounded: templates, never paths).
+  const routeOf = new WeakMap<Request, string>()
   const routes = new Elysia({ prefix, normalize: false })
     .onError(({ code, error, request }) => {
       const ctx = requestContextOf(request)
       return renderError(code, error, request, ctx, log)
     })
+    .onTransform(({ request, route }) => {
+      routeOf.set(request, route)
+    })
+    .use(healthRoutes(deps.readiness))
     .use(tagRoutes(deps))
     .use(linkRoutes(deps))
     .use(fileRoutes({ files: deps.files, maxBytes: deps.config.files.maxBytes }))
@@ -41,6 +50,7 @@ export function createApiApp(deps: Deps): ApiApp {
     .use(qrRoutes(deps))
     .use(statsRoutes(deps))
     .use(authRoutes(deps))
+    .use(backupRoutes(deps))
 
   const elysia = routes.use(docsRoutes(deps.settings, routes))
   elysia.compile()
@@ -50,10 +60,33 @@ export function createApiApp(deps: Deps): ApiApp {
   const sessionPath = `${prefix}/session`
   const multipartPaths = new Set([`${prefix}/files`])
 
+  // Probes answer without credentials, rate limits or the store (a load balancer asks while PostgreSQL is down).
+  const healthPaths = new Set(HEALTH_PATHS.map((p) => prefix + p))
+  const counters = new Map<string, StatusCountsChild>()
+  const countedAs = (route: string) => {
+    let c = counters.get(route)
+    if (!c) {
+      c = httpRequests.labels(route)
+      counters.set(route, c)
+    }
+    return c
+  }
+
   async function handle(request: Request, clientIp: string): Promise<Response> {
+    const started = performance.now()
+    const routed = { request }
+    const response = await answer(routed, clientIp)
+    apiDuration.observe((performance.now() - started) / 1000)
+    countedAs(routeOf.get(routed.request) ?? 'unmatched').inc(response.status)
+    return response
+  }
+
+  async function answer(routed: { request: Request }, clientIp: string): Promise<Response> {
+    let request = routed.request
+    const url = new URL(request.url)
+    if (healthPaths.has(url.pathname)) return elysia.handle(request)
     const requestId = newId('req')
     const ctx: RequestContext = { requestId, clientIp, caller: null }
-    const url = new URL(request.url)
     let rateHeaders: Record<string, string> = {}
     const fail = (e: AppError) => withHeaders(errorResponse(e.code, e.message, requestId, e.headers), rateHeaders, requestId)
     try {
@@ -102,6 +135,7 @@ export function createApiApp(deps: Deps): ApiApp {
       throw e
     }
     setRequestContext(request, ctx)
+    routed.request = request
     const response = await elysia.handle(request)
     return withHeaders(response, rateHeaders, requestId)
   }

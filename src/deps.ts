@@ -25,11 +25,13 @@ import {
   type SessionService,
   type UserService,
 } from './auth'
+import { type BackupService, createBackupService, nodeParts, scheduleOf } from './backup'
 import { type Config, deriveSettings, type Settings } from './config'
 import { createDashboard, type Dashboard } from './dashboard'
 import { createCnameChecker, createDomainService, createDomainStore, createPgDomainStore, type DomainService, type DomainStorePort } from './domains'
 import { createBlobStore, createFileService, createFileStore, createPgFileStore, type FileService, type FileStorePort } from './files'
 import { createGeoIp, type GeoIp } from './geo'
+import { createReadiness, type Readiness, storeCheck } from './health'
 import { createLinkService, createLinkStore, createPgLinkStore, type LinkService, type LinkStorePort } from './links'
 import {
   createDesignFiles,
@@ -104,6 +106,10 @@ export interface Deps {
   tls: Tls
   stats: StatsService
   dashboard: Dashboard
+  /** GET /readyz: the store's check here; the server adds its listeners', other parts their own. */
+  readiness: Readiness
+  /** Backups of the embedded store (null on PostgreSQL: pg_dump's). */
+  backups: BackupService | null
   /** Closes the store (after the server stopped and the recorder flushed). */
   close(): Promise<void>
   /** A first admin key when the store has no active key and the config none (printed once); on a cluster, made by one node only. */
@@ -190,8 +196,16 @@ export function createDeps(config: Config, dbPath: string, log: Logger = createL
     templates: createTemplateService({ store: createTemplateStore(db, now), baseUrl: settings.baseUrl, assertScannable: qr.assertScannable }),
     stats: createStatsService({ store: createStatsStore(db), settings }),
     dashboard: createDashboard({ apiPrefix: settings.apiPrefix, log }),
+    readiness: withStoreCheck(() => db.query('SELECT 1').get()),
+    backups: createBackupService({ dataDir: config.server.dataDir, parts: nodeParts, drain: () => deps.recorder.drain(), schedule: scheduleOf(config), log }),
   }
   return deps
+}
+
+function withStoreCheck(ping: () => unknown): Readiness {
+  const readiness = createReadiness()
+  readiness.add('store', storeCheck(ping))
+  return readiness
 }
 
 /** Channels of the invalidation bus: what each node caches. Auth has its epoch poll (auth.service.ts). */
@@ -305,6 +319,8 @@ export async function createClusterDeps(config: Config, log: Logger = createLogg
     templates: createTemplateService({ store: createPgTemplateStore(sql, now), baseUrl: settings.baseUrl, assertScannable: qr.assertScannable }),
     stats: createStatsService({ store: createPgStatsStore(sql), settings }),
     dashboard: createDashboard({ apiPrefix: settings.apiPrefix, log }),
+    readiness: withStoreCheck(() => sql`SELECT 1`),
+    backups: null,
     // Nodes starting together on an empty store: the advisory lock lets one make the key, the others then see it.
     firstAdminKey: () => withAdvisoryLock(sql, BOOTSTRAP_LOCK_KEY, async () => auth.bootstrapAdminKey()),
     async close() {
