@@ -117,7 +117,7 @@ export function filesPart(): BackupPart {
       if (!existsSync(path)) return []
       const db = new Database(path, { readonly: true })
       try {
-        const rows = db.query<{ sha256: string; size: number }, []>('SELECT DISTINCT sha256, size FROM files').all()
+        const rows = db.query<{ sha256: string; size: number }, []>('SELECT DISTINCT sha256, size FROM files WHERE deleted_at IS NULL').all()
         const problems: string[] = []
         for (const r of rows) {
           const blob = join(dir, 'files', r.sha256)

@@ -42,7 +42,7 @@ function vacuum(source: string, target: string) {
     const blobs =
       'files' in tables
         ? copy
-            .query<{ sha256: string }, []>('SELECT DISTINCT sha256 FROM files')
+            .query<{ sha256: string }, []>('SELECT DISTINCT sha256 FROM files WHERE deleted_at IS NULL')
             .all()
             .map((r) => r.sha256)
         : []
