@@ -84,7 +84,9 @@ describe('metrics', () => {
     // What earlier tests counted (a short domain's /healthz and /metrics were 404s too), read from the listener itself.
     const before = await scrapeNow()
     const was = (sample: string) => before.get(sample) ?? 0
-    const made = (await (await server.api('/links/link', { method: 'POST', json: { data: { url: 'https://example.com/m' }, linkOptions: { key: 'metered' } } })).json()) as {
+    const made = (await (
+      await server.api('/links/link', { method: 'POST', json: { data: { url: 'https://example.com/m' }, linkOptions: { key: 'metered' } } })
+    ).json()) as {
       shortLink: string
     }
     const visits = 40
@@ -96,8 +98,20 @@ describe('metrics', () => {
     const redirects = '{job="shortlink",route="redirect"}'
     const sent302 = was('shortlink_http_requests_total{route="redirect",status="302"}') + visits
     const sent404 = was('shortlink_http_requests_total{route="redirect",status="404"}') + probes
-    expect(await until('302s scraped', () => prometheus.value(`shortlink_http_requests_total{route="redirect",status="302"}`), (v) => v === sent302)).toBe(sent302)
-    expect(await until('404s scraped', () => prometheus.value(`shortlink_http_requests_total{route="redirect",status="404"}`), (v) => v === sent404)).toBe(sent404)
+    expect(
+      await until(
+        '302s scraped',
+        () => prometheus.value(`shortlink_http_requests_total{route="redirect",status="302"}`),
+        (v) => v === sent302,
+      ),
+    ).toBe(sent302)
+    expect(
+      await until(
+        '404s scraped',
+        () => prometheus.value(`shortlink_http_requests_total{route="redirect",status="404"}`),
+        (v) => v === sent404,
+      ),
+    ).toBe(sent404)
     expect((await prometheus.series(`shortlink_http_requests_total${redirects}`)).map((s) => s.metric.status).sort()).toEqual(['302', '404'])
     expect(await prometheus.value('shortlink_redirect_duration_seconds_count')).toBe(sent302 + sent404)
     expect(await prometheus.value('shortlink_redirect_duration_seconds_bucket{le="+Inf"}')).toBe(sent302 + sent404)
@@ -105,8 +119,20 @@ describe('metrics', () => {
     expect(p99).toBeGreaterThan(0)
     expect(await prometheus.value('shortlink_http_requests_total{route="/api/links/:type",status="200"}')).toBe(1)
     expect(await prometheus.value('shortlink_clicks_recorded_total')).toBe(visits)
-    expect(await until('clicks written', () => prometheus.value('shortlink_clicks_written_total'), (v) => v === visits)).toBe(visits)
-    expect(await until('clicks pending', () => prometheus.value('shortlink_clicks_pending'), (v) => v === 0)).toBe(0)
+    expect(
+      await until(
+        'clicks written',
+        () => prometheus.value('shortlink_clicks_written_total'),
+        (v) => v === visits,
+      ),
+    ).toBe(visits)
+    expect(
+      await until(
+        'clicks pending',
+        () => prometheus.value('shortlink_clicks_pending'),
+        (v) => v === 0,
+      ),
+    ).toBe(0)
     expect(await prometheus.value('shortlink_clicks_dropped_total')).toBe(0)
     // The first visit read the store; the others were answered from memory; unknown keys each read it once.
     expect(await prometheus.value('shortlink_link_cache_hits_total')).toBeGreaterThanOrEqual(visits - 1)
@@ -119,11 +145,13 @@ describe('metrics', () => {
     expect(await prometheus.value('shortlink_certificate_expiry_timestamp_seconds{domain="localhost"}')).toBe(Math.floor(Date.parse(cert.validTo) / 1000))
     expect(await prometheus.value('up{job="shortlink"}')).toBe(1)
     const scrape = await prometheus.value('scrape_duration_seconds{job="shortlink"}')
-    console.log(`scrape of the node's metrics by Prometheus: ${((scrape ?? 0) * 1000).toFixed(2)} ms, ${await prometheus.value('scrape_samples_scraped{job="shortlink"}')} samples`)
+    console.log(
+      `scrape of the node's metrics by Prometheus: ${((scrape ?? 0) * 1000).toFixed(2)} ms, ${await prometheus.value('scrape_samples_scraped{job="shortlink"}')} samples`,
+    )
     expect(scrape).toBeLessThan(0.9)
   })
 
-  test('the backup command: through this server on SQLite; on PostgreSQL it says backups are pg_dump\'s', async () => {
+  test("the backup command: through this server on SQLite; on PostgreSQL it says backups are pg_dump's", async () => {
     const r = await server.run(['backup', `${server.dir}/by-command.tar.zst`])
     if (onPostgres()) {
       expect(r.code).toBe(2)
@@ -132,9 +160,13 @@ describe('metrics', () => {
     }
     expect(r.code).toBe(0)
     expect(r.stdout).toContain('taken by the running server')
-    expect(await until('the last backup scraped', () => prometheus.value('shortlink_backup_last_success_timestamp_seconds'), (v) => (v ?? 0) > 0)).toBeGreaterThan(
-      Date.now() / 1000 - 120,
-    )
+    expect(
+      await until(
+        'the last backup scraped',
+        () => prometheus.value('shortlink_backup_last_success_timestamp_seconds'),
+        (v) => (v ?? 0) > 0,
+      ),
+    ).toBeGreaterThan(Date.now() / 1000 - 120)
     expect(await prometheus.value('shortlink_backups_total{result="ok"}')).toBe(1)
   })
 })

@@ -7,7 +7,6 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createBackup, createBackupService, nodeParts, RestoreFailedError, RestoreRefusedError, readBackupState, restoreBackup } from '.'
 import { createApiApp } from '../app'
 import { buildConfig } from '../config/config.load'
 import { createDeps, type SqliteDeps } from '../deps'
@@ -15,6 +14,7 @@ import { samplePng } from '../files/files.samples'
 import { createLogger } from '../shared'
 import { storePath } from '../store'
 import { ensureSelfSigned } from '../tls/self-signed'
+import { createBackup, createBackupService, nodeParts, RestoreFailedError, RestoreRefusedError, readBackupState, restoreBackup } from '.'
 import { tarHeader } from './backup.tar'
 
 const root = mkdtempSync(join(tmpdir(), 'shortlink-backup-'))
@@ -39,7 +39,8 @@ beforeAll(async () => {
     const res = await app.handle(new Request(`https://localhost/api${path}`, init), '127.0.0.1')
     return { status: res.status, body: await res.json() }
   }
-  for (let i = 0; i < 25; i++) expect((await call('POST', '/links/link', { data: { url: `https://example.com/${i}` }, linkOptions: { key: `k${i}` } })).status).toBe(200)
+  for (let i = 0; i < 25; i++)
+    expect((await call('POST', '/links/link', { data: { url: `https://example.com/${i}` }, linkOptions: { key: `k${i}` } })).status).toBe(200)
   for (const name of ['kept.png', 'deleted-during-backup.png']) {
     const form = new FormData()
     // Two different contents (a trailing byte is ignored by PNG readers): two blobs.
@@ -96,7 +97,10 @@ describe('backup and restore', () => {
       const app = createApiApp(again)
       const res = await app.handle(new Request('https://localhost/api/links?pageSize=100', { headers: { authorization: `Bearer ${key}` } }), '127.0.0.1')
       expect(((await res.json()) as { links: unknown[] }).links.length).toBe(25)
-      const file = await app.handle(new Request(`https://localhost/api/files/${doomed.id}/content`, { headers: { authorization: `Bearer ${key}` } }), '127.0.0.1')
+      const file = await app.handle(
+        new Request(`https://localhost/api/files/${doomed.id}/content`, { headers: { authorization: `Bearer ${key}` } }),
+        '127.0.0.1',
+      )
       expect(file.status).toBe(200)
     } finally {
       await again.close()
