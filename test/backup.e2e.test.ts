@@ -93,7 +93,7 @@ describe('drill: back up a node under load, restore it, serve it', () => {
       ['menu.pdf', samplePdf(), 'application/pdf'],
     ] as const) {
       const form = new FormData()
-      form.append('file', new File([bytes], name, { type }))
+      form.append('file', new File([bytes as BlobPart], name, { type }))
       const res = await original.api('/files', { method: 'POST', body: form })
       expect(res.status).toBe(201)
       files.push({ id: ((await res.json()) as { id: string }).id, bytes: sha(bytes.buffer as ArrayBuffer) })

@@ -44,7 +44,7 @@ beforeAll(async () => {
   for (const name of ['kept.png', 'deleted-during-backup.png']) {
     const form = new FormData()
     // Two different contents (a trailing byte is ignored by PNG readers): two blobs.
-    form.append('file', new File([samplePng(), new Uint8Array([name.length])], name, { type: 'image/png' }))
+    form.append('file', new File([samplePng() as BlobPart, new Uint8Array([name.length])], name, { type: 'image/png' }))
     expect((await call('POST', '/files', form)).status).toBe(201)
   }
 })
