@@ -1,43 +1,11 @@
-import { Type as t } from '@sinclair/typebox'
 import { Elysia } from 'elysia'
 import { callerOf } from '../auth'
 import { errorResponses } from '../docs'
 import { forbidden } from '../shared'
+import { BackupStatus } from './backup.schema'
 import type { BackupService } from './backup.service'
 
 const errors = errorResponses(401, 403, 429)
-const Timestamp = t.String({ format: 'date-time' })
-
-export const BackupStatus = t.Object({
-  store: t.Union([t.Literal('sqlite'), t.Literal('postgres')], {
-    description: "`postgres`: backups are PostgreSQL's own (pg_dump); nothing below is kept.",
-  }),
-  lastSuccess: t.Union([
-    t.Object({
-      at: Timestamp,
-      file: t.String({ description: "Where the archive was written (the server's path, or the path given to `shortlink backup`)." }),
-      bytes: t.Integer(),
-      sha256: t.String(),
-      durationMs: t.Integer(),
-      trigger: t.Union([t.Literal('schedule'), t.Literal('command')]),
-      uploadedTo: t.Union([t.String({ description: 's3://bucket/key of the uploaded copy' }), t.Null()]),
-    }),
-    t.Null(),
-  ]),
-  lastFailure: t.Union([t.Object({ at: Timestamp, error: t.String(), trigger: t.Union([t.Literal('schedule'), t.Literal('command')]) }), t.Null()]),
-  running: t.Boolean(),
-  schedule: t.Union([
-    t.Object({
-      dir: t.String(),
-      everyMs: t.Integer(),
-      keep: t.Integer(),
-      nextAt: t.Union([Timestamp, t.Null()]),
-      s3: t.Union([t.Object({ endpoint: t.String(), bucket: t.String(), prefix: t.String() }), t.Null()]),
-    }),
-    t.Null(),
-  ]),
-})
-
 export function backupRoutes({ backups }: { backups: BackupService | null }) {
   return new Elysia({ name: 'backups', normalize: false }).get(
     '/backups/status',

@@ -10,5 +10,6 @@ export { type ControlSocket, controlSocketPath, startControlSocket } from './bac
 export { BACKUP_FORMAT, type BackupResult, createBackup } from './backup.create'
 export { type BackupPart, filesPart, nodeParts, recordsPart, tlsPart } from './backup.parts'
 export { fileSha256, RestoreFailedError, RestoreRefusedError, type RestoreResult, restoreBackup } from './backup.restore'
-export { BackupStatus, backupRoutes } from './backup.routes'
+export { backupRoutes } from './backup.routes'
+export { BackupStatus } from './backup.schema'
 export { type BackupSchedule, type BackupService, type BackupState, createBackupService, readBackupState, scheduleOf } from './backup.service'
