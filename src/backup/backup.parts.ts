@@ -53,6 +53,16 @@ export const isScratch = (name: string) => name.startsWith('.backup-') || name.s
 
 const SHA256 = /^[0-9a-f]{64}$/
 
+/** `fn` over the restored store of `dir`, opened read-only. */
+function withRestoredStore<T>(dir: string, fn: (db: Database) => T): T {
+  const db = new Database(join(dir, 'shortlink.db'), { readonly: true })
+  try {
+    return fn(db)
+  } finally {
+    db.close()
+  }
+}
+
 export function recordsPart(): BackupPart {
   return {
     name: 'records',
@@ -65,10 +75,8 @@ export function recordsPart(): BackupPart {
     },
     claims: (path) => path === 'shortlink.db',
     verify(dir, facts) {
-      const path = join(dir, 'shortlink.db')
-      if (!existsSync(path)) return ['shortlink.db is missing']
-      const db = new Database(path, { readonly: true })
-      try {
+      if (!existsSync(join(dir, 'shortlink.db'))) return ['shortlink.db is missing']
+      return withRestoredStore(dir, (db) => {
         const problems: string[] = []
         const check = db.query<{ quick_check: string }, []>('PRAGMA quick_check').all()
         if (check.length !== 1 || check[0]!.quick_check !== 'ok')
@@ -79,9 +87,7 @@ export function recordsPart(): BackupPart {
           if (found !== count) problems.push(`table ${table}: ${found} rows restored, the backup recorded ${count}`)
         }
         return problems
-      } finally {
-        db.close()
-      }
+      })
     },
   }
 }
@@ -113,10 +119,8 @@ export function filesPart(): BackupPart {
     },
     claims: (path) => /^files\/[0-9a-f]{64}$/.test(path),
     verify(dir) {
-      const path = join(dir, 'shortlink.db')
-      if (!existsSync(path)) return []
-      const db = new Database(path, { readonly: true })
-      try {
+      if (!existsSync(join(dir, 'shortlink.db'))) return []
+      return withRestoredStore(dir, (db) => {
         const rows = db.query<{ sha256: string; size: number }, []>('SELECT DISTINCT sha256, size FROM files WHERE deleted_at IS NULL').all()
         const problems: string[] = []
         for (const r of rows) {
@@ -125,9 +129,7 @@ export function filesPart(): BackupPart {
           else if (statSync(blob).size !== r.size) problems.push(`file bytes ${r.sha256}: ${statSync(blob).size} bytes, the record says ${r.size}`)
         }
         return problems
-      } finally {
-        db.close()
-      }
+      })
     },
   }
 }

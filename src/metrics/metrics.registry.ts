@@ -84,11 +84,28 @@ export class CounterChild {
   }
 }
 
-export class Counter extends Family<CounterChild> {
-  private readonly unlabelled: CounterChild | null
+export class GaugeChild extends CounterChild {
+  set(v: number): void {
+    this.value = v
+  }
+}
+
+/** A family of single values (counters, gauges): one sample per child. */
+abstract class ScalarFamily<C extends CounterChild> extends Family<C> {
+  /** The child of a family without labels. */
+  protected readonly unlabelled: C | null
+  constructor(name: string, help: string, kind: Kind, labelNames: readonly string[]) {
+    super(name, help, kind, labelNames)
+    this.unlabelled = labelNames.length === 0 ? this.labels() : null
+  }
+  protected writeChild(out: string[], values: readonly string[], c: C) {
+    out.push(`${this.name}${labelText(this.labelNames, values)} ${formatValue(c.value)}`)
+  }
+}
+
+export class Counter extends ScalarFamily<CounterChild> {
   constructor(name: string, help: string, labelNames: readonly string[]) {
     super(name, help, 'counter', labelNames)
-    this.unlabelled = labelNames.length === 0 ? this.labels() : null
   }
   protected make() {
     return new CounterChild()
@@ -97,35 +114,17 @@ export class Counter extends Family<CounterChild> {
   inc(n = 1): void {
     this.unlabelled!.inc(n)
   }
-  protected writeChild(out: string[], values: readonly string[], c: CounterChild) {
-    out.push(`${this.name}${labelText(this.labelNames, values)} ${formatValue(c.value)}`)
-  }
 }
 
-export class GaugeChild {
-  value = 0
-  set(v: number): void {
-    this.value = v
-  }
-  inc(n = 1): void {
-    this.value += n
-  }
-}
-
-export class Gauge extends Family<GaugeChild> {
-  private readonly unlabelled: GaugeChild | null
+export class Gauge extends ScalarFamily<GaugeChild> {
   constructor(name: string, help: string, labelNames: readonly string[]) {
     super(name, help, 'gauge', labelNames)
-    this.unlabelled = labelNames.length === 0 ? this.labels() : null
   }
   protected make() {
     return new GaugeChild()
   }
   set(v: number): void {
     this.unlabelled!.set(v)
-  }
-  protected writeChild(out: string[], values: readonly string[], g: GaugeChild) {
-    out.push(`${this.name}${labelText(this.labelNames, values)} ${formatValue(g.value)}`)
   }
 }
 
