@@ -1,8 +1,10 @@
 /**
- * The one wiring point: config, store, services. `createDeps` builds one node on the embedded
- * SQLite file (tests build it with an in-memory store); `createClusterDeps` builds a node of a
- * cluster on PostgreSQL (`[store] url`): the same services over the PostgreSQL adapters, the
- * invalidation bus that keeps every node's caches true, and cluster-wide limits.
+ * The one wiring point: config, stores, services. A node serves from one bundle of stores
+ * (`StoreBundle`): the embedded SQLite file (`sqliteStores`; tests use an in-memory one) or
+ * PostgreSQL (`postgresStores`, `[store] url`: a node of a cluster, with the invalidation bus
+ * that keeps every node's caches true and the limits counted across nodes). `assemble` builds
+ * the services once over either bundle, so a new service is wired in one place and both modes
+ * get it.
  */
 
 import type { SQL } from 'bun'
@@ -23,16 +25,25 @@ import {
   type KeyService,
   type RateLimiter,
   type SessionService,
+  type SessionStorePort,
   type UserService,
 } from './auth'
 import { type BackupService, createBackupService, nodeParts, scheduleOf } from './backup'
 import { type Config, deriveSettings, type Settings } from './config'
 import { createDashboard, type Dashboard } from './dashboard'
-import { createCnameChecker, createDomainService, createDomainStore, createPgDomainStore, type DomainService, type DomainStorePort } from './domains'
+import {
+  createCnameChecker,
+  createDomainService,
+  createDomainStore,
+  createPgDomainStore,
+  type DomainService,
+  type DomainStore,
+  type DomainStorePort,
+} from './domains'
 import { createBlobStore, createFileService, createFileStore, createPgFileStore, type FileService, type FileStorePort } from './files'
 import { createGeoIp, type GeoIp } from './geo'
 import { createReadiness, type Readiness, storeCheck } from './health'
-import { createLinkService, createLinkStore, createPgLinkStore, type LinkService, type LinkStorePort } from './links'
+import { createLinkService, createLinkStore, createPgLinkStore, type LinkService, type LinkStore, type LinkStorePort } from './links'
 import {
   createDesignFiles,
   createPgTemplateStore,
@@ -41,6 +52,7 @@ import {
   createTemplateStore,
   type QrService,
   type TemplateService,
+  type TemplateStorePort,
 } from './qr'
 import { createClusterPasswordLimits, createPasswordGate, loadOrCreateSecret, loadOrCreateSecretPg, type PasswordGate, visitOrdinalFrom } from './redirect'
 import { createLogger, type Logger } from './shared'
@@ -52,6 +64,7 @@ import {
   createStatsService,
   createStatsStore,
   type StatsService,
+  type StatsStorePort,
 } from './stats'
 import {
   connectPostgres,
@@ -62,12 +75,13 @@ import {
   type Db,
   FLUSH,
   type InvalidationBus,
+  type LeaseLocks,
   migratePostgres,
   openStore,
   withAdvisoryLock,
 } from './store'
-import { createPgTagStore, createTagService, createTagStore, type TagService } from './tags'
-import { createPgTlsStore, createTls, type Tls } from './tls'
+import { createPgTagStore, createTagService, createTagStore, type TagService, type TagStorePort } from './tags'
+import { createPgTlsStore, createTls, createTlsStore, type Tls, type TlsStorePort } from './tls'
 
 /** Which store serves this node; a cluster node also has the invalidation bus its caches listen to. */
 export type StoreHandle = { kind: 'sqlite'; db: Db } | { kind: 'postgres'; sql: SQL; bus: InvalidationBus }
@@ -81,19 +95,64 @@ export interface Invalidations {
   on(channel: 'links' | 'domains' | 'certificates', fn: (key: string) => void): () => void
 }
 
-export interface Deps {
+/** The store ports whose services answer synchronously over SQLite: the bundle says which of the two. */
+interface Ports {
+  auth: AuthStorePort
+  links: LinkStorePort
+  domains: DomainStorePort
+}
+type SqlitePorts = { auth: ReturnType<typeof createAuthStore>; links: LinkStore; domains: DomainStore }
+
+type SignInLimiter = NonNullable<Parameters<typeof createSessionService>[0]['limiter']>
+type PasswordLimits = NonNullable<Parameters<typeof createPasswordGate>[2]>
+
+/**
+ * What differs between the two modes: the stores, the limits (per process, or counted across
+ * nodes), and how nodes starting together agree. Everything else is `assemble`'s.
+ */
+export interface StoreBundle<P extends Ports = Ports> {
+  handle: StoreHandle
+  auth: P['auth']
+  sessions: SessionStorePort
+  tags: TagStorePort
+  links: P['links']
+  domains: P['domains']
+  files: FileStorePort
+  /** The file bytes on disk (SQLite); PostgreSQL's file store carries its bytes. */
+  blobs?: ReturnType<typeof createBlobStore>
+  templates: TemplateStorePort
+  stats: StatsStorePort
+  tls: TlsStorePort
+  /** One ACME order per domain across nodes (PostgreSQL); none on one node. */
+  locks?: LeaseLocks
+  /** Other nodes' writes (PostgreSQL); none on one node. */
+  bus?: InvalidationBus
+  recorder: ClickRecorder
+  apiLimiter(perMinute: number): RateLimiter
+  /** Absent: counted in this process. */
+  signInLimiter?: SignInLimiter
+  passwordLimits?: PasswordLimits
+  passwordSecret: Buffer
+  /** Number targeting's n-th visit counted over every node (PostgreSQL); absent, this process counts (SQLite, one node). */
+  visitCounter?: Parameters<typeof visitOrdinalFrom>[0]
+  /** Runs `fn` alone among nodes starting together (PostgreSQL's advisory lock); on one node, just runs it. */
+  alone<T>(lockKey: bigint, fn: () => Promise<T>): Promise<T>
+  close(): Promise<void>
+}
+
+export interface Deps<P extends Ports = Ports> {
   config: Config
   settings: Settings
   store: StoreHandle
   invalidations: Invalidations
   log: Logger
-  auth: AuthService<AuthStorePort>
+  auth: AuthService<P['auth']>
   keys: KeyService
   users: UserService
   sessions: SessionService
   limiter: RateLimiter
   tags: TagService
-  links: LinkService<LinkStorePort>
+  links: LinkService<P['links']>
   recorder: ClickRecorder
   /** Number targeting's n-th visit over every node (PostgreSQL); absent, this process counts (SQLite, one node). */
   visitOrdinal?: (link: { id: string; seq: number }) => Promise<number>
@@ -102,7 +161,7 @@ export interface Deps {
   files: FileService<FileStorePort>
   qr: QrService
   templates: TemplateService
-  domains: DomainService<DomainStorePort>
+  domains: DomainService<P['domains']>
   tls: Tls
   stats: StatsService
   dashboard: Dashboard
@@ -110,36 +169,140 @@ export interface Deps {
   readiness: Readiness
   /** Backups of the embedded store (null on PostgreSQL: pg_dump's). */
   backups: BackupService | null
+  /** Settles once the node holds what it must before it answers (the admin user, the domains); at once on SQLite. */
+  ready: Promise<void>
   /** Closes the store (after the server stopped and the recorder flushed). */
   close(): Promise<void>
   /** A first admin key when the store has no active key and the config none (printed once); on a cluster, made by one node only. */
   firstAdminKey(): Promise<string | null>
 }
 
-/** One node on the embedded SQLite file: `db` is open to the CLI (backup) and tests. */
-export interface SqliteDeps extends Deps {
+/** One node on the embedded SQLite file: `db` is open to the CLI (backup) and tests; auth, links and domains answer synchronously. */
+export interface SqliteDeps extends Deps<SqlitePorts> {
   db: Db
-  /** Synchronous on SQLite (the types say so, for the CLI and tests). */
-  auth: AuthService
-  domains: DomainService
-  links: LinkService
 }
 
-const NO_INVALIDATIONS: Invalidations = { on: () => () => {} }
+type Clock = { now?: () => number }
 
 /** `now` is the clock of every timestamp the services write; tests pass one that steps instead of sleeping. */
-export function createDeps(config: Config, dbPath: string, log: Logger = createLogger(), { now = Date.now }: { now?: () => number } = {}): SqliteDeps {
+export function createDeps(config: Config, dbPath: string, log: Logger = createLogger(), { now = Date.now }: Clock = {}): SqliteDeps {
+  const stores = sqliteStores(config, dbPath, log, now)
+  return { ...assemble(config, stores, log, now), db: stores.db }
+}
+
+/**
+ * One node of a cluster on PostgreSQL (`[store] url`). Migrates under the advisory lock (nodes
+ * starting together migrate once), subscribes to the invalidation bus before anything is
+ * cached, and loads the domains before it answers.
+ */
+export async function createClusterDeps(config: Config, log: Logger = createLogger(), { now = Date.now }: Clock = {}): Promise<Deps> {
+  const stores = await postgresStores(config, log, now)
+  const deps = assemble(config, stores, log, now)
+  try {
+    await deps.ready
+  } catch (e) {
+    await deps.close().catch(() => {})
+    throw e
+  }
+  return deps
+}
+
+/** The embedded SQLite file (or `:memory:`): its stores, and limits counted in this process. */
+function sqliteStores(config: Config, dbPath: string, log: Logger, now: () => number): StoreBundle<SqlitePorts> & { db: Db } {
   // Rebuilding statistics rollups over millions of stored clicks takes minutes: say what runs.
   const db = openStore(dbPath, (migration) => log.info('applying store migration', { migration }))
+  return {
+    db,
+    handle: { kind: 'sqlite', db },
+    auth: createAuthStore(db),
+    sessions: createSessionStore(db),
+    tags: createTagStore(db, now),
+    links: createLinkStore(db),
+    domains: createDomainStore(db),
+    files: createFileStore(db, now),
+    blobs: createBlobStore(config.server.dataDir),
+    templates: createTemplateStore(db, now),
+    stats: createStatsStore(db),
+    tls: createTlsStore(db),
+    recorder: createClickRecorder(db, dbPath, log),
+    apiLimiter: (perMinute) => createRateLimiter(perMinute),
+    passwordSecret: loadOrCreateSecret(db, 'password_cookie_secret'),
+    alone: (_lockKey, fn) => fn(),
+    close: async () => db.close(),
+  }
+}
+
+/** Channels of the invalidation bus: what each node caches. Auth has its epoch poll (auth.service.ts). */
+const CHANNELS = ['links', 'domains', 'certificates'] as const
+
+/** Connections per node: requests, the click writer and the lease renewals share them (LISTEN has its own). */
+const PG_POOL_SIZE = 16
+
+/**
+ * PostgreSQL, migrated under the advisory lock and subscribed to the invalidation bus; each
+ * adapter that caches elsewhere announces its writes on the bus inside its own transaction.
+ */
+async function postgresStores(config: Config, log: Logger, now: () => number): Promise<StoreBundle> {
+  const sql = connectPostgres(config.store.url, { max: PG_POOL_SIZE })
+  let bus: InvalidationBus | null = null
+  try {
+    await migratePostgres(sql, { onMigration: (migration) => log.info('applying store migration', { migration }) })
+    bus = await createInvalidationBus({ url: config.store.url, channels: CHANNELS, log })
+    const { publish } = bus
+    // One exact limiter (and one sweeper of ended windows) for the API, sign-in and link-password limits.
+    const limits = createClusterRateLimiter(sql, { mode: 'exact' })
+    const channels = bus
+    return {
+      handle: { kind: 'postgres', sql, bus },
+      bus,
+      auth: createPgAuthStore(sql),
+      sessions: createPgSessionStore(sql),
+      tags: createPgTagStore(sql, now),
+      links: createPgLinkStore(sql, { publish }),
+      domains: createPgDomainStore(sql, { publish }),
+      files: createPgFileStore(sql, now),
+      templates: createPgTemplateStore(sql, now),
+      stats: createPgStatsStore(sql),
+      tls: createPgTlsStore(sql, { publish }),
+      locks: createLeaseLocks(sql),
+      recorder: createPgClickRecorder(sql, log),
+      apiLimiter: (perMinute) => createClusterApiLimiter(limits, perMinute, now),
+      signInLimiter: createClusterSignInLimiter(limits, now),
+      passwordLimits: createClusterPasswordLimits(limits),
+      passwordSecret: await loadOrCreateSecretPg(sql, 'password_cookie_secret'),
+      visitCounter: createVisitCounter(sql),
+      alone: (lockKey, fn) => withAdvisoryLock(sql, lockKey, fn),
+      async close() {
+        await channels.close()
+        await sql.close({ timeout: 5 })
+      },
+    }
+  } catch (e) {
+    await bus?.close().catch(() => {})
+    await sql.close({ timeout: 0 }).catch(() => {})
+    throw e
+  }
+}
+
+/** The advisory lock key of the first admin key (any fixed number no other code uses). */
+const BOOTSTRAP_LOCK_KEY = 7_240_514_002n
+
+/** The services, built once over either bundle of stores. */
+function assemble<P extends Ports>(config: Config, stores: StoreBundle<P>, log: Logger, now: () => number): Deps<P> {
   const settings = deriveSettings(config)
-  const authStore = createAuthStore(db)
-  const auth = createAuthService(authStore, { adminKey: config.auth.adminKey, log })
-  auth.ensureAdminUser()
-  const sessions = createSessionService({ store: createSessionStore(db), authStore, auth, publicOrigin: new URL(settings.baseUrl).origin, now, log })
-  const tagStore = createTagStore(db, now)
-  const linkStore = createLinkStore(db)
+  const auth = createAuthService(stores.auth, { adminKey: config.auth.adminKey, log })
+  const adminUser = auth.ensureAdminUser()
+  const sessions = createSessionService({
+    store: stores.sessions,
+    authStore: stores.auth,
+    auth,
+    publicOrigin: new URL(settings.baseUrl).origin,
+    now,
+    log,
+    limiter: stores.signInLimiter,
+  })
   const domains = createDomainService({
-    store: createDomainStore(db),
+    store: stores.domains,
     settings,
     cname: createCnameChecker({ target: config.domains.cnameTarget || settings.apiHost, dnsServers: config.domains.dnsServers }),
     retryMs: config.tls.acmeRetryMs,
@@ -148,113 +311,78 @@ export function createDeps(config: Config, dbPath: string, log: Logger = createL
   })
   // A file shown by a live link cannot be deleted.
   const files = createFileService({
-    store: createFileStore(db, now),
-    blobs: createBlobStore(config.server.dataDir),
+    store: stores.files,
+    blobs: stores.blobs,
     maxBytes: config.files.maxBytes,
-    isInUse: (fileId) => linkStore.fileInUse(fileId),
+    isInUse: (fileId) => stores.links.fileInUse(fileId),
   })
-  const designFiles = createDesignFiles({
-    files: () => files,
-    // An admin's designs may draw any user's files; a disabled or deleted admin's, only their own.
-    isAdminUser: (id) => {
-      const u = authStore.getUser(id)
-      return u?.role === 'admin' && !u.disabled && u.deletedAt === null
-    },
+  const qr = createQrService({
+    allowPrivateNetworks: config.scan.allowPrivateNetworks,
+    files: createDesignFiles({
+      files: () => files,
+      // An admin's designs may draw any user's files; a disabled or deleted admin's, only their own.
+      isAdminUser: (id) => then(stores.auth.getUser(id), (u) => u?.role === 'admin' && !u.disabled && u.deletedAt === null),
+    }),
   })
-  const qr = createQrService({ allowPrivateNetworks: config.scan.allowPrivateNetworks, files: designFiles })
-  const deps: SqliteDeps = {
+  const links = createLinkService({
+    store: stores.links,
+    tags: stores.tags,
+    settings,
+    isUsableDomain: (slug) => domains.isUsableForLinks(slug),
+    checkQrOptions: qr.validateQrOptions,
+    fileUsable: (fileId, ownerId) => then(files.get(fileId), (f) => f?.userId === ownerId),
+    now,
+  })
+  return {
     config,
     settings,
-    db,
-    store: { kind: 'sqlite', db },
-    invalidations: NO_INVALIDATIONS,
-    close: async () => db.close(),
-    firstAdminKey: async () => auth.bootstrapAdminKey(),
+    store: stores.handle,
+    invalidations: stores.bus ? invalidationsFrom(stores.bus, domains, log) : NO_INVALIDATIONS,
     log,
     auth,
-    keys: createKeyService(authStore, auth),
-    users: createUserService(authStore, auth, sessions),
+    keys: createKeyService(stores.auth, auth),
+    users: createUserService(stores.auth, auth, sessions),
     sessions,
-    limiter: createRateLimiter(config.limits.apiPerMinute),
+    limiter: stores.apiLimiter(config.limits.apiPerMinute),
     files,
-    tags: createTagService(tagStore),
-    links: createLinkService({
-      store: linkStore,
-      tags: tagStore,
-      settings,
-      isUsableDomain: (slug) => domains.isUsableForLinks(slug),
-      checkQrOptions: qr.validateQrOptions,
-      fileUsable: (fileId, ownerId) => files.get(fileId)?.userId === ownerId,
-      now,
-    }),
-    recorder: createClickRecorder(db, dbPath, log),
+    tags: createTagService(stores.tags),
+    links,
+    visitOrdinal: stores.visitCounter ? visitOrdinalFrom(stores.visitCounter, links.storedClicks) : undefined,
+    recorder: stores.recorder,
     geo: createGeoIp(config.geoip.database),
-    passwords: createPasswordGate(loadOrCreateSecret(db, 'password_cookie_secret')),
+    passwords: createPasswordGate(stores.passwordSecret, Date.now, stores.passwordLimits),
     qr,
     domains,
-    tls: createTls({ db, config, settings, domains, log }),
-    templates: createTemplateService({ store: createTemplateStore(db, now), baseUrl: settings.baseUrl, assertScannable: qr.assertScannable }),
-    stats: createStatsService({ store: createStatsStore(db), settings }),
+    tls: createTls({ store: stores.tls, locks: stores.locks, config, settings, domains, log }),
+    templates: createTemplateService({ store: stores.templates, baseUrl: settings.baseUrl, assertScannable: qr.assertScannable }),
+    stats: createStatsService({ store: stores.stats, settings }),
     dashboard: createDashboard({ apiPrefix: settings.apiPrefix, log }),
-    readiness: withStoreCheck(() => db.query('SELECT 1').get()),
-    backups: createBackupService({ dataDir: config.server.dataDir, parts: nodeParts, drain: () => deps.recorder.drain(), schedule: scheduleOf(config), log }),
+    readiness: readinessOf(stores.handle),
+    backups:
+      stores.handle.kind === 'sqlite'
+        ? createBackupService({ dataDir: config.server.dataDir, parts: nodeParts, drain: () => stores.recorder.drain(), schedule: scheduleOf(config), log })
+        : null,
+    ready: Promise.all([adminUser, domains.ready]).then(() => {}),
+    close: () => stores.close(),
+    // Nodes starting together on an empty store: one makes the key, the others then see it.
+    firstAdminKey: () => stores.alone(BOOTSTRAP_LOCK_KEY, async (): Promise<string | null> => await auth.bootstrapAdminKey()),
   }
-  return deps
 }
 
-function withStoreCheck(ping: () => unknown): Readiness {
+const NO_INVALIDATIONS: Invalidations = { on: () => () => {} }
+
+/** Readiness with the store's check (SELECT 1); the server adds the listeners'. */
+function readinessOf(handle: StoreHandle): Readiness {
   const readiness = createReadiness()
-  readiness.add('store', storeCheck(ping))
+  readiness.add('store', storeCheck(handle.kind === 'sqlite' ? () => handle.db.query('SELECT 1').get() : () => handle.sql`SELECT 1`))
   return readiness
 }
 
-/** Channels of the invalidation bus: what each node caches. Auth has its epoch poll (auth.service.ts). */
-const CHANNELS = ['links', 'domains', 'certificates'] as const
-
 /**
- * One node of a cluster on PostgreSQL (`[store] url`). Migrates under the advisory lock (nodes
- * starting together migrate once), subscribes to the invalidation bus before anything is
- * cached, and loads the domains before it answers.
+ * The bus's channels, except that a domain is announced once this node has re-read it (its
+ * subscribers, the link cache and the certificate manager, then see the new state).
  */
-export async function createClusterDeps(config: Config, log: Logger = createLogger(), { now = Date.now }: { now?: () => number } = {}): Promise<Deps> {
-  const settings = deriveSettings(config)
-  const sql = connectPostgres(config.store.url, { max: PG_POOL_SIZE })
-  let bus: InvalidationBus | null = null
-  try {
-    await migratePostgres(sql, { onMigration: (migration) => log.info('applying store migration', { migration }) })
-    bus = await createInvalidationBus({ url: config.store.url, channels: CHANNELS, log })
-  } catch (e) {
-    await sql.close({ timeout: 0 }).catch(() => {})
-    throw e
-  }
-  const publish = bus.publish
-  // One exact limiter (and one sweeper of ended windows) for the API, sign-in and link-password limits.
-  const limits = createClusterRateLimiter(sql, { mode: 'exact' })
-  const authStore = createPgAuthStore(sql)
-  const auth = createAuthService(authStore, { adminKey: config.auth.adminKey, log })
-  await auth.ensureAdminUser()
-  const sessions = createSessionService({
-    store: createPgSessionStore(sql),
-    authStore,
-    auth,
-    publicOrigin: new URL(settings.baseUrl).origin,
-    now,
-    log,
-    limiter: createClusterSignInLimiter(limits, now),
-  })
-  const tagStore = createPgTagStore(sql, now)
-  const linkStore = createPgLinkStore(sql, { publish })
-  const domains = createDomainService({
-    // Each write announces its host on the bus inside its own transaction.
-    store: createPgDomainStore(sql, { publish }),
-    settings,
-    cname: createCnameChecker({ target: config.domains.cnameTarget || settings.apiHost, dnsServers: config.domains.dnsServers }),
-    retryMs: config.tls.acmeRetryMs,
-    log,
-    now,
-  })
-  await domains.ready
-  // Subscribers hear of a domain once this node holds its new state.
+function invalidationsFrom(bus: InvalidationBus, domains: DomainService<DomainStorePort>, log: Logger): Invalidations {
   const domainReloaded = new Set<(slug: string) => void>()
   bus.on('domains', (slug) => {
     Promise.resolve(slug === FLUSH ? domains.reloadAll() : domains.reload(slug)).then(
@@ -264,74 +392,16 @@ export async function createClusterDeps(config: Config, log: Logger = createLogg
       (err) => log.warn('domain reload failed', { slug, error: String(err) }),
     )
   })
-  const files = createFileService({
-    store: createPgFileStore(sql, now),
-    maxBytes: config.files.maxBytes,
-    isInUse: (fileId) => linkStore.fileInUse(fileId),
-  })
-  const designFiles = createDesignFiles({
-    files: () => files,
-    isAdminUser: async (id) => {
-      const u = await authStore.getUser(id)
-      return u?.role === 'admin' && !u.disabled && u.deletedAt === null
-    },
-  })
-  const qr = createQrService({ allowPrivateNetworks: config.scan.allowPrivateNetworks, files: designFiles })
-  const recorder = createPgClickRecorder(sql, log)
-  const links = createLinkService({
-    store: linkStore,
-    tags: tagStore,
-    settings,
-    isUsableDomain: (slug) => domains.isUsableForLinks(slug),
-    checkQrOptions: qr.validateQrOptions,
-    fileUsable: async (fileId, ownerId) => (await files.get(fileId))?.userId === ownerId,
-    now,
-  })
-  const channels = bus
-  const invalidations: Invalidations = {
+  return {
     on(channel, fn) {
-      if (channel !== 'domains') return channels.on(channel, fn)
+      if (channel !== 'domains') return bus.on(channel, fn)
       domainReloaded.add(fn)
       return () => domainReloaded.delete(fn)
     },
   }
-  return {
-    config,
-    settings,
-    store: { kind: 'postgres', sql, bus },
-    invalidations,
-    log,
-    auth,
-    keys: createKeyService(authStore, auth),
-    users: createUserService(authStore, auth, sessions),
-    sessions,
-    limiter: createClusterApiLimiter(limits, config.limits.apiPerMinute, now),
-    files,
-    tags: createTagService(tagStore),
-    links,
-    visitOrdinal: visitOrdinalFrom(createVisitCounter(sql), links.storedClicks),
-    recorder,
-    geo: createGeoIp(config.geoip.database),
-    passwords: createPasswordGate(await loadOrCreateSecretPg(sql, 'password_cookie_secret'), Date.now, createClusterPasswordLimits(limits)),
-    qr,
-    domains,
-    tls: createTls({ store: createPgTlsStore(sql, { publish }), locks: createLeaseLocks(sql), config, settings, domains, log }),
-    templates: createTemplateService({ store: createPgTemplateStore(sql, now), baseUrl: settings.baseUrl, assertScannable: qr.assertScannable }),
-    stats: createStatsService({ store: createPgStatsStore(sql), settings }),
-    dashboard: createDashboard({ apiPrefix: settings.apiPrefix, log }),
-    readiness: withStoreCheck(() => sql`SELECT 1`),
-    backups: null,
-    // Nodes starting together on an empty store: the advisory lock lets one make the key, the others then see it.
-    firstAdminKey: () => withAdvisoryLock(sql, BOOTSTRAP_LOCK_KEY, async () => auth.bootstrapAdminKey()),
-    async close() {
-      await channels.close()
-      await sql.close({ timeout: 5 })
-    },
-  }
 }
 
-/** The advisory lock key of the first admin key (any fixed number no other code uses). */
-const BOOTSTRAP_LOCK_KEY = 7_240_514_002n
-
-/** Connections per node: requests, the click writer and the lease renewals share them (LISTEN has its own). */
-const PG_POOL_SIZE = 16
+/** `f` of a value now or of a promise's value later: SQLite adapters answer at once, PostgreSQL ones with promises. */
+function then<T, R>(value: T | Promise<T>, f: (v: T) => R): R | Promise<R> {
+  return value instanceof Promise ? value.then(f) : f(value)
+}
