@@ -38,16 +38,15 @@ let t = performance.now()
   const have = (db.query('SELECT count(*) AS n FROM links').get() as { n: number }).n
   const maxSeq = (db.query('SELECT max(seq) AS m FROM links').get() as { m: number }).m
   t = performance.now()
-  const insert = db.query(`INSERT INTO links (id, user_id, domain, key, link_type, destination, match_key, data, options, qr_options, created_at, updated_at)
-    SELECT 'lnk_bulk' || ?1, user_id, domain, 'bulk' || ?1, link_type, 'https://example.com/bulk/' || ?1, 'https://example.com/bulk/' || ?1,
-      json_set(data, '$.url', 'https://example.com/bulk/' || ?1), options, qr_options, created_at, updated_at
-    FROM links WHERE seq = ?2`)
-  const batch = 50_000
-  for (let n = have; n < LINKS; ) {
-    db.transaction(() => {
-      for (let i = 0; i < batch && n < LINKS; i++, n++) insert.run(n, 1 + (n % maxSeq))
-    })()
-  }
+  // One statement per 100,000 links (a recursive count joined to the seeded rows): 7,000 links/s here, where
+  // a statement per link spent most of its time in JavaScript. Each insert fires the search-index triggers.
+  db.exec('PRAGMA synchronous = OFF')
+  const insert = db.query(`WITH RECURSIVE nums(n) AS (SELECT ?1 UNION ALL SELECT n + 1 FROM nums WHERE n + 1 < ?2)
+    INSERT INTO links (id, user_id, domain, key, link_type, destination, match_key, data, options, qr_options, created_at, updated_at)
+    SELECT 'lnk_bulk' || n, l.user_id, l.domain, 'bulk' || n, l.link_type, 'https://example.com/bulk/' || n, 'https://example.com/bulk/' || n,
+      json_set(l.data, '$.url', 'https://example.com/bulk/' || n), l.options, l.qr_options, l.created_at, l.updated_at
+    FROM nums JOIN links l ON l.seq = 1 + (nums.n % ?3)`)
+  for (let n = have; n < LINKS; n += 100_000) insert.run(n, Math.min(n + 100_000, LINKS), maxSeq)
   db.exec('PRAGMA wal_checkpoint(TRUNCATE)')
   console.log(`links: ${have} seeded, topped up to ${LINKS} in ${((performance.now() - t) / 1000).toFixed(0)} s`)
   const clicks = (db.query('SELECT sum(n) AS n FROM click_events_compact').get() as { n: number }).n
