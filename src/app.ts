@@ -77,7 +77,8 @@ export function createApiApp(deps: Deps): ApiApp {
     const routed = { request }
     const response = await answer(routed, clientIp)
     apiDuration.observe((performance.now() - started) / 1000)
-    countedAs(routeOf.get(routed.request) ?? 'unmatched').inc(response.status)
+    // Answered before routing (credentials, rate limit, body checks) or by no route: one series, never the path.
+    countedAs(routeOf.get(routed.request) ?? 'unrouted').inc(response.status)
     return response
   }
 

@@ -155,6 +155,8 @@ export function createBackupService(opts: {
       noteFailure(error, trigger)
     },
     start() {
+      // Staging left by a backup that was killed (the server holds the data dir's lock: none runs now).
+      for (const name of readdirSync(dataDir)) if (name.startsWith('.backup-')) rmSync(join(dataDir, name), { recursive: true, force: true })
       if (!schedule || timer) return
       stopped = false
       if (!existsSync(schedule.dir)) mkdirSync(schedule.dir, { recursive: true, mode: 0o700 })

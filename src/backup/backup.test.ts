@@ -182,5 +182,11 @@ describe('backup and restore', () => {
     expect(readBackupState(dataDir).lastSuccess?.file).toBe(join(root, 'a.tar.zst'))
     const later = createBackupService({ dataDir, parts: nodeParts, schedule: null, log: createLogger(true) })
     expect(later.state().lastSuccess?.sha256).toBe((await first).sha256)
+    // Staging a killed backup left behind goes when a server starts.
+    mkdirSync(join(dataDir, '.backup-killed'))
+    writeFileSync(join(dataDir, '.backup-killed', 'shortlink.db'), 'half a copy')
+    later.start()
+    expect(existsSync(join(dataDir, '.backup-killed'))).toBe(false)
+    later.stop()
   })
 })

@@ -4,6 +4,7 @@
  */
 
 import { existsSync, readFileSync } from 'node:fs'
+import { isAbsolute, relative, resolve } from 'node:path'
 import type { TObject, TSchema } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import { type AnySchema, describeRule } from '../shared'
@@ -201,6 +202,9 @@ function backupChecks(c: Config): string[] {
     problems.push("backup: on PostgreSQL, backups are PostgreSQL's own (pg_dump, or your provider's); remove the [backup] section")
   if (b.every && !b.dir) problems.push('backup.dir: required when backup.every is set (where the server writes its backups)')
   if (b.dir && !b.every) problems.push('backup.every: required when backup.dir is set (how often, e.g. "6h")')
+  const inside = relative(resolve(c.server.dataDir), resolve(b.dir || '/'))
+  if (b.dir && (inside === '' || !(inside.startsWith('..') || isAbsolute(inside))))
+    problems.push('backup.dir: must be outside server.dataDir (each backup would hold the ones before it)')
   if (b.every && parseDuration(b.every) < 1000) problems.push(`backup.every: at least 1s (got ${JSON.stringify(b.every)})`)
   if (b.s3.endpoint) {
     if (!b.every) problems.push('backup.s3: uploads go with scheduled backups: set backup.dir and backup.every too')

@@ -45,6 +45,10 @@ describe('config: metrics and backups', () => {
       'backup.dir: required when backup.every is set (where the server writes its backups)',
     ])
     expect(problems(() => buildConfig({ backup: { dir: '/b', every: '10ms' } }, {}))).toEqual(['backup.every: at least 1s (got "10ms")'])
+    expect(problems(() => buildConfig({ server: { dataDir: '/srv/data' }, backup: { dir: '/srv/data/backups', every: '1h' } }, {}))).toEqual([
+      'backup.dir: must be outside server.dataDir (each backup would hold the ones before it)',
+    ])
+    expect(problems(() => buildConfig({ server: { dataDir: '/srv/data' }, backup: { dir: '/srv/data-backups', every: '1h' } }, {}))).toEqual([])
     expect(problems(() => buildConfig({ backup: { dir: '/b', every: '1h', s3: { endpoint: 'https://s3.example' } } }, {}))).toEqual([
       'backup.s3.bucket: required when backup.s3.endpoint is set',
     ])
