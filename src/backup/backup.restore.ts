@@ -69,7 +69,12 @@ export async function restoreBackup(opts: { file: string; dataDir: string; parts
       throw new RestoreFailedError(`${file}: ${e.message}`)
     })
     if (!existsSync(manifestPath)) throw new RestoreFailedError(`${file}: no manifest (the archive is incomplete or not a shortlink backup)`)
-    const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as Manifest
+    let manifest: Manifest
+    try {
+      manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as Manifest
+    } catch {
+      throw new RestoreFailedError(`${file}: its manifest is not readable (the archive is damaged)`)
+    }
     rmSync(manifestPath)
     if (manifest.format !== BACKUP_FORMAT || manifest.version !== BACKUP_VERSION)
       throw new RestoreFailedError(`${file}: not a shortlink backup this version reads (format ${manifest.format} v${manifest.version})`)

@@ -111,7 +111,7 @@ describe('backup and restore', () => {
     const target = join(root, 'busy')
     mkdirSync(target)
     writeFileSync(join(target, 'keep.txt'), 'mine')
-    expect(restoreBackup({ file: archive, dataDir: target, parts })).rejects.toBeInstanceOf(RestoreRefusedError)
+    await expect(restoreBackup({ file: archive, dataDir: target, parts })).rejects.toBeInstanceOf(RestoreRefusedError)
     expect(readdirSync(target)).toEqual(['keep.txt'])
   })
 
@@ -122,13 +122,13 @@ describe('backup and restore', () => {
     writeFileSync(damaged, bytes)
     writeFileSync(`${damaged}.sha256`, readFileSync(`${archive}.sha256`))
     const target = join(root, 'damaged-target')
-    expect(restoreBackup({ file: damaged, dataDir: target, parts })).rejects.toThrow(/does not match \S*damaged\.tar\.zst\.sha256/)
+    await expect(restoreBackup({ file: damaged, dataDir: target, parts })).rejects.toThrow(/does not match \S*damaged\.tar\.zst\.sha256/)
     rmSync(`${damaged}.sha256`)
-    expect(restoreBackup({ file: damaged, dataDir: target, parts })).rejects.toBeInstanceOf(RestoreFailedError)
+    await expect(restoreBackup({ file: damaged, dataDir: target, parts })).rejects.toBeInstanceOf(RestoreFailedError)
     expect(existsSync(target)).toBe(false)
     const cut = join(root, 'cut.tar.zst')
     writeFileSync(cut, Bun.zstdCompressSync(Bun.zstdDecompressSync(readFileSync(archive)).subarray(0, 300_000)))
-    expect(restoreBackup({ file: cut, dataDir: target, parts })).rejects.toThrow(/incomplete archive/)
+    await expect(restoreBackup({ file: cut, dataDir: target, parts })).rejects.toThrow(/incomplete archive/)
     expect(existsSync(target)).toBe(false)
   })
 
@@ -158,7 +158,7 @@ describe('backup and restore', () => {
       const file = join(root, `${name}.tar.zst`)
       writeFileSync(file, Bun.zstdCompressSync(Buffer.concat([tar, Buffer.alloc(1024)])))
       const target = join(root, `hostile-${name.replace(/ /g, '-')}`)
-      expect(restoreBackup({ file, dataDir: target, parts })).rejects.toThrow(error)
+      await expect(restoreBackup({ file, dataDir: target, parts })).rejects.toThrow(error)
       expect(existsSync(target)).toBe(false)
     }
     expect(existsSync(join(root, 'escaped.txt'))).toBe(false)
@@ -177,7 +177,7 @@ describe('backup and restore', () => {
   test('the service takes one backup at a time and keeps its last success across restarts', async () => {
     const service = createBackupService({ dataDir, parts: nodeParts, schedule: null, log: createLogger(true) })
     const first = service.take(join(root, 'a.tar.zst'), 'command')
-    expect(service.take(join(root, 'b.tar.zst'), 'command')).rejects.toThrow(/already running/)
+    await expect(service.take(join(root, 'b.tar.zst'), 'command')).rejects.toThrow(/already running/)
     service.succeeded(await first, 'command')
     expect(readBackupState(dataDir).lastSuccess?.file).toBe(join(root, 'a.tar.zst'))
     const later = createBackupService({ dataDir, parts: nodeParts, schedule: null, log: createLogger(true) })
