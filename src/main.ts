@@ -266,8 +266,7 @@ async function migrateStore(flags: Record<string, string>) {
 async function backup(flags: Record<string, string>, target: string | undefined) {
   if (!target) die('usage: shortlink backup FILE')
   const { config } = readConfig(flags)
-  if (config.store.url)
-    die("on PostgreSQL, backups are PostgreSQL's: use pg_dump (e.g. pg_dump -Fc -f shortlink.dump DATABASE_URL) or your provider's backups")
+  if (config.store.url) die("on PostgreSQL, backups are PostgreSQL's: use pg_dump (e.g. pg_dump -Fc -f shortlink.dump DATABASE_URL) or your provider's backups")
   try {
     const r = await backupCommand(config.server.dataDir, target)
     for (const w of r.warnings) process.stderr.write(`shortlink: warning: ${w}\n`)
