@@ -7,12 +7,15 @@
 import type { TSchema } from '@sinclair/typebox'
 import { Elysia, ValidationError } from 'elysia'
 import { assertMethodAllowed, authRoutes, type RequestContext, rateLimitHeaders, requestContextOf, setRequestContext } from './auth'
+import { backupRoutes } from './backup'
 import type { Deps } from './deps'
 import { type AnyElysia, docsRoutes, PUBLIC_DOC_PATHS } from './docs'
 import { domainRoutes } from './domains'
 import { fileRoutes } from './files'
+import { HEALTH_PATHS, healthRoutes } from './health'
 import { importRoutes } from './imports'
 import { linkRoutes } from './links'
+import { apiDuration, httpRequests, type StatusCountsChild } from './metrics'
 import { batchRoutes, qrRoutes, templateRoutes } from './qr'
 import { AppError, describeRule, errorResponse, newId, orStoreUnavailable, parameterError, readCapped, withApiHeaders } from './shared'
 import { statsRoutes } from './stats'
@@ -29,11 +32,17 @@ export function createApiApp(deps: Deps): ApiApp {
   const { settings, log } = deps
   const prefix = settings.apiPrefix
 
+  // The route template each request matched, for the request counter (bounded: templates, never paths).
+  const routeOf = new WeakMap<Request, string>()
   const routes = new Elysia({ prefix, normalize: false })
     .onError(({ code, error, request }) => {
       const ctx = requestContextOf(request)
       return renderError(code, error, request, ctx, log)
     })
+    .onTransform(({ request, route }) => {
+      routeOf.set(request, route)
+    })
+    .use(healthRoutes(deps.readiness))
     .use(tagRoutes(deps))
     .use(linkRoutes(deps))
     .use(fileRoutes({ files: deps.files, maxBytes: deps.config.files.maxBytes }))
@@ -44,6 +53,7 @@ export function createApiApp(deps: Deps): ApiApp {
     .use(statsRoutes(deps))
     .use(authRoutes(deps))
     .use(importRoutes({ imports: deps.imports, maxBytes: deps.config.imports.maxBytes }))
+    .use(backupRoutes(deps))
 
   const elysia = routes.use(docsRoutes(deps.settings, routes))
   elysia.compile()
@@ -57,7 +67,30 @@ export function createApiApp(deps: Deps): ApiApp {
     [`${prefix}/imports`, { max: deps.config.imports.maxBytes + 64 * 1024, streamed: true }],
   ])
 
+  // Probes answer without credentials, rate limits or the store (a load balancer asks while PostgreSQL is down).
+  const healthPaths = new Set(HEALTH_PATHS.map((p) => prefix + p))
+  const counters = new Map<string, StatusCountsChild>()
+  const countedAs = (route: string) => {
+    let c = counters.get(route)
+    if (!c) {
+      c = httpRequests.labels(route)
+      counters.set(route, c)
+    }
+    return c
+  }
+
   async function handle(request: Request, clientIp: string): Promise<Response> {
+    const started = performance.now()
+    const routed = { request }
+    const response = await answer(routed, clientIp)
+    apiDuration.observe((performance.now() - started) / 1000)
+    // Answered before routing (credentials, rate limit, body checks) or by no route: one series, never the path.
+    countedAs(routeOf.get(routed.request) ?? 'unrouted').inc(response.status)
+    return response
+  }
+
+  async function answer(routed: { request: Request }, clientIp: string): Promise<Response> {
+    let request = routed.request
     const requestId = newId('req')
     const ctx: RequestContext = { requestId, clientIp, caller: null }
     let rateHeaders: Record<string, string> = {}
@@ -65,6 +98,7 @@ export function createApiApp(deps: Deps): ApiApp {
     // The server checks the Host before it calls here; a URL that still does not parse is the client's fault.
     const url = URL.parse(request.url)
     if (!url) return fail(new AppError('bad_request', 'malformed request URL: the Host header must be a valid host[:port]'))
+    if (healthPaths.has(url.pathname)) return withApiHeaders(await elysia.handle(request))
     try {
       const isSessionPath = url.pathname === sessionPath
       const isPublic =
@@ -112,6 +146,7 @@ export function createApiApp(deps: Deps): ApiApp {
       return withHeaders(internalError(e, request, requestId, log), rateHeaders, requestId)
     }
     setRequestContext(request, ctx)
+    routed.request = request
     const response = await elysia.handle(request)
     return withHeaders(response, rateHeaders, requestId)
   }

@@ -29,6 +29,7 @@ import {
   type SessionStorePort,
   type UserService,
 } from './auth'
+import { type BackupService, createBackupService, nodeParts, scheduleOf } from './backup'
 import { type Config, deriveSettings, type Settings } from './config'
 import { createDashboard, type Dashboard } from './dashboard'
 import {
@@ -42,6 +43,7 @@ import {
 } from './domains'
 import { createBlobStore, createFileService, createFileStore, createPgFileStore, type FileService, type FileStorePort } from './files'
 import { createGeoIp, type GeoIp } from './geo'
+import { createReadiness, type Readiness, storeCheck } from './health'
 import { createImportService, createImportStore, createPgImportStore, type ImportService, type ImportStorePort } from './imports'
 import { createLinkService, createLinkStore, createPgLinkStore, type LinkService, type LinkStore, type LinkStorePort } from './links'
 import {
@@ -175,6 +177,10 @@ export interface Deps<P extends Ports = Ports> {
   stats: StatsService
   imports: ImportService
   dashboard: Dashboard
+  /** GET /readyz: the store's check here; the server adds its listeners', other parts their own. */
+  readiness: Readiness
+  /** Backups of the embedded store (null on PostgreSQL: pg_dump's). */
+  backups: BackupService | null
   /** Settles once the node holds what it must before it answers (the admin user, the domains); at once on SQLite. */
   ready: Promise<void>
   /** Closes the store (after the server stopped and the recorder flushed). */
@@ -384,6 +390,11 @@ function assemble<P extends Ports>(config: Config, stores: StoreBundle<P>, log: 
     stats: createStatsService({ store: stores.stats, settings }),
     imports,
     dashboard: createDashboard({ apiPrefix: settings.apiPrefix, log }),
+    readiness: readinessOf(stores.handle),
+    backups:
+      stores.handle.kind === 'sqlite'
+        ? createBackupService({ dataDir: config.server.dataDir, parts: nodeParts, drain: () => stores.recorder.drain(), schedule: scheduleOf(config), log })
+        : null,
     ready: Promise.all([adminUser, domains.ready]).then(() => {}),
     // A clean stop ends this node's imports as failed (they can be run again) before the store closes.
     close: async () => {
@@ -397,6 +408,13 @@ function assemble<P extends Ports>(config: Config, stores: StoreBundle<P>, log: 
 }
 
 const NO_INVALIDATIONS: Invalidations = { on: () => () => {} }
+
+/** Readiness with the store's check (SELECT 1); the server adds the listeners'. */
+function readinessOf(handle: StoreHandle): Readiness {
+  const readiness = createReadiness()
+  readiness.add('store', storeCheck(handle.kind === 'sqlite' ? () => handle.db.query('SELECT 1').get() : () => handle.sql`SELECT 1`))
+  return readiness
+}
 
 /**
  * The bus's channels, except that a domain is announced once this node has re-read it (its

@@ -7,6 +7,7 @@ import { existsSync, statSync } from 'node:fs'
 import { basename, resolve } from 'node:path'
 import pkg from '../package.json'
 import { ADMIN_USER_ID, type Caller, type KeyRecord } from './auth'
+import { BackupCommandError, backupCommand, nodeParts, RestoreFailedError, RestoreRefusedError, restoreBackup } from './backup'
 import { type Config, ConfigError, loadConfig } from './config'
 import { createClusterDeps, createDeps, type Deps } from './deps'
 import { IMPORT_SOURCES, type ImportRecordValue, type ImportSourceName } from './imports'
@@ -42,7 +43,9 @@ Usage:
   shortlink users add ID [--role ROLE]            add a user (role member by default); on an existing user,
                                                   --role sets its role (its keys act with at most that role)
   shortlink users passwd ID                       set a user's dashboard password (prompted, or one line on stdin)
-  shortlink backup FILE                           consistent copy of the live database into FILE
+  shortlink backup FILE                           one consistent archive of the node (records, clicks, files, certificates
+                                                  and keys) into FILE, with FILE.sha256; through the running server
+  shortlink restore FILE --data-dir DIR           rebuild a data dir (empty or new) from a backup and verify it
   shortlink migrate-store --from sqlite:PATH --to postgres://USER:PASS@HOST:PORT/DB [--force]
                                                   copy a single node's store (PATH: shortlink.db or its data dir,
                                                   server stopped) into PostgreSQL: one snapshot, one transaction;
@@ -270,6 +273,41 @@ async function migrateStore(flags: Record<string, string>) {
   process.exit(code)
 }
 
+/** `backup FILE`: src/backup does the work; here the store check, the summary and the exit code. */
+async function backup(flags: Record<string, string>, target: string | undefined) {
+  if (!target) die('usage: shortlink backup FILE')
+  const { config } = readConfig(flags)
+  if (config.store.url) die("on PostgreSQL, backups are PostgreSQL's: use pg_dump (e.g. pg_dump -Fc -f shortlink.dump DATABASE_URL) or your provider's backups")
+  try {
+    const r = await backupCommand(config.server.dataDir, target)
+    for (const w of r.warnings) process.stderr.write(`shortlink: warning: ${w}\n`)
+    const how = r.via === 'server' ? 'taken by the running server' : 'taken directly (no server runs on this data dir)'
+    process.stdout.write(
+      `backup written to ${r.file} (${r.bytes} bytes, ${r.members} members, ${r.durationMs} ms, ${how})\nsha256 ${r.sha256}  (also in ${r.file}.sha256)\n`,
+    )
+  } catch (e) {
+    if (e instanceof BackupCommandError) die(e.message)
+    die(`backup failed: ${(e as Error).message}`)
+  }
+}
+
+/** `restore FILE --data-dir DIR`. */
+async function restore(file: string | undefined, dataDir: string | undefined) {
+  if (!file || !dataDir) die('usage: shortlink restore FILE --data-dir DIR   (on PostgreSQL, restore with pg_restore instead)', 2)
+  try {
+    const r = await restoreBackup({ file, dataDir, parts: nodeParts() })
+    process.stdout.write(
+      `restored ${r.members} members (${r.bytes} bytes) of the backup of ${r.createdAt} into ${dataDir}; verified: ${r.parts.join(', ')}` +
+        `${r.archiveChecksum === 'matched' ? `, ${file}.sha256 matches` : `; no ${file}.sha256 beside it: each member's checksum was checked`}\n` +
+        `start a server with server.dataDir = "${dataDir}" to serve it\n`,
+    )
+  } catch (e) {
+    if (e instanceof RestoreRefusedError) die(e.message, 2)
+    if (e instanceof RestoreFailedError) die(`restore failed, ${dataDir} left as it was: ${e.message}`)
+    throw e
+  }
+}
+
 /** The command line acts as the operator: an admin, as usr_admin. */
 const OPERATOR: Caller = { userId: ADMIN_USER_ID, role: 'admin', keyId: 'key_cli' }
 
@@ -459,17 +497,10 @@ async function main(argv: string[]) {
       }
       return die('usage: shortlink users add ID [--role admin|member|readonly] | users passwd ID')
     }
-    case 'backup': {
-      const target = positional[0]
-      if (!target) die('usage: shortlink backup FILE')
-      if (existsSync(target)) die(`${target} exists; choose a new file`)
-      await withStore(flags, (d) => {
-        if (d.store.kind !== 'sqlite') die("backup copies the embedded SQLite store; on PostgreSQL use pg_dump (or your provider's backups)")
-        d.store.db.query('VACUUM INTO ?').run(target)
-      })
-      process.stdout.write(`backup written to ${target}\n`)
-      return
-    }
+    case 'backup':
+      return backup(flags, positional[0])
+    case 'restore':
+      return restore(positional[0], flags['data-dir'])
     case 'migrate-store':
       return migrateStore(flags)
     case 'import':

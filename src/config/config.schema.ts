@@ -141,6 +141,46 @@ export const StoreConfig = T.Object(
   { additionalProperties: false, default: {} },
 )
 
+export const MetricsConfig = T.Object(
+  {
+    listen: Str(
+      '',
+      'Address (host:port) of the Prometheus metrics listener, serving /metrics in plain HTTP, e.g. "127.0.0.1:9464"; off when empty. Keep it on loopback or a private network: it is never one of the public ports.',
+      { pattern: '^$|^(\\[[0-9a-fA-F:.]+\\]|[^:\\[\\]]*):[0-9]{1,5}$' },
+    ),
+  },
+  { additionalProperties: false, default: {} },
+)
+
+export const BackupS3Config = T.Object(
+  {
+    endpoint: Str('', 'S3-compatible endpoint URL (e.g. https://s3.eu-central-1.amazonaws.com or a MinIO/R2 URL); empty: no uploads.', {
+      pattern: '^$|^https?://',
+    }),
+    bucket: Str('', 'Bucket the backups are uploaded to.'),
+    region: Str('us-east-1', 'Region of the bucket.'),
+    prefix: Str('', 'Key prefix of the uploaded backups (e.g. "shortlink/").'),
+    accessKeyId: Str('', 'Access key id for the bucket.'),
+    secretAccessKey: Str('', 'Secret access key for the bucket (better set as SHORTLINK_BACKUP_S3_SECRETACCESSKEY).', { 'x-secret': true }),
+  },
+  { additionalProperties: false, default: {} },
+)
+
+export const BackupConfig = T.Object(
+  {
+    dir: Str('', 'Directory the server writes scheduled backups to (embedded store only); empty: no scheduled backups.'),
+    every: Str('', 'How often the server takes a backup, e.g. "6h", "30m", "1d"; needs backup.dir.', { pattern: '^$|^([0-9]+(ms|s|m|h|d))+$' }),
+    keep: T.Integer({
+      minimum: 1,
+      maximum: 10_000,
+      default: 7,
+      description: 'How many scheduled backups to keep (in backup.dir and in the bucket); older ones are deleted.',
+    }),
+    s3: BackupS3Config,
+  },
+  { additionalProperties: false, default: {} },
+)
+
 export const Config = T.Object(
   {
     server: ServerConfig,
@@ -153,6 +193,8 @@ export const Config = T.Object(
     files: FilesConfig,
     imports: ImportsConfig,
     geoip: GeoipConfig,
+    metrics: MetricsConfig,
+    backup: BackupConfig,
   },
   { additionalProperties: false },
 )

@@ -7,6 +7,7 @@ import type { Settings } from '../config'
 import { type GeoIp, UNKNOWN_LOCATION } from '../geo'
 import { type Gs1Product, isGs1Path, productOf } from '../gs1'
 import { type LinkRow, MAX_KEY_LENGTH, storedDataOf, storedLinkViewOf } from '../links'
+import { metrics } from '../metrics'
 import { EXPIRED_PAGE, NOT_FOUND_PAGE, passwordPage, previewPage, TOO_MANY_ATTEMPTS_PAGE } from '../pages'
 import { decodePathSegment, LruCache, readCapped, withHsts, withPageHeaders } from '../shared'
 import type { ClickRecorder } from '../stats'
@@ -51,6 +52,8 @@ export interface RedirectDeps {
   /** Renders the landing page of a hosted link type. */
   renderHosted(row: LinkRow, os: string): Response | Promise<Response>
 }
+
+const clicksRecorded = metrics.counter('shortlink_clicks_recorded_total', 'Counted visits handed to the click recorder (written within the flush window).')
 
 const HTML = { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', 'x-robots-tag': 'noindex' }
 const html = (body: string, status = 200, extra: Record<string, string> = {}) => new Response(body, { status, headers: { ...HTML, ...extra } })
@@ -279,6 +282,7 @@ export function createRedirectHandler(deps: RedirectDeps) {
           const landing = decision.kind === 'redirect' ? decision.location : null
           const utm = landing === null ? NO_UTM : landing === l.plainLocation ? cached!.plainUtm : utmOf(landing)
           const ref = refererOf(headers.get('referer'))
+          clicksRecorded.inc()
           deps.recorder.record({
             linkSeq: l.seq,
             domain: l.domain,

@@ -15,6 +15,7 @@
  */
 import type { Database } from 'bun:sqlite'
 import type { SQL } from 'bun'
+import { metrics } from '../metrics'
 import { type Logger, workerSpec } from '../shared'
 import type { ClickEvent } from './click-event'
 import { createEventWriter } from './click-writer'
@@ -62,6 +63,11 @@ const MAX_HELD_ROWS = 100_000
 const MAX_HELD_BYTES = 64 * 2 ** 20
 /** A row object, its map entry and merge key, without its variable strings. */
 const ROW_OVERHEAD_BYTES = 400
+
+const clicksDropped = metrics.counter(
+  'shortlink_clicks_dropped_total',
+  'Counted visits dropped because the unwritten clicks held in memory were at their bound.',
+)
 
 function rowBytes(key: string, r: ClickEvent): number {
   const strings = [key, r.domain, r.referer, r.refererUrl, r.region, r.city, r.utmSource, r.utmMedium, r.utmCampaign, r.utmTerm, r.utmContent]
@@ -262,6 +268,7 @@ function recorderOver(
     const bytes = rowBytes(key, row)
     if (pending.size + inFlightRows >= maxHeldRows || pendingBytes + inFlightBytes + bytes > maxHeldBytes) {
       dropped += row.n
+      clicksDropped.inc(row.n)
       return false
     }
     pending.set(key, row)
@@ -352,6 +359,11 @@ function recorderOver(
       }
     },
     flush,
+    /** Resolves once every visit recorded before the call is written (a backup's barrier). */
+    async drain(): Promise<void> {
+      await flush()
+      await Promise.all([...inFlight].map((b) => b.done))
+    },
     /** Visits recorded but not yet written. */
     pendingCount: () => visitsOf(pending.values()) + [...inFlight].reduce((n, b) => n + visitsOf(b.rows), 0),
     /** Rows held in memory (pending and in flight) and their estimated bytes. */
