@@ -19,3 +19,7 @@ declare module '*.mmdb' {
   const path: string
   export default path
 }
+declare module '*.so' {
+  const path: string
+  export default path
+}

@@ -1,0 +1,429 @@
+/**
+ * The events engine of a single node (docs/adr/0014): click events in DuckDB, a columnar file
+ * beside the SQLite store (`events.duckdb`), and the statistics rollups derived from them there.
+ * Links, users and every other record stay in SQLite, and so do each link's `clicks` and
+ * `lastClicked` (the redirect path and GET /links read them).
+ *
+ * Writes, one batch at a time: the events are appended in one DuckDB transaction that also
+ * records the batch number (`events_meta.batch`); then one SQLite transaction adds the links'
+ * counters and records the same number (`kv.events_batch`). A batch interrupted between the two
+ * (kill -9) is found at the next open (DuckDB's number ahead of SQLite's): its counters are
+ * derived from its events then, so it is counted once, never lost, never twice.
+ *
+ * Rollups (stats_quarter/hour/day/week, the layout of stats.rollup.ts) are derived from the
+ * events when an hour closes (`compact`): quarter hours and hours up to `rolled.hour`, days
+ * and 7-day blocks only once whole. The planner reads them below those limits and raw events
+ * after them (stats.plan.ts `rolledUp`); an event written later than its hour was rolled (a
+ * visit held back, an imported one) adds its rows to the rollups in its batch's transaction.
+ * Busy links (BUSY_LINK_CLICKS or more, from SQLite's counters) get their day rows per
+ * dimension backfilled at the next compaction.
+ */
+import type { Database } from 'bun:sqlite'
+import { unlinkSync } from 'node:fs'
+import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api'
+import type { ClickEvent } from './click-event'
+import { loadDuckDb } from './events.duckdb'
+import { BUSY_LINK_CLICKS, DAY, DIMENSIONS, dimsKept, HOUR, LEVELS, type Level, type ScopeKind, valueSql } from './stats.rollup'
+
+/** Event columns holding strings, and the ClickEvent field of each. */
+export const EVENT_STRINGS = [
+  ['continent', 'continent'],
+  ['country', 'country'],
+  ['region', 'region'],
+  ['city', 'city'],
+  ['os', 'os'],
+  ['browser', 'browser'],
+  ['device', 'device'],
+  ['referer', 'referer'],
+  ['referer_url', 'refererUrl'],
+  ['utm_source', 'utmSource'],
+  ['utm_medium', 'utmMedium'],
+  ['utm_campaign', 'utmCampaign'],
+  ['utm_term', 'utmTerm'],
+  ['utm_content', 'utmContent'],
+] as const satisfies readonly (readonly [string, keyof ClickEvent])[]
+
+const WEEK = 7 * DAY
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS events (
+  "at" BIGINT NOT NULL, link_seq INTEGER NOT NULL, owner INTEGER NOT NULL, ltype INTEGER NOT NULL,
+  scan BOOLEAN NOT NULL, n INTEGER NOT NULL, batch BIGINT NOT NULL,
+  ${EVENT_STRINGS.map(([c]) => `${c} VARCHAR`).join(', ')}
+);
+${LEVELS.map((l) => `CREATE TABLE IF NOT EXISTS ${l.table} (scope INTEGER NOT NULL, dim TINYINT NOT NULL, t BIGINT NOT NULL, value VARCHAR NOT NULL, clicks BIGINT NOT NULL, scans BIGINT NOT NULL);`).join('\n')}
+CREATE TABLE IF NOT EXISTS stats_busy_links (seq INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS events_meta (key VARCHAR PRIMARY KEY, value BIGINT NOT NULL);
+INSERT OR IGNORE INTO events_meta VALUES ('batch', 0), ('rolled_hour', 0), ('rolled_day', 0), ('rolled_week', 0);
+`
+
+/** Per level, the instant (ms) up to which its rollup rows are complete. */
+export interface Rolled {
+  hour: number
+  day: number
+  week: number
+}
+
+/** Compaction waits this long after an hour ends, so a visit still held in memory is rarely late. */
+const COMPACT_LAG_MS = 90_000
+
+/** The scopes each event is summed into (stats.rollup.ts): SQL for the scope number, and a join. */
+const SCOPES: { kind: ScopeKind; scope: string; join: string }[] = [
+  { kind: 'all', scope: '0', join: '' },
+  { kind: 'group', scope: '-e.owner', join: '' },
+  { kind: 'group', scope: '-e.ltype', join: '' },
+  { kind: 'link', scope: 'e.link_seq', join: '' },
+  { kind: 'busy', scope: 'e.link_seq', join: 'JOIN stats_busy_links b ON b.seq = e.link_seq' },
+]
+
+const SCANS = 'sum(CASE WHEN e.scan THEN e.n ELSE 0 END)'
+
+/** Rollup rows of `level` from the events matching `where` (over `e`), appended (reads sum them). */
+function rollupInserts(level: Level, where: string): string[] {
+  const out: string[] = []
+  for (const s of SCOPES)
+    for (const dim of dimsKept(s.kind, level))
+      out.push(
+        `INSERT INTO ${level.table} SELECT ${s.scope}, ${dim}, e."at" // ${level.ms}, ${valueSql(dim, 'chr')}, sum(e.n), ${SCANS}
+         FROM events e ${s.join} WHERE ${where} GROUP BY ALL ORDER BY 3`,
+      )
+  return out
+}
+
+/** The rollup limit of a level. */
+const limitOf = (level: Level, r: Rolled) => (level.ms >= WEEK ? r.week : level.ms >= DAY ? r.day : r.hour)
+
+/** A statement's `?` arguments: integers inline (so DuckDB prunes by its zone maps), strings and lists as parameters. */
+export function bindArgs(sql: string, args: readonly unknown[]): { text: string; params: unknown[] } {
+  const parts = sql.split('?')
+  if (parts.length - 1 !== args.length) throw new Error(`statement has ${parts.length - 1} placeholders for ${args.length} arguments`)
+  const params: unknown[] = []
+  let text = parts[0]!
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]
+    if (typeof a === 'number') {
+      if (!Number.isSafeInteger(a)) throw new Error(`not an integer argument: ${a}`)
+      text += String(a)
+    } else {
+      params.push(a)
+      text += `$${params.length}`
+    }
+    text += parts[i + 1]!
+  }
+  return { text, params }
+}
+
+export interface EventsEngineOptions {
+  /** The DuckDB file (':memory:' in tests). */
+  path: string
+  /** Where a compiled binary puts libduckdb.so. */
+  dataDir: string
+  memoryLimit?: string
+  threads?: number
+  /** Reader connections (statistics queries at once). */
+  readers?: number
+  busyLinkClicks?: number
+  now?: () => number
+  /** Inside the SQLite transaction of a batch's counters (the outbox of `link.clicked` webhooks). */
+  onBatch?: (db: Database, rows: ClickEvent[]) => void
+  /** Tests: after a batch's events committed, before its counters. */
+  afterEventsCommitted?: (batch: number) => void
+  log?: (message: string, fields: Record<string, unknown>) => void
+}
+
+export interface ReadTx {
+  rolled: Rolled
+  /** Rows of each statement, as plain objects (numbers cast to DOUBLE by the SQL). */
+  run(statements: { sql: string; args: readonly unknown[] }[]): Promise<Record<string, unknown>[][]>
+}
+
+export type EventsEngine = Awaited<ReturnType<typeof openEventsEngine>>
+
+/** Opens (and creates) the events file, recovers an interrupted batch, and rolls up closed hours. */
+export async function openEventsEngine(db: Database, opts: EventsEngineOptions) {
+  const api = await loadDuckDb(opts.dataDir)
+  const instance: DuckDBInstance = await api.DuckDBInstance.create(opts.path, {
+    memory_limit: opts.memoryLimit ?? '256MB',
+    threads: String(opts.threads ?? 2),
+    // Spilling a big aggregation beside the data rather than in /tmp.
+    ...(opts.path === ':memory:' ? {} : { temp_directory: `${opts.path}.tmp` }),
+  })
+  const writer = await instance.connect()
+  await writer.run(SCHEMA)
+  const now = opts.now ?? Date.now
+  const busyAt = opts.busyLinkClicks ?? BUSY_LINK_CLICKS
+  const log = opts.log ?? (() => {})
+  const csvPath = opts.path === ':memory:' ? `/tmp/shortlink-events-${process.pid}-${Math.random().toString(36).slice(2)}.csv` : `${opts.path}.batch.csv`
+
+  const meta = async (c: DuckDBConnection) => {
+    const rows = (await c.runAndReadAll('SELECT key, value::DOUBLE AS value FROM events_meta')).getRowObjectsJS() as { key: string; value: number }[]
+    const get = (k: string) => rows.find((r) => r.key === k)!.value
+    return { batch: get('batch'), rolled: { hour: get('rolled_hour'), day: get('rolled_day'), week: get('rolled_week') } as Rolled }
+  }
+  let { batch: lastBatch, rolled } = await meta(writer)
+
+  // SQLite: the links' groups (numbered once per owner and type), counters and the batch number.
+  const linkOf = db.query<{ user_id: string; link_type: string }, [number]>('SELECT user_id, link_type FROM links WHERE seq = ?')
+  const addGroup = db.query('INSERT OR IGNORE INTO stats_groups (name) VALUES (?)')
+  const groupNum = db.query<{ num: number }, [string]>('SELECT num FROM stats_groups WHERE name = ?')
+  const bump = db.query('UPDATE links SET clicks = clicks + ?, last_clicked = max(coalesce(last_clicked, 0), ?) WHERE seq = ?')
+  const readBatch = db.query<{ value: string }, []>("SELECT value FROM kv WHERE key = 'events_batch'")
+  const writeBatch = db.query("INSERT INTO kv (key, value) VALUES ('events_batch', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
+  const groupsOf = new Map<number, [number, number]>()
+  const numOf = (name: string) => {
+    addGroup.run(name)
+    return groupNum.get(name)!.num
+  }
+  function groups(seq: number): [number, number] {
+    let g = groupsOf.get(seq)
+    if (!g) {
+      const link = linkOf.get(seq)
+      g = [numOf(link?.user_id ?? ''), numOf(`type:${link?.link_type ?? ''}`)]
+      if (groupsOf.size > 1_000_000) groupsOf.clear()
+      groupsOf.set(seq, g)
+    }
+    return g
+  }
+  const applyCounters = db.transaction((rows: ClickEvent[], batch: number) => {
+    const perLink = new Map<number, { n: number; last: number }>()
+    for (const e of rows) {
+      const agg = perLink.get(e.linkSeq)
+      if (agg) {
+        agg.n += e.n
+        agg.last = Math.max(agg.last, e.at)
+      } else perLink.set(e.linkSeq, { n: e.n, last: e.at })
+    }
+    for (const [seq, { n, last }] of perLink) bump.run(n, last, seq)
+    opts.onBatch?.(db, rows)
+    writeBatch.run(String(batch))
+  })
+
+  /** Events of batches after `after`, as the recorder wrote them (for counters derived after a crash). */
+  async function eventsOfBatches(after: number): Promise<{ batch: number; rows: ClickEvent[] }[]> {
+    const reader = await writer.runAndReadAll(
+      `SELECT batch::DOUBLE AS batch, "at"::DOUBLE AS "at", link_seq, scan, n, ${EVENT_STRINGS.map(([c]) => c).join(', ')} FROM events WHERE batch > ${Math.trunc(after)} ORDER BY batch`,
+    )
+    const byBatch = new Map<number, ClickEvent[]>()
+    for (const r of reader.getRowObjectsJS() as Record<string, unknown>[]) {
+      const e = { linkSeq: r.link_seq as number, domain: '', at: r.at as number, scan: r.scan as boolean, n: r.n as number } as ClickEvent
+      for (const [column, field] of EVENT_STRINGS) (e as unknown as Record<string, unknown>)[field] = r[column] ?? null
+      const list = byBatch.get(r.batch as number) ?? []
+      list.push(e)
+      byBatch.set(r.batch as number, list)
+    }
+    return [...byBatch].map(([batch, rows]) => ({ batch, rows }))
+  }
+
+  // A batch whose events committed and whose counters did not (the process died in between).
+  const applied = Number(readBatch.get()?.value ?? Number.NaN)
+  if (Number.isNaN(applied)) writeBatch.run(String(lastBatch))
+  else if (applied < lastBatch) {
+    for (const { batch, rows } of await eventsOfBatches(applied)) applyCounters.immediate(rows, batch)
+    writeBatch.run(String(lastBatch))
+    log('click counters derived from events written before a stop', { fromBatch: applied + 1, toBatch: lastBatch })
+  }
+
+  const csvField = (v: string | null) => (v === null ? '' : `"${v.replaceAll('"', '""')}"`)
+  const csvColumns = [
+    '"at": \'BIGINT\'',
+    "link_seq: 'INTEGER'",
+    "owner: 'INTEGER'",
+    "ltype: 'INTEGER'",
+    "scan: 'BOOLEAN'",
+    "n: 'INTEGER'",
+    "batch: 'BIGINT'",
+    ...EVENT_STRINGS.map(([c]) => `${c}: 'VARCHAR'`),
+  ].map((c) => `'${c.split(':')[0]!.replaceAll('"', '')}': ${c.split(': ')[1]}`)
+  const loadCsv = `INSERT INTO events SELECT * FROM read_csv('${csvPath.replaceAll("'", "''")}', header = false, auto_detect = false,
+    columns = {${csvColumns.join(', ')}}, nullstr = '', quote = '"', escape = '"', delim = ',', new_line = '\\n')`
+
+  /** The events in one DuckDB transaction with their late rollup rows and the batch number. */
+  async function appendEvents(rows: ClickEvent[], batch: number): Promise<void> {
+    // CSV read by DuckDB on its own threads: per-value appender calls cost ~1 µs each in JavaScript.
+    const lines: string[] = []
+    let minAt = Number.POSITIVE_INFINITY
+    for (const e of rows) {
+      const [owner, ltype] = groups(e.linkSeq)
+      let line = `${Math.trunc(e.at)},${Math.trunc(e.linkSeq)},${owner},${ltype},${e.scan},${Math.trunc(e.n)},${batch}`
+      for (const [, field] of EVENT_STRINGS) line += `,${csvField(e[field] as string | null)}`
+      lines.push(line)
+      if (e.at < minAt) minAt = e.at
+    }
+    await Bun.write(csvPath, `${lines.join('\n')}\n`)
+    await writer.run('BEGIN TRANSACTION')
+    try {
+      await writer.run(loadCsv)
+      // Events of time already rolled up: their rows too (reads below the limits read rollups only).
+      for (const level of LEVELS)
+        if (minAt < limitOf(level, rolled))
+          for (const sql of rollupInserts(level, `e.batch = ${batch} AND e."at" < ${limitOf(level, rolled)}`)) await writer.run(sql)
+      await writer.run(`UPDATE events_meta SET value = ${batch} WHERE key = 'batch'`)
+      await writer.run('COMMIT')
+    } catch (e) {
+      await writer.run('ROLLBACK').catch(() => {})
+      throw e
+    } finally {
+      try {
+        unlinkSync(csvPath)
+      } catch {}
+    }
+  }
+
+  /** Rolls up the hours (and days, 7-day blocks) closed since the last time, and promotes busy links. */
+  async function compactNow(at = now()): Promise<boolean> {
+    const hour = Math.floor((at - COMPACT_LAG_MS) / HOUR) * HOUR
+    if (hour <= rolled.hour) return false
+    const next: Rolled = { hour, day: Math.floor(hour / DAY) * DAY, week: Math.floor(hour / WEEK) * WEEK }
+    const started = performance.now()
+    const busy = new Set(((await writer.runAndReadAll('SELECT seq FROM stats_busy_links')).getRowObjectsJS() as { seq: number }[]).map((r) => r.seq))
+    const promoted = db
+      .query<{ seq: number }, [number]>('SELECT seq FROM links WHERE clicks >= ?')
+      .all(busyAt)
+      .map((r) => r.seq)
+      .filter((s) => !busy.has(s))
+    await writer.run('BEGIN TRANSACTION')
+    try {
+      for (const level of LEVELS) {
+        const [from, to] = [limitOf(level, rolled), limitOf(level, next)]
+        if (to > from) for (const sql of rollupInserts(level, `e."at" >= ${from} AND e."at" < ${to}`)) await writer.run(sql)
+      }
+      if (promoted.length) {
+        const list = `[${promoted.join(',')}]`
+        for (const d of DIMENSIONS)
+          await writer.run(`INSERT INTO stats_day SELECT e.link_seq, ${d.code}, e."at" // ${DAY}, ${valueSql(d.code, 'chr')}, sum(e.n), ${SCANS}
+            FROM events e WHERE e.link_seq IN (SELECT unnest(${list})) AND e."at" < ${next.day} GROUP BY ALL ORDER BY 3`)
+        await writer.run(`INSERT INTO stats_busy_links SELECT unnest(${list})`)
+      }
+      await writer.run(
+        `UPDATE events_meta SET value = CASE key WHEN 'rolled_hour' THEN ${next.hour} WHEN 'rolled_day' THEN ${next.day} ELSE ${next.week} END WHERE key IN ('rolled_hour', 'rolled_day', 'rolled_week')`,
+      )
+      await writer.run('COMMIT')
+    } catch (e) {
+      await writer.run('ROLLBACK').catch(() => {})
+      throw e
+    }
+    const ms = performance.now() - started
+    if (ms > 1000 || next.hour - rolled.hour > DAY)
+      log('statistics rolled up', { until: new Date(next.hour).toISOString(), busyLinksAdded: promoted.length, ms: Math.round(ms) })
+    rolled = next
+    return true
+  }
+
+  // One write or compaction at a time, in order.
+  let chain: Promise<unknown> = Promise.resolve()
+  const serial = <T>(fn: () => Promise<T>): Promise<T> => {
+    const run = chain.then(fn)
+    chain = run.catch(() => {})
+    return run
+  }
+
+  async function writeBatchNow(rows: ClickEvent[]): Promise<void> {
+    if (!rows.length) return
+    const batch = lastBatch + 1
+    await appendEvents(rows, batch)
+    lastBatch = batch
+    opts.afterEventsCommitted?.(batch)
+    applyCounters.immediate(rows, batch)
+    if (now() - COMPACT_LAG_MS >= rolled.hour + HOUR) await compactNow()
+  }
+
+  // Readers: a few connections, each request's statements in one transaction (one snapshot).
+  const idle: DuckDBConnection[] = []
+  const waiting: ((c: DuckDBConnection) => void)[] = []
+  let open = 0
+  const maxReaders = opts.readers ?? 4
+  async function acquire(): Promise<DuckDBConnection> {
+    const c = idle.pop()
+    if (c) return c
+    if (open < maxReaders) {
+      open++
+      return instance.connect()
+    }
+    return new Promise((resolve) => waiting.push(resolve))
+  }
+  function release(c: DuckDBConnection) {
+    const next = waiting.shift()
+    if (next) next(c)
+    else idle.push(c)
+  }
+  const running = new Set<DuckDBConnection>()
+
+  await serial(() => compactNow())
+
+  return {
+    write: (rows: ClickEvent[]) => serial(() => writeBatchNow(rows)),
+    /** Rolls up closed hours now (benchmarks, after a bulk load); false when nothing was due. */
+    compact: (at?: number) => serial(() => compactNow(at)),
+    /** Runs `read` in one snapshot of the events; `timeoutMs` interrupts its statements past it. */
+    async snapshot<T>(read: (tx: ReadTx) => Promise<T>, timeoutMs = 0): Promise<T> {
+      const c = await acquire()
+      running.add(c)
+      let timedOut = false
+      const timer =
+        timeoutMs > 0
+          ? setTimeout(() => {
+              timedOut = true
+              c.interrupt()
+            }, timeoutMs)
+          : null
+      try {
+        await c.run('BEGIN TRANSACTION')
+        const m = await meta(c)
+        const tx: ReadTx = {
+          rolled: m.rolled,
+          async run(statements) {
+            const out: Record<string, unknown>[][] = []
+            for (const s of statements) {
+              const { text, params } = bindArgs(s.sql, s.args)
+              // Typed: an empty list has no element type of its own.
+              const values = params.map((p) => (Array.isArray(p) ? api.listValue(p.map((x) => BigInt(x))) : p))
+              const types = params.map((p) => (Array.isArray(p) ? api.LIST(api.BIGINT) : api.VARCHAR))
+              out.push((await c.runAndReadAll(text, values as never, types)).getRowObjectsJS() as Record<string, unknown>[])
+            }
+            return out
+          },
+        }
+        return await read(tx)
+      } catch (e) {
+        if (timedOut) throw new QueryTimeoutError(timeoutMs)
+        throw e
+      } finally {
+        if (timer) clearTimeout(timer)
+        await c.run('COMMIT').catch(() => c.run('ROLLBACK').catch(() => {}))
+        running.delete(c)
+        release(c)
+      }
+    },
+    /** The connection a streaming read (the raw export) holds for as long as it reads. */
+    async withConnection<T>(fn: (c: DuckDBConnection) => Promise<T>): Promise<T> {
+      const c = await acquire()
+      running.add(c)
+      try {
+        return await fn(c)
+      } finally {
+        running.delete(c)
+        release(c)
+      }
+    },
+    rolled: () => rolled,
+    lastBatch: () => lastBatch,
+    /** Runs `fn` on the writer connection between batches (backups, imports). */
+    exclusive: <T>(fn: (c: DuckDBConnection) => Promise<T>) => serial(() => fn(writer)),
+    api,
+    async close(): Promise<void> {
+      await serial(async () => {})
+      for (const c of running) c.interrupt()
+      for (const c of idle) c.closeSync()
+      await writer.run('CHECKPOINT').catch(() => {})
+      writer.closeSync()
+      instance.closeSync()
+    },
+  }
+}
+
+/** A statistics query still running at its deadline. */
+export class QueryTimeoutError extends Error {
+  constructor(readonly ms: number) {
+    super(`statistics query took longer than ${ms} ms`)
+  }
+}
