@@ -45,10 +45,12 @@ import { createLogger, type Logger } from './shared'
 import {
   type ClickRecorder,
   createClickRecorder,
+  createEventsHandle,
+  createEventsStatsStore,
   createPgClickRecorder,
   createPgStatsStore,
   createStatsService,
-  createStatsStore,
+  type EventsHandle,
   type StatsService,
 } from './stats'
 import {
@@ -113,6 +115,8 @@ export interface Deps {
 /** One node on the embedded SQLite file: `db` is open to the CLI (backup) and tests. */
 export interface SqliteDeps extends Deps {
   db: Db
+  /** The events engine (DuckDB beside the SQLite file): the recorder's batches and the statistics' reads. */
+  events: EventsHandle
   /** Synchronous on SQLite (the types say so, for the CLI and tests). */
   auth: AuthService
   domains: DomainService
@@ -122,7 +126,12 @@ export interface SqliteDeps extends Deps {
 const NO_INVALIDATIONS: Invalidations = { on: () => () => {} }
 
 /** `now` is the clock of every timestamp the services write; tests pass one that steps instead of sleeping. */
-export function createDeps(config: Config, dbPath: string, log: Logger = createLogger(), { now = Date.now }: { now?: () => number } = {}): SqliteDeps {
+export function createDeps(
+  config: Config,
+  dbPath: string,
+  log: Logger = createLogger(),
+  { now = Date.now, busyLinkClicks }: { now?: () => number; busyLinkClicks?: number } = {},
+): SqliteDeps {
   // Rebuilding statistics rollups over millions of stored clicks takes minutes: say what runs.
   const db = openStore(dbPath, (migration) => log.info('applying store migration', { migration }))
   const settings = deriveSettings(config)
@@ -156,13 +165,19 @@ export function createDeps(config: Config, dbPath: string, log: Logger = createL
     },
   })
   const qr = createQrService({ allowPrivateNetworks: config.scan.allowPrivateNetworks, files: designFiles })
+  // busyLinkClicks: tests lower the threshold of per-link dimension rollups.
+  const events = createEventsHandle(db, dbPath, log, { memoryLimit: config.stats.memoryLimit, threads: config.stats.threads, busyLinkClicks })
   const deps: SqliteDeps = {
     config,
     settings,
     db,
+    events,
     store: { kind: 'sqlite', db },
     invalidations: NO_INVALIDATIONS,
-    close: async () => db.close(),
+    close: async () => {
+      await events.close()
+      db.close()
+    },
     firstAdminKey: async () => auth.bootstrapAdminKey(),
     log,
     auth,
@@ -181,14 +196,14 @@ export function createDeps(config: Config, dbPath: string, log: Logger = createL
       fileUsable: (fileId, ownerId) => files.get(fileId)?.userId === ownerId,
       now,
     }),
-    recorder: createClickRecorder(db, dbPath, log),
+    recorder: createClickRecorder(events, log),
     geo: createGeoIp(config.geoip.database),
     passwords: createPasswordGate(loadOrCreateSecret(db, 'password_cookie_secret')),
     qr,
     domains,
     tls: createTls({ db, config, settings, domains, log }),
     templates: createTemplateService({ store: createTemplateStore(db, now), baseUrl: settings.baseUrl, assertScannable: qr.assertScannable }),
-    stats: createStatsService({ store: createStatsStore(db), settings }),
+    stats: createStatsService({ store: createEventsStatsStore(db, events, { timeoutMs: config.stats.queryTimeoutMs }), settings }),
     dashboard: createDashboard({ apiPrefix: settings.apiPrefix, log }),
   }
   return deps

@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs'
 import pkg from '../package.json'
 import { ADMIN_USER_ID, type Caller, type KeyRecord } from './auth'
 import { type Config, ConfigError, loadConfig } from './config'
-import { createClusterDeps, createDeps, type Deps } from './deps'
+import { createClusterDeps, createDeps, type Deps, type SqliteDeps } from './deps'
 import { startServer } from './server'
 import { AppError, createLogger, readCapped } from './shared'
 import {
@@ -133,6 +133,9 @@ async function serve(flags: Record<string, string>) {
   // A second later, so its first chunks (compiling the decoders' wasm, ~40 ms) do not hold
   // up the first requests a restart answers.
   setTimeout(() => deps.qr.warmUp().catch((e) => log.warn('qr warm-up failed', { error: String(e) })), 1000)
+
+  // The events engine (DuckDB, its own thread) opens now, after the listeners: statistics wait for it.
+  if ('events' in deps) (deps as SqliteDeps).events.warm()
 
   // Logged last: tests and scripts wait for this line, the key above is already out.
   log.info('started', { config: file ?? '(embedded default)', dataDir: config.server.dataDir, tls: config.tls.mode })

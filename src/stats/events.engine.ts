@@ -133,6 +133,8 @@ export interface EventsEngineOptions {
 
 export interface ReadTx {
   rolled: Rolled
+  /** Stops the statement running now (a deadline): it fails. */
+  interrupt(): void
   /** Rows of each statement, as plain objects (numbers cast to DOUBLE by the SQL). */
   run(statements: { sql: string; args: readonly unknown[] }[]): Promise<Record<string, unknown>[][]>
 }
@@ -214,14 +216,26 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
     return [...byBatch].map(([batch, rows]) => ({ batch, rows }))
   }
 
-  // A batch whose events committed and whose counters did not (the process died in between).
-  const applied = Number(readBatch.get()?.value ?? Number.NaN)
-  if (Number.isNaN(applied)) writeBatch.run(String(lastBatch))
-  else if (applied < lastBatch) {
+  /**
+   * Counters of batches whose events committed and whose counters did not (the process died in
+   * between, or SQLite refused them): derived from their events, once, in batch order.
+   */
+  function countersApplied(): number {
+    const v = readBatch.get()?.value
+    return v === undefined ? Number.NaN : Number(v)
+  }
+  async function catchUpCounters(): Promise<void> {
+    const applied = countersApplied()
+    if (Number.isNaN(applied)) {
+      writeBatch.run(String(lastBatch))
+      return
+    }
+    if (applied >= lastBatch) return
     for (const { batch, rows } of await eventsOfBatches(applied)) applyCounters.immediate(rows, batch)
     writeBatch.run(String(lastBatch))
-    log('click counters derived from events written before a stop', { fromBatch: applied + 1, toBatch: lastBatch })
+    log('click counters derived from stored events', { fromBatch: applied + 1, toBatch: lastBatch })
   }
+  await catchUpCounters()
 
   const csvField = (v: string | null) => (v === null ? '' : `"${v.replaceAll('"', '""')}"`)
   const csvColumns = [
@@ -272,8 +286,7 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
   /** Rolls up the hours (and days, 7-day blocks) closed since the last time, and promotes busy links. */
   async function compactNow(at = now()): Promise<boolean> {
     const hour = Math.floor((at - COMPACT_LAG_MS) / HOUR) * HOUR
-    if (hour <= rolled.hour) return false
-    const next: Rolled = { hour, day: Math.floor(hour / DAY) * DAY, week: Math.floor(hour / WEEK) * WEEK }
+    const next: Rolled = hour > rolled.hour ? { hour, day: Math.floor(hour / DAY) * DAY, week: Math.floor(hour / WEEK) * WEEK } : rolled
     const started = performance.now()
     const busy = new Set(((await writer.runAndReadAll('SELECT seq FROM stats_busy_links')).getRowObjectsJS() as { seq: number }[]).map((r) => r.seq))
     const promoted = db
@@ -281,6 +294,7 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
       .all(busyAt)
       .map((r) => r.seq)
       .filter((s) => !busy.has(s))
+    if (next === rolled && promoted.length === 0) return false
     await writer.run('BEGIN TRANSACTION')
     try {
       for (const level of LEVELS) {
@@ -319,11 +333,18 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
 
   async function writeBatchNow(rows: ClickEvent[]): Promise<void> {
     if (!rows.length) return
+    // Counters a failed batch left behind first, so they stay in batch order.
+    await catchUpCounters()
     const batch = lastBatch + 1
     await appendEvents(rows, batch)
     lastBatch = batch
     opts.afterEventsCommitted?.(batch)
-    applyCounters.immediate(rows, batch)
+    try {
+      applyCounters.immediate(rows, batch)
+    } catch (e) {
+      // The events are stored: never written again. Their counters follow with the next batch (catchUpCounters).
+      log('click counters not written; they follow from the stored events', { batch, error: String(e) })
+    }
     if (now() - COMPACT_LAG_MS >= rolled.hour + HOUR) await compactNow()
   }
 
@@ -348,7 +369,7 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
   }
   const running = new Set<DuckDBConnection>()
 
-  await serial(() => compactNow())
+  if (now() - COMPACT_LAG_MS >= rolled.hour + HOUR) await serial(() => compactNow())
 
   return {
     write: (rows: ClickEvent[]) => serial(() => writeBatchNow(rows)),
@@ -371,6 +392,7 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
         const m = await meta(c)
         const tx: ReadTx = {
           rolled: m.rolled,
+          interrupt: () => c.interrupt(),
           async run(statements) {
             const out: Record<string, unknown>[][] = []
             for (const s of statements) {

@@ -94,6 +94,7 @@ export function createEventsStatsStore(db: Database, events: EventsReadPort, opt
   // Outside a snapshot (the port's plain methods): SQLite lookups only.
   const outside = readerOver({
     rolled: { hour: 0, day: 0, week: 0 },
+    interrupt: () => {},
     run: () => Promise.reject(new Error('statistics reads run inside a snapshot')),
   })
   return {
