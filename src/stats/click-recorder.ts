@@ -14,15 +14,15 @@
  * counted in a warning).
  */
 import type { Database } from 'bun:sqlite'
-import type { SQL } from 'bun'
 import { tmpdir } from 'node:os'
 import { basename, dirname, join } from 'node:path'
+import type { SQL } from 'bun'
 import { AppError, type Logger, workerSpec } from '../shared'
 import type { ClickEvent } from './click-event'
+import { createPgEventWriter, type PgEventWriterOptions } from './click-writer.pg'
 import type { OpenMessage } from './click-writer.worker'
 import { type EventsEngine, openEventsEngine, QueryTimeoutError, type ReadTx, type Rolled } from './events.engine'
 import type { EventsReadPort } from './stats.store.events'
-import { createPgEventWriter, type PgEventWriterOptions } from './click-writer.pg'
 
 export type { ClickEvent } from './click-event'
 
@@ -108,7 +108,13 @@ export function createEventsHandle(db: Database, dbPath: string, log: Logger, op
 function inlineSink(db: Database, opts: EventsOptions): EventsHandle {
   let engine: Promise<EventsEngine> | null = null
   const open = () => {
-    engine ??= openEventsEngine(db, { path: ':memory:', dataDir: tmpdir(), threads: opts.threads ?? 1, memoryLimit: opts.memoryLimit, busyLinkClicks: opts.busyLinkClicks })
+    engine ??= openEventsEngine(db, {
+      path: ':memory:',
+      dataDir: tmpdir(),
+      threads: opts.threads ?? 1,
+      memoryLimit: opts.memoryLimit,
+      busyLinkClicks: opts.busyLinkClicks,
+    })
     return engine
   }
   return {

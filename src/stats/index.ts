@@ -13,5 +13,5 @@ export { createPgEventWriter, type PgEventWriterOptions } from './click-writer.p
 export { statsRoutes } from './stats.routes'
 export { createStatsService, type StatsService } from './stats.service'
 export { createStatsStore, type StatsStorePort } from './stats.store'
-export { createPgStatsStore } from './stats.store.pg'
 export { createEventsStatsStore } from './stats.store.events'
+export { createPgStatsStore } from './stats.store.pg'

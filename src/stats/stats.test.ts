@@ -441,9 +441,9 @@ describe('rollups', () => {
       if (i === 400) await h.deps.events.compact()
     }
     await h.deps.events.compact()
-    const busy = (
-      await h.deps.events.snapshot(async (tx) => (await tx.run([{ sql: 'SELECT seq FROM stats_busy_links ORDER BY seq', args: [] }]))[0]!)
-    ).map((r) => r.seq)
+    const busy = (await h.deps.events.snapshot(async (tx) => (await tx.run([{ sql: 'SELECT seq FROM stats_busy_links ORDER BY seq', args: [] }]))[0]!)).map(
+      (r) => r.seq,
+    )
     expect(busy).toEqual([links[0]!.seq, links[1]!.seq])
     const info = new Map(links.map((l, i) => [l.seq, { id: l.id, member: i < 3, type: i === 1 || i === 4 ? 'text' : 'link', hot: i === 0 || i === 2 }]))
     const sum = (es: ClickEvent[]) => ({ clicks: es.reduce((a, e) => a + e.n, 0), scans: es.reduce((a, e) => a + (e.scan ? e.n : 0), 0) })
