@@ -158,7 +158,7 @@ function workerSink(path: string, log: Logger, opts: EventsOptions): EventsHandl
         else if (m.type === 'open-failed') reject(new Error(m.error))
         else if (m.type === 'written') settle(m.id, undefined)
         else if (m.type === 'failed') settle(m.id, undefined, m.error)
-        else if (m.type === 'begun') settle(m.id, m.rolled)
+        else if (m.type === 'begun') settle(m.id, { rolled: m.rolled, legacy: m.legacy })
         else if (m.type === 'begin-failed') settle(m.id, undefined, m.error)
         else if (m.type === 'rows') settle(m.req, m.rows)
         else if (m.type === 'run-failed') settle(m.req, undefined, m.error)
@@ -196,7 +196,7 @@ function workerSink(path: string, log: Logger, opts: EventsOptions): EventsHandl
         throw eventsUnavailable((e as Error).message)
       }
       const id = nextId++
-      const rolled = await ask<Rolled>({ type: 'begin' }, id)
+      const { rolled, legacy } = await ask<{ rolled: Rolled; legacy: boolean }>({ type: 'begin' }, id)
       let timedOut = false
       const timer =
         timeoutMs > 0
@@ -207,6 +207,7 @@ function workerSink(path: string, log: Logger, opts: EventsOptions): EventsHandl
           : null
       const tx: ReadTx = {
         rolled,
+        legacy,
         interrupt: () => worker!.postMessage({ type: 'interrupt', id }),
         run: (statements) => ask({ type: 'run', id, statements }),
       }

@@ -76,7 +76,7 @@ self.onmessage = (ev: MessageEvent<Message>) => {
         (tx) =>
           new Promise<void>((end) => {
             snapshots.set(msg.id, { tx, end })
-            postMessage({ type: 'begun', id: msg.id, rolled: tx.rolled })
+            postMessage({ type: 'begun', id: msg.id, rolled: tx.rolled, legacy: tx.legacy })
           }),
       )
       .catch((e) => postMessage({ type: 'begin-failed', id: msg.id, error: String(e) }))

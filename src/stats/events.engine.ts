@@ -22,6 +22,7 @@ import type { Database } from 'bun:sqlite'
 import { unlinkSync } from 'node:fs'
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api'
 import type { ClickEvent } from './click-event'
+import { createEventWriter } from './click-writer'
 import { loadDuckDb } from './events.duckdb'
 import { BUSY_LINK_CLICKS, DAY, DIMENSIONS, dimsKept, HOUR, LEVELS, type Level, type ScopeKind, valueSql } from './stats.rollup'
 
@@ -54,7 +55,7 @@ CREATE TABLE IF NOT EXISTS events (
 ${LEVELS.map((l) => `CREATE TABLE IF NOT EXISTS ${l.table} (scope INTEGER NOT NULL, dim TINYINT NOT NULL, t BIGINT NOT NULL, value VARCHAR NOT NULL, clicks BIGINT NOT NULL, scans BIGINT NOT NULL);`).join('\n')}
 CREATE TABLE IF NOT EXISTS stats_busy_links (seq INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS events_meta (key VARCHAR PRIMARY KEY, value BIGINT NOT NULL);
-INSERT OR IGNORE INTO events_meta VALUES ('batch', 0), ('rolled_hour', 0), ('rolled_day', 0), ('rolled_week', 0);
+INSERT OR IGNORE INTO events_meta VALUES ('batch', 0), ('rolled_hour', 0), ('rolled_day', 0), ('rolled_week', 0), ('imported_id', 0);
 `
 
 /** Per level, the instant (ms) up to which its rollup rows are complete. */
@@ -132,6 +133,11 @@ export interface EventsEngineOptions {
 }
 
 export interface ReadTx {
+  /**
+   * The store is moving the previous release's events out of SQLite (an upgrade): until it is
+   * done, statistics are answered by the SQLite rollups, which the recorder keeps writing.
+   */
+  legacy?: boolean
   rolled: Rolled
   /** Stops the statement running now (a deadline): it fails. */
   interrupt(): void
@@ -237,6 +243,59 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
   }
   await catchUpCounters()
 
+  // The previous release kept events in SQLite (click_events_compact and its rollups): they are
+  // moved here in chunks, in the background, oldest first (`imported_id` records how far, in the
+  // chunk's transaction). Until the last chunk the recorder writes the SQLite way and statistics
+  // read the SQLite rollups; then both switch here and the SQLite tables are emptied.
+  const legacyLast = () => db.query<{ id: number | null }, []>('SELECT max(id) AS id FROM click_events_compact').get()?.id ?? 0
+  let importedId = ((await writer.runAndReadAll("SELECT value::DOUBLE AS v FROM events_meta WHERE key = 'imported_id'")).getRowObjectsJS()[0] as { v: number })
+    .v
+  let importing = legacyLast() > importedId
+  const legacyWrite = importing ? createEventWriter(db, { busyLinkClicks: busyAt }) : null
+  const IMPORT_CHUNK = 100_000
+  const legacyChunk = db.query<Record<string, unknown>, [number, number]>(
+    `SELECT e.id, e.link_seq, e.at, e.scan, e.n, ${EVENT_STRINGS.map(([c]) => `e.${c}`).join(', ')}, l.user_id, l.link_type
+     FROM click_events e LEFT JOIN links l ON l.seq = e.link_seq WHERE e.id > ? ORDER BY e.id LIMIT ?`,
+  )
+
+  /** One chunk of the previous release's events; true when none were left. */
+  async function importChunk(): Promise<boolean> {
+    const rows = legacyChunk.all(importedId, IMPORT_CHUNK)
+    if (rows.length) {
+      const events = rows.map((r) => {
+        const e = { linkSeq: r.link_seq as number, domain: '', at: r.at as number, scan: r.scan === 1, n: r.n as number } as ClickEvent
+        for (const [column, field] of EVENT_STRINGS) (e as unknown as Record<string, unknown>)[field] = r[column] ?? null
+        return e
+      })
+      const last = rows[rows.length - 1]!.id as number
+      // Batch 0: their counters are in SQLite already; no late rows: nothing is rolled up before the end.
+      await appendEvents(events, 0, `UPDATE events_meta SET value = ${last} WHERE key = 'imported_id'`)
+      importedId = last
+    }
+    const total = legacyLast()
+    if (rows.length === IMPORT_CHUNK) {
+      log('moving click events into the events store', {
+        copiedUpToId: importedId,
+        lastId: total,
+        percent: Math.floor((100 * importedId) / Math.max(total, 1)),
+      })
+      return false
+    }
+    // Caught up (writes wait behind this chunk): switch, roll everything up, free SQLite's pages.
+    importing = false
+    await compactNow()
+    db.transaction(() => {
+      for (const t of ['click_events_compact', 'stats_quarter', 'stats_hour', 'stats_day', 'stats_week', 'stats_busy_links', 'stats_values'])
+        db.run(`DELETE FROM ${t}`)
+    }).immediate()
+    db.run('VACUUM')
+    log('click events moved into the events store', { lastId: importedId })
+    return true
+  }
+  const importAll = async () => {
+    while (!(await serial(importChunk))) {}
+  }
+
   const csvField = (v: string | null) => (v === null ? '' : `"${v.replaceAll('"', '""')}"`)
   const csvColumns = [
     '"at": \'BIGINT\'',
@@ -252,7 +311,7 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
     columns = {${csvColumns.join(', ')}}, nullstr = '', quote = '"', escape = '"', delim = ',', new_line = '\\n')`
 
   /** The events in one DuckDB transaction with their late rollup rows and the batch number. */
-  async function appendEvents(rows: ClickEvent[], batch: number): Promise<void> {
+  async function appendEvents(rows: ClickEvent[], batch: number, alsoSql = ''): Promise<void> {
     // CSV read by DuckDB on its own threads: per-value appender calls cost ~1 µs each in JavaScript.
     const lines: string[] = []
     let minAt = Number.POSITIVE_INFINITY
@@ -268,10 +327,11 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
     try {
       await writer.run(loadCsv)
       // Events of time already rolled up: their rows too (reads below the limits read rollups only).
+      if (alsoSql) await writer.run(alsoSql)
       for (const level of LEVELS)
-        if (minAt < limitOf(level, rolled))
+        if (batch > 0 && minAt < limitOf(level, rolled))
           for (const sql of rollupInserts(level, `e.batch = ${batch} AND e."at" < ${limitOf(level, rolled)}`)) await writer.run(sql)
-      await writer.run(`UPDATE events_meta SET value = ${batch} WHERE key = 'batch'`)
+      if (batch > 0) await writer.run(`UPDATE events_meta SET value = ${batch} WHERE key = 'batch'`)
       await writer.run('COMMIT')
     } catch (e) {
       await writer.run('ROLLBACK').catch(() => {})
@@ -285,6 +345,7 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
 
   /** Rolls up the hours (and days, 7-day blocks) closed since the last time, and promotes busy links. */
   async function compactNow(at = now()): Promise<boolean> {
+    if (importing) return false
     const hour = Math.floor((at - COMPACT_LAG_MS) / HOUR) * HOUR
     const next: Rolled = hour > rolled.hour ? { hour, day: Math.floor(hour / DAY) * DAY, week: Math.floor(hour / WEEK) * WEEK } : rolled
     const started = performance.now()
@@ -333,6 +394,7 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
 
   async function writeBatchNow(rows: ClickEvent[]): Promise<void> {
     if (!rows.length) return
+    if (importing) return legacyWrite!(rows)
     // Counters a failed batch left behind first, so they stay in batch order.
     await catchUpCounters()
     const batch = lastBatch + 1
@@ -370,6 +432,10 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
   const running = new Set<DuckDBConnection>()
 
   if (now() - COMPACT_LAG_MS >= rolled.hour + HOUR) await serial(() => compactNow())
+  const imported = importing
+    ? importAll().catch((e) => log('moving click events into the events store failed; it goes on at the next start', { error: String(e) }))
+    : Promise.resolve()
+  if (importing) log('moving click events into the events store', { copiedUpToId: importedId, lastId: legacyLast(), percent: 0 })
 
   return {
     write: (rows: ClickEvent[]) => serial(() => writeBatchNow(rows)),
@@ -391,6 +457,7 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
         await c.run('BEGIN TRANSACTION')
         const m = await meta(c)
         const tx: ReadTx = {
+          legacy: importing,
           rolled: m.rolled,
           interrupt: () => c.interrupt(),
           async run(statements) {
@@ -429,6 +496,8 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
     },
     rolled: () => rolled,
     lastBatch: () => lastBatch,
+    /** Settles when the previous release's events are all here (at once when there were none). */
+    imported: () => imported,
     /** Runs `fn` on the writer connection between batches (backups, imports). */
     exclusive: <T>(fn: (c: DuckDBConnection) => Promise<T>) => serial(() => fn(writer)),
     api,

@@ -84,6 +84,7 @@ beforeAll(async () => {
   copyFileSync(path, join(dir, 'events.db'))
   eventsDb = openStore(join(dir, 'events.db'))
   eventsDb.run('UPDATE links SET clicks = 0, last_clicked = NULL')
+  for (const t of ['click_events_compact', 'stats_quarter', 'stats_hour', 'stats_day', 'stats_week', 'stats_busy_links']) eventsDb.run(`DELETE FROM ${t}`)
   engine = await openEventsEngine(eventsDb, { path: join(dir, 'events.duckdb'), dataDir: dir, busyLinkClicks: 400, now: () => clock, threads: 1 })
   const batches = storedBatches(rollups)
   // Batches 10 and 11 swapped: 10 arrives after its hours were rolled up (a late batch).
@@ -138,5 +139,36 @@ describe('the events engine answers as the SQLite rollups do', () => {
       expect(lite).toHaveProperty('error')
       expect(await answer(eventsService, caller, q)).toEqual(lite)
     }
+  })
+})
+
+describe('upgrade in place: a store of the previous release moves its events into the engine', () => {
+  test('in the background: statistics exact before, during and after; SQLite keeps no event afterwards', async () => {
+    const original = openStore(join(dir, 'shortlink.db'))
+    copyFileSync(join(dir, 'shortlink.db'), join(dir, 'upgraded.db'))
+    const db = openStore(join(dir, 'upgraded.db'))
+    const before = db.query<{ n: number }, []>('SELECT count(*) AS n FROM click_events_compact').get()!.n
+    expect(before).toBeGreaterThan(5000)
+    const logs: string[] = []
+    const moving = await openEventsEngine(db, {
+      path: join(dir, 'upgraded.duckdb'),
+      dataDir: dir,
+      busyLinkClicks: 400,
+      threads: 1,
+      log: (m, f) => void logs.push(`${m} ${JSON.stringify(f)}`),
+    })
+    const service = createStatsService({ store: createEventsStatsStore(db, moving), settings, now: () => NOW })
+    // Meanwhile (the first chunk may still be moving): the same answer.
+    expect(await answer(service, admin, { groupBy: 'country' })).toEqual(await answer(sqliteService, admin, { groupBy: 'country' }))
+    await moving.imported()
+    expect(logs.some((l) => l.startsWith('click events moved into the events store'))).toBe(true)
+    expect(db.query<{ n: number }, []>('SELECT count(*) AS n FROM click_events_compact').get()!.n).toBe(0)
+    expect(db.query<{ n: number }, []>('SELECT count(*) AS n FROM stats_day').get()!.n).toBe(0)
+    const counters = (d: Db) => d.query('SELECT seq, clicks, last_clicked FROM links ORDER BY seq').all()
+    expect(counters(db)).toEqual(counters(original))
+    const sample = [...groupByMatrix(), ...timeMatrix()].filter((_, i) => i % 9 === 0)
+    const { differing } = await countDifferences(sqliteService, service, sample, expectSame)
+    expect(differing).toBe(0)
+    await moving.close()
   })
 })

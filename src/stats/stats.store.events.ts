@@ -10,7 +10,7 @@ import { QueryTimeoutError, type ReadTx } from './events.engine'
 import type { LinkSet, PlanFacts, Scope, SqlArg } from './stats.plan'
 import { HOUR } from './stats.rollup'
 import { countLinksSql, firstClickHourSql, linkSetSql, type Statement } from './stats.sql'
-import type { LinkInfo, PerLinkRow, ReadRow, StatsReader, StatsStorePort } from './stats.store'
+import { createStatsStore, type LinkInfo, type PerLinkRow, type ReadRow, type StatsReader, type StatsStorePort } from './stats.store'
 
 /** Where the events are: the engine in this thread, or its worker (click-recorder.ts). */
 export interface EventsReadPort {
@@ -91,6 +91,7 @@ export function createEventsStatsStore(db: Database, events: EventsReadPort, opt
     }
   }
 
+  const legacy = createStatsStore(db)
   // Outside a snapshot (the port's plain methods): SQLite lookups only.
   const outside = readerOver({
     rolled: { hour: 0, day: 0, week: 0 },
@@ -101,7 +102,8 @@ export function createEventsStatsStore(db: Database, events: EventsReadPort, opt
     ...outside,
     snapshot: async <T>(read: (r: StatsReader) => T | Promise<T>): Promise<T> => {
       try {
-        return await events.snapshot(async (tx) => read(readerOver(tx)), opts.timeoutMs ?? 0)
+        // While an upgrade moves the events here, the SQLite rollups answer (they stay exact meanwhile).
+        return await events.snapshot(async (tx) => (tx.legacy ? legacy.snapshot(read) : read(readerOver(tx))), opts.timeoutMs ?? 0)
       } catch (e) {
         if (e instanceof QueryTimeoutError) throw queryTimedOut(e.ms)
         throw e
