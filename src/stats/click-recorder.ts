@@ -92,6 +92,8 @@ export interface EventsHandle extends RowSink, EventsReadPort {
   warm(): void
   /** Rolls up the hours closed since the last time and promotes busy links now (benchmarks, tests). */
   compact(): Promise<void>
+  /** Settles once open and, after an upgrade, once the previous release's events are all moved in. */
+  moved(): Promise<void>
 }
 
 /** The DuckDB file of a SQLite store: `events.duckdb` beside `shortlink.db` (any other name: `<name>.events.duckdb`). */
@@ -120,6 +122,7 @@ function inlineSink(db: Database, opts: EventsOptions): EventsHandle {
   return {
     warm: () => void open(),
     compact: async () => void (await (await open()).compact()),
+    moved: async () => (await open()).imported(),
     write: async (rows) => (await open()).write(rows),
     snapshot: async (read, timeoutMs) => (await open()).snapshot(read, timeoutMs),
     close: async () => {
@@ -138,6 +141,10 @@ function workerSink(path: string, log: Logger, opts: EventsOptions): EventsHandl
   let nextId = 1
   const waiting = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>()
   let closed: (() => void) | null = null
+  let movedIn: () => void = () => {}
+  const moved = new Promise<void>((resolve) => {
+    movedIn = resolve
+  })
   const settle = (id: number, value: unknown, error?: string) => {
     const w = waiting.get(id)
     waiting.delete(id)
@@ -163,6 +170,7 @@ function workerSink(path: string, log: Logger, opts: EventsOptions): EventsHandl
         else if (m.type === 'rows') settle(m.req, m.rows)
         else if (m.type === 'run-failed') settle(m.req, undefined, m.error)
         else if (m.type === 'log') log.info(m.message, m.fields)
+        else if (m.type === 'imported') movedIn()
         else if (m.type === 'closed') closed?.()
       }
       const msg: OpenMessage = {
@@ -188,6 +196,10 @@ function workerSink(path: string, log: Logger, opts: EventsOptions): EventsHandl
     async compact() {
       await open()
       await ask({ type: 'compact' })
+    },
+    async moved() {
+      await open()
+      await moved
     },
     async snapshot(read, timeoutMs = 0) {
       try {

@@ -57,6 +57,7 @@ self.onmessage = (ev: MessageEvent<Message>) => {
       (e) => {
         engine = e
         postMessage({ type: 'opened' })
+        void e.imported().then(() => postMessage({ type: 'imported' }))
       },
       (e) => postMessage({ type: 'open-failed', error: String(e) }),
     )

@@ -169,6 +169,8 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
     return { batch: get('batch'), rolled: { hour: get('rolled_hour'), day: get('rolled_day'), week: get('rolled_week') } as Rolled }
   }
   let { batch: lastBatch, rolled } = await meta(writer)
+  /** The latest event time stored: hours after it are not rolled up yet (a bulk load of the past stays on the fast path). */
+  let latestAt = ((await writer.runAndReadAll('SELECT coalesce(max("at"), 0)::DOUBLE AS t FROM events')).getRowObjectsJS()[0] as { t: number }).t
 
   // SQLite: the links' groups (numbered once per owner and type), counters and the batch number.
   const linkOf = db.query<{ user_id: string; link_type: string }, [number]>('SELECT user_id, link_type FROM links WHERE seq = ?')
@@ -321,6 +323,7 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
       for (const [, field] of EVENT_STRINGS) line += `,${csvField(e[field] as string | null)}`
       lines.push(line)
       if (e.at < minAt) minAt = e.at
+      if (e.at > latestAt) latestAt = e.at
     }
     await Bun.write(csvPath, `${lines.join('\n')}\n`)
     await writer.run('BEGIN TRANSACTION')
@@ -346,7 +349,7 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
   /** Rolls up the hours (and days, 7-day blocks) closed since the last time, and promotes busy links. */
   async function compactNow(at = now()): Promise<boolean> {
     if (importing) return false
-    const hour = Math.floor((at - COMPACT_LAG_MS) / HOUR) * HOUR
+    const hour = Math.min(Math.floor((at - COMPACT_LAG_MS) / HOUR), Math.floor(latestAt / HOUR)) * HOUR
     const next: Rolled = hour > rolled.hour ? { hour, day: Math.floor(hour / DAY) * DAY, week: Math.floor(hour / WEEK) * WEEK } : rolled
     const started = performance.now()
     const busy = new Set(((await writer.runAndReadAll('SELECT seq FROM stats_busy_links')).getRowObjectsJS() as { seq: number }[]).map((r) => r.seq))
@@ -407,7 +410,7 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
       // The events are stored: never written again. Their counters follow with the next batch (catchUpCounters).
       log('click counters not written; they follow from the stored events', { batch, error: String(e) })
     }
-    if (now() - COMPACT_LAG_MS >= rolled.hour + HOUR) await compactNow()
+    if (Math.min(Math.floor((now() - COMPACT_LAG_MS) / HOUR), Math.floor(latestAt / HOUR)) * HOUR > rolled.hour) await compactNow()
   }
 
   // Readers: a few connections, each request's statements in one transaction (one snapshot).
