@@ -94,6 +94,12 @@ export interface EventsHandle extends RowSink, EventsReadPort {
   compact(): Promise<void>
   /** Settles once open and, after an upgrade, once the previous release's events are all moved in. */
   moved(): Promise<void>
+  /**
+   * A consistent copy of the events store at `dest` (a new file), taken between two batches;
+   * `whilePaused` runs after the copy and before writing resumes (copy SQLite there: both then
+   * hold the same batches). Restore with `restoreEventsStore`.
+   */
+  backup(dest: string, whilePaused?: () => Promise<void> | void): Promise<{ bytes: number; batch: number }>
 }
 
 /** The DuckDB file of a SQLite store: `events.duckdb` beside `shortlink.db` (any other name: `<name>.events.duckdb`). */
@@ -123,6 +129,7 @@ function inlineSink(db: Database, opts: EventsOptions): EventsHandle {
     warm: () => void open(),
     compact: async () => void (await (await open()).compact()),
     moved: async () => (await open()).imported(),
+    backup: async (dest, whilePaused) => (await open()).backup(dest, whilePaused),
     write: async (rows) => (await open()).write(rows),
     snapshot: async (read, timeoutMs) => (await open()).snapshot(read, timeoutMs),
     close: async () => {
@@ -142,6 +149,8 @@ function workerSink(path: string, log: Logger, opts: EventsOptions): EventsHandl
   const waiting = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>()
   let closed: (() => void) | null = null
   let movedIn: () => void = () => {}
+  /** Backups paused in the worker until `whilePaused` has run here. */
+  const pausedFor = new Map<number, () => void>()
   const moved = new Promise<void>((resolve) => {
     movedIn = resolve
   })
@@ -171,6 +180,8 @@ function workerSink(path: string, log: Logger, opts: EventsOptions): EventsHandl
         else if (m.type === 'run-failed') settle(m.req, undefined, m.error)
         else if (m.type === 'log') log.info(m.message, m.fields)
         else if (m.type === 'imported') movedIn()
+        else if (m.type === 'paused') pausedFor.get(m.id)?.()
+        else if (m.type === 'backed-up') settle(m.id, m.result)
         else if (m.type === 'closed') closed?.()
       }
       const msg: OpenMessage = {
@@ -200,6 +211,23 @@ function workerSink(path: string, log: Logger, opts: EventsOptions): EventsHandl
     async moved() {
       await open()
       await moved
+    },
+    async backup(dest, whilePaused) {
+      await open()
+      const id = nextId++
+      let failed: unknown = null
+      pausedFor.set(id, () => {
+        pausedFor.delete(id)
+        Promise.resolve()
+          .then(whilePaused)
+          .catch((e) => {
+            failed = e
+          })
+          .finally(() => worker!.postMessage({ type: 'resume', id }))
+      })
+      const result = await ask<{ bytes: number; batch: number }>({ type: 'backup', dest }, id)
+      if (failed) throw failed
+      return result
     },
     async snapshot(read, timeoutMs = 0) {
       try {

@@ -16,6 +16,8 @@ let db: Db | null = null
 let engine: EventsEngine | null = null
 /** Open snapshots by id: their reads, and how to end them. */
 const snapshots = new Map<number, { tx: ReadTx; end: () => void }>()
+/** Backups waiting for the main thread's copy of SQLite before writing resumes. */
+const resumes = new Map<number, () => void>()
 
 export interface OpenMessage {
   type: 'open'
@@ -31,6 +33,8 @@ type Message =
   | OpenMessage
   | { type: 'write'; id: number; events: ClickEvent[] }
   | { type: 'compact'; id: number }
+  | { type: 'backup'; id: number; dest: string }
+  | { type: 'resume'; id: number }
   | { type: 'begin'; id: number }
   | { type: 'run'; id: number; req: number; statements: { sql: string; args: unknown[] }[] }
   | { type: 'interrupt'; id: number }
@@ -71,6 +75,24 @@ self.onmessage = (ev: MessageEvent<Message>) => {
       () => postMessage({ type: 'written', id: msg.id }),
       (e) => postMessage({ type: 'failed', id: msg.id, error: String(e) }),
     )
+  } else if (msg.type === 'backup') {
+    // Paused between the copy and the reply until the main thread has copied SQLite too.
+    engine!
+      .backup(
+        msg.dest,
+        () =>
+          new Promise<void>((resume) => {
+            resumes.set(msg.id, resume)
+            postMessage({ type: 'paused', id: msg.id })
+          }),
+      )
+      .then(
+        (r) => postMessage({ type: 'backed-up', id: msg.id, result: r }),
+        (e) => postMessage({ type: 'failed', id: msg.id, error: String(e) }),
+      )
+  } else if (msg.type === 'resume') {
+    resumes.get(msg.id)?.()
+    resumes.delete(msg.id)
   } else if (msg.type === 'begin') {
     engine!
       .snapshot(

@@ -19,7 +19,7 @@
  * dimension backfilled at the next compaction.
  */
 import type { Database } from 'bun:sqlite'
-import { unlinkSync } from 'node:fs'
+import { constants, copyFileSync, existsSync, statSync, unlinkSync } from 'node:fs'
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api'
 import type { ClickEvent } from './click-event'
 import { createEventWriter } from './click-writer'
@@ -501,6 +501,21 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
     lastBatch: () => lastBatch,
     /** Settles when the previous release's events are all here (at once when there were none). */
     imported: () => imported,
+    /**
+     * A consistent copy of the events store at `dest` (a new file), taken between two batches:
+     * the writer waits, DuckDB checkpoints (its file then holds every committed batch), the file
+     * is copied, and `whilePaused` runs before writing resumes (the SQLite copy, so both hold
+     * exactly the same batches). Returns the copy's size and last batch.
+     */
+    backup: (dest: string, whilePaused?: () => Promise<void> | void) =>
+      serial(async () => {
+        if (opts.path === ':memory:') throw new Error('an in-memory events store has no file to copy')
+        if (existsSync(dest)) throw new Error(`${dest} exists`)
+        await writer.run('CHECKPOINT')
+        copyFileSync(opts.path, dest, constants.COPYFILE_EXCL)
+        await whilePaused?.()
+        return { bytes: statSync(dest).size, batch: lastBatch }
+      }),
     /** Runs `fn` on the writer connection between batches (backups, imports). */
     exclusive: <T>(fn: (c: DuckDBConnection) => Promise<T>) => serial(() => fn(writer)),
     api,
@@ -519,5 +534,32 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
 export class QueryTimeoutError extends Error {
   constructor(readonly ms: number) {
     super(`statistics query took longer than ${ms} ms`)
+  }
+}
+
+/**
+ * The restore side of `backup`: puts a copy of the events store at `path` (the data dir's
+ * events.duckdb, which must not exist yet) and checks it opens; returns its events and clicks.
+ * For `shortlink restore`, with no server running.
+ */
+export async function restoreEventsStore(copy: string, path: string, dataDir: string): Promise<{ events: number; clicks: number; batch: number }> {
+  if (existsSync(path)) throw new Error(`${path} exists; restore into an empty data dir`)
+  copyFileSync(copy, path, constants.COPYFILE_EXCL)
+  const api = await loadDuckDb(dataDir)
+  const instance = await api.DuckDBInstance.create(path, { threads: '1', memory_limit: '128MB' })
+  try {
+    const c = await instance.connect()
+    const [counts] = (
+      await c.runAndReadAll(
+        "SELECT count(*)::DOUBLE AS events, coalesce(sum(n), 0)::DOUBLE AS clicks, (SELECT value::DOUBLE FROM events_meta WHERE key = 'batch') AS batch FROM events",
+      )
+    ).getRowObjectsJS() as { events: number; clicks: number; batch: number }[]
+    c.closeSync()
+    return counts!
+  } catch (e) {
+    unlinkSync(path)
+    throw new Error(`${copy} is not a copy of an events store: ${(e as Error).message}`)
+  } finally {
+    instance.closeSync()
   }
 }
