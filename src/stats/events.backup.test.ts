@@ -31,7 +31,9 @@ test('a backup taken while batches keep coming holds exactly the batches of the 
       if (i === 20) {
         writes.push(
           events
-            .backup(join(dir, 'events.copy'), () => db.run(`VACUUM INTO '${join(dir, 'shortlink.copy')}'`))
+            .backup(join(dir, 'events.copy'), () => {
+              db.run(`VACUUM INTO '${join(dir, 'shortlink.copy')}'`)
+            })
             .then((r) => {
               expect(r.bytes).toBeGreaterThan(0)
               expect(r.batch).toBeGreaterThanOrEqual(20)
