@@ -4,12 +4,14 @@
  * `bun src/main.ts` and the compiled `shortlink` binary behave the same.
  */
 import { existsSync } from 'node:fs'
+import { dirname } from 'node:path'
 import pkg from '../package.json'
 import { ADMIN_USER_ID, type Caller, type KeyRecord } from './auth'
 import { type Config, ConfigError, loadConfig } from './config'
 import { createClusterDeps, createDeps, type Deps, type SqliteDeps } from './deps'
 import { startServer } from './server'
 import { AppError, createLogger, readCapped } from './shared'
+import { eventsPathOf, openEventsCopySource } from './stats'
 import {
   COPIED_TABLES,
   type CopyProgress,
@@ -231,8 +233,12 @@ async function migrateStore(flags: Record<string, string>) {
   out.write(`copying ${source.path} into ${target}\n`)
   const started = performance.now()
   let code = 0
+  let events: Awaited<ReturnType<typeof openEventsCopySource>> = null
   try {
+    // The click events and their rollups of a single node live in its events engine (DuckDB) beside the SQLite file.
+    events = await openEventsCopySource(eventsPathOf(source.path), dirname(source.path))
     const result = await copySqliteToPostgres(source, sql, {
+      external: events ?? undefined,
       force: 'force' in flags,
       onProgress: progress,
       onMigration: (name) => out.write(`applying PostgreSQL migration ${name}\n`),
@@ -256,6 +262,7 @@ async function migrateStore(flags: Record<string, string>) {
       code = 1
     }
   } finally {
+    events?.close()
     source.close()
     await sql.close().catch(() => {})
   }

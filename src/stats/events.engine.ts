@@ -79,17 +79,20 @@ const SCOPES: { kind: ScopeKind; scope: string; join: string }[] = [
 
 const SCANS = 'sum(CASE WHEN e.scan THEN e.n ELSE 0 END)'
 
-/** Rollup rows of `level` from the events matching `where` (over `e`), appended (reads sum them). */
-function rollupInserts(level: Level, where: string): string[] {
+/** Rollup rows of `level` from the events matching `where` (over `e`): one SELECT per scope kind and dim. */
+function rollupSelects(level: Level, where: string): string[] {
   const out: string[] = []
   for (const s of SCOPES)
     for (const dim of dimsKept(s.kind, level))
       out.push(
-        `INSERT INTO ${level.table} SELECT ${s.scope}, ${dim}, e."at" // ${level.ms}, ${valueSql(dim, 'chr')}, sum(e.n), ${SCANS}
-         FROM events e ${s.join} WHERE ${where} GROUP BY ALL ORDER BY 3`,
+        `SELECT ${s.scope} AS scope, ${dim} AS dim, e."at" // ${level.ms} AS t, ${valueSql(dim, 'chr')} AS value, sum(e.n) AS clicks, ${SCANS} AS scans
+         FROM events e ${s.join} WHERE ${where} GROUP BY ALL`,
       )
   return out
 }
+
+/** The same rows appended to the level's table (reads sum them). */
+const rollupInserts = (level: Level, where: string) => rollupSelects(level, where).map((sql) => `INSERT INTO ${level.table} ${sql} ORDER BY 3`)
 
 /** The rollup limit of a level. */
 const limitOf = (level: Level, r: Rolled) => (level.ms >= WEEK ? r.week : level.ms >= DAY ? r.day : r.hour)
@@ -561,5 +564,58 @@ export async function restoreEventsStore(copy: string, path: string, dataDir: st
     throw new Error(`${copy} is not a copy of an events store: ${(e as Error).message}`)
   } finally {
     instance.closeSync()
+  }
+}
+
+/**
+ * The events engine's tables for `migrate-store` (ExternalTables of src/store/pg/copy.ts): the
+ * events, and the rollups complete to the last event (the rolled-up rows plus those of the
+ * events after them, one row per key as PostgreSQL keeps them). Null when the store has no
+ * events file. Opened read-only: the data dir is locked and no server runs on it.
+ */
+export async function openEventsCopySource(path: string, dataDir: string) {
+  if (!existsSync(path)) return null
+  const api = await loadDuckDb(dataDir)
+  const instance = await api.DuckDBInstance.create(path, { access_mode: 'READ_ONLY', threads: '2', memory_limit: '512MB' })
+  const c = await instance.connect()
+  const one = async (sql: string) => ((await c.runAndReadAll(sql)).getRowObjectsJS()[0] as Record<string, number>)!
+  const m = await one(
+    "SELECT max(value) FILTER (key = 'rolled_hour')::DOUBLE AS hour, max(value) FILTER (key = 'rolled_day')::DOUBLE AS day, max(value) FILTER (key = 'rolled_week')::DOUBLE AS week FROM events_meta",
+  )
+  const rolled: Rolled = { hour: m.hour!, day: m.day!, week: m.week! }
+  const eventColumns = ['link_seq', 'at', 'scan', ...EVENT_STRINGS.map(([c]) => c), 'n']
+  const selectOf = (table: string): string => {
+    if (table === 'click_events')
+      return `SELECT link_seq::DOUBLE, "at"::DOUBLE, scan::INTEGER, ${EVENT_STRINGS.map(([c]) => c).join(', ')}, n FROM events ORDER BY "at"`
+    if (table === 'stats_busy_links') return 'SELECT DISTINCT seq::DOUBLE FROM stats_busy_links'
+    const level = LEVELS.find((l) => l.table === table)!
+    const tail = rollupSelects(level, `e."at" >= ${limitOf(level, rolled)}`)
+    return `SELECT scope::DOUBLE, dim::INTEGER, t::DOUBLE, value, sum(clicks)::DOUBLE, sum(scans)::DOUBLE
+      FROM (SELECT * FROM ${table} UNION ALL ${tail.join(' UNION ALL ')}) GROUP BY scope, dim, t, value`
+  }
+  const tables = ['click_events', 'stats_busy_links', ...LEVELS.map((l) => l.table)] as const
+  return {
+    tables,
+    count: async (table: string) => (await one(`SELECT count(*)::DOUBLE AS n FROM (${selectOf(table)})`)).n!,
+    columns: (table: string) =>
+      table === 'click_events' ? eventColumns : table === 'stats_busy_links' ? ['seq'] : ['scope', 'dim', 't', 'value', 'clicks', 'scans'],
+    async *rows(table: string): AsyncIterable<unknown[][]> {
+      const result = await c.stream(selectOf(table))
+      for (;;) {
+        const chunk = await result.fetchChunk()
+        if (!chunk || chunk.rowCount === 0) return
+        yield chunk.convertRows(api.JSDuckDBValueConverter)
+      }
+    },
+    clickMonths: async () =>
+      (
+        (
+          await c.runAndReadAll(`SELECT DISTINCT date_trunc('month', epoch_ms("at"))::DATE AS m, min("at")::DOUBLE AS at FROM events GROUP BY 1`)
+        ).getRowObjectsJS() as { at: number }[]
+      ).map((r) => r.at),
+    close() {
+      c.closeSync()
+      instance.closeSync()
+    },
   }
 }

@@ -10,7 +10,7 @@ export {
   type RecorderOptions,
 } from './click-recorder'
 export { createPgEventWriter, type PgEventWriterOptions } from './click-writer.pg'
-export { restoreEventsStore } from './events.engine'
+export { openEventsCopySource, restoreEventsStore } from './events.engine'
 export { statsRoutes } from './stats.routes'
 export { createStatsService, type StatsService } from './stats.service'
 export { createStatsStore, type StatsStorePort } from './stats.store'

@@ -11,7 +11,7 @@ import type { Caller } from '../auth'
 import { deriveSettings } from '../config'
 import { buildConfig } from '../config/config.load'
 import { AppError } from '../shared'
-import { openStore } from '../store'
+import { type Db, openStore } from '../store'
 import { type ClickEvent, createEventWriter } from './click-writer'
 import { GROUP_BY, type StatisticsQuery } from './stats.schema'
 import type { createStatsService } from './stats.service'
@@ -271,4 +271,41 @@ export async function countDifferences(
     if (Array.isArray(want) ? want.length > 0 : (want as { clicks?: number }).clicks) withClicks++
   }
   return { differing, withClicks }
+}
+
+/** The stored events of the SQLite store in write order, in its writer's batches of 200 rows. */
+export function storedBatches(db: Db): ClickEvent[][] {
+  const rows = db
+    .query<Record<string, unknown>, []>(
+      `SELECT link_seq, at, scan, n, continent, country, region, city, os, browser, device, referer, referer_url,
+       utm_source, utm_medium, utm_campaign, utm_term, utm_content FROM click_events ORDER BY id`,
+    )
+    .all()
+  const events = rows.map(
+    (r) =>
+      ({
+        linkSeq: r.link_seq,
+        domain: '',
+        at: r.at,
+        scan: r.scan === 1,
+        n: r.n,
+        continent: r.continent,
+        country: r.country,
+        region: r.region,
+        city: r.city,
+        os: r.os,
+        browser: r.browser,
+        device: r.device,
+        referer: r.referer,
+        refererUrl: r.referer_url,
+        utmSource: r.utm_source,
+        utmMedium: r.utm_medium,
+        utmCampaign: r.utm_campaign,
+        utmTerm: r.utm_term,
+        utmContent: r.utm_content,
+      }) as ClickEvent,
+  )
+  const batches: ClickEvent[][] = []
+  for (let i = 0; i < events.length; i += 200) batches.push(events.slice(i, i + 200))
+  return batches
 }

@@ -11,7 +11,6 @@ import { copyFileSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type Db, openStore } from '../store'
-import type { ClickEvent } from './click-event'
 import { type EventsEngine, openEventsEngine } from './events.engine'
 import {
   admin,
@@ -25,6 +24,7 @@ import {
   START,
   seedSqlite,
   settings,
+  storedBatches,
   timeMatrix,
 } from './stats.contract.test-fixtures'
 import { createStatsService } from './stats.service'
@@ -37,43 +37,6 @@ let eventsDb: Db
 let sqliteService: ReturnType<typeof createStatsService<StatsStorePort>>
 let eventsService: ReturnType<typeof createStatsService<StatsStorePort>>
 let clock = 0
-
-/** The stored events of the SQLite store in write order, in its writer's batches of 200 rows. */
-function storedBatches(db: Db): ClickEvent[][] {
-  const rows = db
-    .query<Record<string, unknown>, []>(
-      `SELECT link_seq, at, scan, n, continent, country, region, city, os, browser, device, referer, referer_url,
-       utm_source, utm_medium, utm_campaign, utm_term, utm_content FROM click_events ORDER BY id`,
-    )
-    .all()
-  const events = rows.map(
-    (r) =>
-      ({
-        linkSeq: r.link_seq,
-        domain: '',
-        at: r.at,
-        scan: r.scan === 1,
-        n: r.n,
-        continent: r.continent,
-        country: r.country,
-        region: r.region,
-        city: r.city,
-        os: r.os,
-        browser: r.browser,
-        device: r.device,
-        referer: r.referer,
-        refererUrl: r.referer_url,
-        utmSource: r.utm_source,
-        utmMedium: r.utm_medium,
-        utmCampaign: r.utm_campaign,
-        utmTerm: r.utm_term,
-        utmContent: r.utm_content,
-      }) as ClickEvent,
-  )
-  const batches: ClickEvent[][] = []
-  for (let i = 0; i < events.length; i += 200) batches.push(events.slice(i, i + 200))
-  return batches
-}
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'stats-events-'))

@@ -4,6 +4,7 @@ export { DataDirLockedError, lockDataDir } from './lock'
 export {
   type ClusterRateLimiter,
   COPIED_TABLES,
+  type ExternalTables,
   type CopyProgress,
   CopyRefusedError,
   connectPostgres,

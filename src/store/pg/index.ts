@@ -5,6 +5,7 @@ export { type ClusterRateLimiter, type ClusterRateState, createClusterRateLimite
 export { connectPostgres, parsePostgresUrl, redactUrl, StoreUrlError } from './connect'
 export {
   COPIED_TABLES,
+  type ExternalTables,
   type CopiedTable,
   type CopyProgress,
   CopyRefusedError,
