@@ -11,7 +11,7 @@ import { type Config, ConfigError, loadConfig } from './config'
 import { createClusterDeps, createDeps, type Deps, type SqliteDeps } from './deps'
 import { startServer } from './server'
 import { AppError, createLogger, readCapped } from './shared'
-import { eventsPathOf, openEventsCopySource } from './stats'
+import { DUCKDB_VERSION, eventsPathOf, openEventsCopySource } from './stats'
 import {
   COPIED_TABLES,
   type CopyProgress,
@@ -357,6 +357,13 @@ async function main(argv: string[]) {
       const { config, file } = readConfig(flags)
       process.stdout.write(
         `configuration OK (${file ?? 'embedded default'}): baseUrl ${config.server.baseUrl}, tls ${config.tls.mode}, dataDir ${config.server.dataDir}\n`,
+      )
+      // The statistics engine this configuration runs (docs/adr/0014).
+      const events = eventsPathOf(storePath(config.server.dataDir))
+      process.stdout.write(
+        config.store.url
+          ? 'statistics: click events and rollups in PostgreSQL\n'
+          : `statistics: events engine DuckDB ${DUCKDB_VERSION}, ${events}${existsSync(events) ? '' : ' (made at the first start)'}, memoryLimit ${config.stats.memoryLimit}, threads ${config.stats.threads}, queryTimeoutMs ${config.stats.queryTimeoutMs}\n`,
       )
       return
     }

@@ -10,6 +10,7 @@ export {
   type RecorderOptions,
 } from './click-recorder'
 export { createPgEventWriter, type PgEventWriterOptions } from './click-writer.pg'
+export { DUCKDB_VERSION } from './events.duckdb'
 export { openEventsCopySource, restoreEventsStore } from './events.engine'
 export { statsRoutes } from './stats.routes'
 export { createStatsService, type StatsService } from './stats.service'
