@@ -5,6 +5,8 @@
  * invalidation bus that keeps every node's caches true, and cluster-wide limits.
  */
 
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import type { SQL } from 'bun'
 import {
   type AuthService,
@@ -45,12 +47,15 @@ import { createLogger, type Logger } from './shared'
 import {
   type ClickRecorder,
   createClickRecorder,
+  createEventsExporter,
   createEventsHandle,
   createEventsStatsStore,
   createPgClickRecorder,
+  createPgEventsExporter,
   createPgStatsStore,
   createStatsService,
   type EventsHandle,
+  eventsPathOf,
   type StatsService,
 } from './stats'
 import {
@@ -203,7 +208,11 @@ export function createDeps(
     domains,
     tls: createTls({ db, config, settings, domains, log }),
     templates: createTemplateService({ store: createTemplateStore(db, now), baseUrl: settings.baseUrl, assertScannable: qr.assertScannable }),
-    stats: createStatsService({ store: createEventsStatsStore(db, events, { timeoutMs: config.stats.queryTimeoutMs }), settings }),
+    stats: createStatsService({
+      store: createEventsStatsStore(db, events, { timeoutMs: config.stats.queryTimeoutMs }),
+      settings,
+      exporter: createEventsExporter(db, events, dbPath === ':memory:' ? join(tmpdir(), `shortlink-${process.pid}`) : eventsPathOf(dbPath)),
+    }),
     dashboard: createDashboard({ apiPrefix: settings.apiPrefix, log }),
   }
   return deps
@@ -318,7 +327,7 @@ export async function createClusterDeps(config: Config, log: Logger = createLogg
     domains,
     tls: createTls({ store: createPgTlsStore(sql, { publish }), locks: createLeaseLocks(sql), config, settings, domains, log }),
     templates: createTemplateService({ store: createPgTemplateStore(sql, now), baseUrl: settings.baseUrl, assertScannable: qr.assertScannable }),
-    stats: createStatsService({ store: createPgStatsStore(sql), settings }),
+    stats: createStatsService({ store: createPgStatsStore(sql), settings, exporter: createPgEventsExporter(sql, tmpdir()) }),
     dashboard: createDashboard({ apiPrefix: settings.apiPrefix, log }),
     // Nodes starting together on an empty store: the advisory lock lets one make the key, the others then see it.
     firstAdminKey: () => withAdvisoryLock(sql, BOOTSTRAP_LOCK_KEY, async () => auth.bootstrapAdminKey()),

@@ -22,6 +22,7 @@ import type { ClickEvent } from './click-event'
 import { createPgEventWriter, type PgEventWriterOptions } from './click-writer.pg'
 import type { OpenMessage } from './click-writer.worker'
 import { type EventsEngine, openEventsEngine, QueryTimeoutError, type ReadTx, type Rolled } from './events.engine'
+import type { ResolvedExportSpec } from './events.export'
 import type { EventsReadPort } from './stats.store.events'
 
 export type { ClickEvent } from './click-event'
@@ -100,6 +101,8 @@ export interface EventsHandle extends RowSink, EventsReadPort {
    * hold the same batches). Restore with `restoreEventsStore`.
    */
   backup(dest: string, whilePaused?: () => Promise<void> | void): Promise<{ bytes: number; batch: number }>
+  /** Writes the raw export of `spec` into the file `dest` (GET /statistics/events). */
+  exportTo(spec: ResolvedExportSpec, dest: string): Promise<void>
 }
 
 /** The DuckDB file of a SQLite store: `events.duckdb` beside `shortlink.db` (any other name: `<name>.events.duckdb`). */
@@ -130,6 +133,7 @@ function inlineSink(db: Database, opts: EventsOptions): EventsHandle {
     compact: async () => void (await (await open()).compact()),
     moved: async () => (await open()).imported(),
     backup: async (dest, whilePaused) => (await open()).backup(dest, whilePaused),
+    exportTo: async (spec, dest) => (await open()).exportTo(spec, dest),
     write: async (rows) => (await open()).write(rows),
     snapshot: async (read, timeoutMs) => (await open()).snapshot(read, timeoutMs),
     close: async () => {
@@ -211,6 +215,11 @@ function workerSink(path: string, log: Logger, opts: EventsOptions): EventsHandl
     async moved() {
       await open()
       await moved
+    },
+    async exportTo(spec, dest) {
+      await open()
+      const id = nextId++
+      await ask({ type: 'export', spec, dest }, id)
     },
     async backup(dest, whilePaused) {
       await open()

@@ -9,6 +9,7 @@
 import { connectStore, type Db } from '../store'
 import type { ClickEvent } from './click-event'
 import { type EventsEngine, openEventsEngine, type ReadTx } from './events.engine'
+import type { ResolvedExportSpec } from './events.export'
 
 declare const self: Worker
 
@@ -35,6 +36,7 @@ type Message =
   | { type: 'compact'; id: number }
   | { type: 'backup'; id: number; dest: string }
   | { type: 'resume'; id: number }
+  | { type: 'export'; id: number; spec: ResolvedExportSpec; dest: string }
   | { type: 'begin'; id: number }
   | { type: 'run'; id: number; req: number; statements: { sql: string; args: unknown[] }[] }
   | { type: 'interrupt'; id: number }
@@ -90,6 +92,11 @@ self.onmessage = (ev: MessageEvent<Message>) => {
         (r) => postMessage({ type: 'backed-up', id: msg.id, result: r }),
         (e) => postMessage({ type: 'failed', id: msg.id, error: String(e) }),
       )
+  } else if (msg.type === 'export') {
+    engine!.exportTo(msg.spec, msg.dest).then(
+      () => postMessage({ type: 'written', id: msg.id }),
+      (e) => postMessage({ type: 'failed', id: msg.id, error: String(e) }),
+    )
   } else if (msg.type === 'resume') {
     resumes.get(msg.id)?.()
     resumes.delete(msg.id)

@@ -21,30 +21,15 @@
 import type { Database } from 'bun:sqlite'
 import { constants, copyFileSync, existsSync, statSync, unlinkSync } from 'node:fs'
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api'
-import type { ClickEvent } from './click-event'
+import { type ClickEvent, EVENT_STRINGS } from './click-event'
 import { createEventWriter } from './click-writer'
 import { loadDuckDb } from './events.duckdb'
+import { duckCopyOptions, duckExportSelect, exportLinks, type ResolvedExportSpec } from './events.export'
 import { BUSY_LINK_CLICKS, DAY, DIMENSIONS, dimsKept, HOUR, LEVELS, type Level, type ScopeKind, valueSql } from './stats.rollup'
 
-/** Event columns holding strings, and the ClickEvent field of each. */
-export const EVENT_STRINGS = [
-  ['continent', 'continent'],
-  ['country', 'country'],
-  ['region', 'region'],
-  ['city', 'city'],
-  ['os', 'os'],
-  ['browser', 'browser'],
-  ['device', 'device'],
-  ['referer', 'referer'],
-  ['referer_url', 'refererUrl'],
-  ['utm_source', 'utmSource'],
-  ['utm_medium', 'utmMedium'],
-  ['utm_campaign', 'utmCampaign'],
-  ['utm_term', 'utmTerm'],
-  ['utm_content', 'utmContent'],
-] as const satisfies readonly (readonly [string, keyof ClickEvent])[]
-
 const WEEK = 7 * DAY
+
+const sqlString = (s: string) => `'${s.replaceAll("'", "''")}'`
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS events (
@@ -519,6 +504,30 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
         await whilePaused?.()
         return { bytes: statSync(dest).size, batch: lastBatch }
       }),
+    /** Writes the export of `spec` into the file `dest` (DuckDB's COPY, its own threads; a big sort spills to disk). */
+    exportTo: (spec: ResolvedExportSpec, dest: string) =>
+      (async () => {
+        const c = await acquire()
+        const table = `export_links_${Math.random().toString(36).slice(2)}`
+        const csv = `${dest}.links.csv`
+        try {
+          const links = exportLinks(db, spec.seqs)
+          await Bun.write(
+            csv,
+            `seq,id,domain,key\n${links.map((l) => [l.seq, l.id, l.domain, l.key].map((v) => `"${String(v).replaceAll('"', '""')}"`).join(',')).join('\n')}\n`,
+          )
+          await c.run(
+            `CREATE TEMP TABLE ${table} AS SELECT * FROM read_csv(${sqlString(csv)}, header = true, auto_detect = false, columns = {'seq': 'INTEGER', 'id': 'VARCHAR', 'domain': 'VARCHAR', 'key': 'VARCHAR'}, quote = '"', escape = '"')`,
+          )
+          await c.run(`COPY (${duckExportSelect(spec, table)}) TO ${sqlString(dest)} ${duckCopyOptions(spec.format)}`)
+        } finally {
+          await c.run(`DROP TABLE IF EXISTS ${table}`).catch(() => {})
+          try {
+            unlinkSync(csv)
+          } catch {}
+          release(c)
+        }
+      })(),
     /** Runs `fn` on the writer connection between batches (backups, imports). */
     exclusive: <T>(fn: (c: DuckDBConnection) => Promise<T>) => serial(() => fn(writer)),
     api,

@@ -12,6 +12,7 @@ export {
 export { createPgEventWriter, type PgEventWriterOptions } from './click-writer.pg'
 export { DUCKDB_VERSION } from './events.duckdb'
 export { openEventsCopySource, restoreEventsStore } from './events.engine'
+export { createEventsExporter, createPgEventsExporter } from './events.export'
 export { statsRoutes } from './stats.routes'
 export { createStatsService, type StatsService } from './stats.service'
 export { createStatsStore, type StatsStorePort } from './stats.store'
