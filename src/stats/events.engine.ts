@@ -274,13 +274,27 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
     // Caught up (writes wait behind this chunk): switch, roll everything up, free SQLite's pages.
     importing = false
     await compactNow()
-    db.transaction(() => {
-      for (const t of ['click_events_compact', 'stats_quarter', 'stats_hour', 'stats_day', 'stats_week', 'stats_busy_links', 'stats_values'])
-        db.run(`DELETE FROM ${t}`)
-    }).immediate()
-    db.run('VACUUM')
+    await emptyLegacyTables()
     log('click events moved into the events store', { lastId: importedId })
     return true
+  }
+  /**
+   * The previous release's event and rollup tables emptied in short transactions (the API's
+   * writes to SQLite wait at most one of them, never the whole delete), then VACUUM: the file
+   * keeps only the records, its free pages go back to the disk.
+   */
+  async function emptyLegacyTables(): Promise<void> {
+    const keyed: [string, string][] = [
+      ['click_events_compact', 'rowid'],
+      ['stats_values', 'rowid'],
+      ['stats_busy_links', 'rowid'],
+      ...(['stats_quarter', 'stats_hour', 'stats_day', 'stats_week'] as const).map((t) => [t, '(scope, dim, t, value)'] as [string, string]),
+    ]
+    for (const [table, key] of keyed) {
+      const chunk = db.query(`DELETE FROM ${table} WHERE ${key} IN (SELECT ${key.replace(/[()]/g, '')} FROM ${table} LIMIT 20000)`)
+      while (chunk.run().changes > 0) await Bun.sleep(1)
+    }
+    db.run('VACUUM')
   }
   const importAll = async () => {
     while (!(await serial(importChunk))) {}
