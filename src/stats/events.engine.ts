@@ -295,6 +295,8 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
       while (chunk.run().changes > 0) await Bun.sleep(1)
     }
     db.run('VACUUM')
+    // VACUUM went through the WAL: give its pages back now, not at the next automatic checkpoint.
+    db.run('PRAGMA wal_checkpoint(TRUNCATE)')
   }
   const importAll = async () => {
     while (!(await serial(importChunk))) {}
