@@ -222,15 +222,15 @@ export function rollupSql(
   const keyCol = key === 'value' ? expr(read.keyExpr!) : key === 'link' ? 'scope' : 'NULL'
   const group = [byTime ? 'u' : '', key !== 'none' ? 'k' : ''].filter(Boolean)
   if (dialect === 'duckdb') {
-    // Several spans: joined with the list of unit ranges (one scan of the rollup rows of the scope).
-    const source = spans
-      ? `${from} r JOIN (SELECT unnest(?) AS lo, unnest(?) AS hi) span ON r.t >= span.lo AND r.t < span.hi WHERE ${where}`
-      : `${from} WHERE ${where}`
-    if (spans)
-      args.unshift(
-        units.map((u) => Math.trunc(u[0])),
-        units.map((u) => Math.trunc(u[1])),
-      )
+    // Several spans: their units as one list (a hash semi-join) within the spans' overall range. A
+    // range join with the 732 spans of a :30-zone daily year took ~1 s at 10M on a loaded machine.
+    let source = `${from} WHERE ${where}`
+    if (spans) {
+      const list: number[] = []
+      for (const [lo, hi] of units) for (let t = Math.trunc(lo); t < hi; t++) list.push(t)
+      source += ` AND t >= ${Math.min(...list)} AND t <= ${Math.max(...list)} AND t IN (SELECT unnest(?))`
+      args.push(list)
+    }
     return {
       sql: `SELECT ${numbers(dialect, byTime ? 't' : '0', keyCol, 'clicks', 'scans')} FROM ${source}${group.length ? ` GROUP BY ${group.join(', ')}` : ''}`,
       args,
