@@ -112,7 +112,39 @@ export function eventsPathOf(dbPath: string): string {
 }
 
 export function createEventsHandle(db: Database, dbPath: string, log: Logger, opts: EventsOptions = {}): EventsHandle {
-  return dbPath === ':memory:' ? inlineSink(db, opts) : workerSink(dbPath, log, opts)
+  const handle = dbPath === ':memory:' ? inlineSink(db, opts) : workerSink(dbPath, log, opts)
+  return { ...handle, write: groupCommit(handle.write) }
+}
+
+/**
+ * One batch in flight at a time; the rows handed over meanwhile go together in the next one
+ * (each batch costs a DuckDB and a SQLite commit whatever its size: under load, batches grow
+ * instead of queueing). Every caller's promise settles with the batch its rows went in.
+ */
+function groupCommit(write: (rows: ClickEvent[]) => Promise<void>): (rows: ClickEvent[]) => Promise<void> {
+  let inFlight = false
+  let queued: ClickEvent[] = []
+  let next: PromiseWithResolvers<void> | null = null
+  const pump = () => {
+    const rows = queued
+    const done = next!
+    queued = []
+    next = null
+    inFlight = true
+    write(rows)
+      .then(done.resolve, done.reject)
+      .finally(() => {
+        inFlight = false
+        if (queued.length) pump()
+      })
+  }
+  return (rows) => {
+    for (const r of rows) queued.push(r)
+    next ??= Promise.withResolvers<void>()
+    const settled = next.promise
+    if (!inFlight) pump()
+    return settled
+  }
 }
 
 /** The engine in this thread, on an in-memory DuckDB (tests). */
