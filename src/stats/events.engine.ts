@@ -40,7 +40,7 @@ CREATE TABLE IF NOT EXISTS events (
 ${LEVELS.map((l) => `CREATE TABLE IF NOT EXISTS ${l.table} (scope INTEGER NOT NULL, dim TINYINT NOT NULL, t BIGINT NOT NULL, value VARCHAR NOT NULL, clicks BIGINT NOT NULL, scans BIGINT NOT NULL);`).join('\n')}
 CREATE TABLE IF NOT EXISTS stats_busy_links (seq INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS events_meta (key VARCHAR PRIMARY KEY, value BIGINT NOT NULL);
-INSERT OR IGNORE INTO events_meta VALUES ('batch', 0), ('rolled_hour', 0), ('rolled_day', 0), ('rolled_week', 0), ('imported_id', 0);
+INSERT OR IGNORE INTO events_meta VALUES ('batch', 0), ('rolled_hour', 0), ('rolled_day', 0), ('rolled_week', 0), ('imported_id', 0), ('reclustered_day', 0);
 `
 
 /** Per level, the instant (ms) up to which its rollup rows are complete. */
@@ -49,6 +49,14 @@ export interface Rolled {
   day: number
   week: number
 }
+
+/**
+ * Rollup rows are appended hour by hour, so every row group holds every scope: a link's year
+ * (or a member's) read all of stats_day. Every RECLUSTER_DAYS of rolled-up days the tables are
+ * rewritten in (scope, dim, t) order, so DuckDB's zone maps skip to a scope's row groups; the
+ * rows appended since then are the only ones read whole.
+ */
+const RECLUSTER_DAYS = 7
 
 /** Compaction waits this long after an hour ends, so a visit still held in memory is rarely late. */
 const COMPACT_LAG_MS = 90_000
@@ -388,7 +396,31 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
     if (ms > 1000 || next.hour - rolled.hour > DAY)
       log('statistics rolled up', { until: new Date(next.hour).toISOString(), busyLinksAdded: promoted.length, ms: Math.round(ms) })
     rolled = next
+    if (rolled.day - reclusteredDay >= RECLUSTER_DAYS * DAY) await recluster()
     return true
+  }
+
+  let reclusteredDay = (
+    (await writer.runAndReadAll("SELECT value::DOUBLE AS v FROM events_meta WHERE key = 'reclustered_day'")).getRowObjectsJS()[0] as { v: number }
+  ).v
+  /** The rollup tables rewritten in (scope, dim, t) order, each in one transaction (readers keep their snapshot). */
+  async function recluster(): Promise<void> {
+    const started = performance.now()
+    for (const level of LEVELS) {
+      await writer.run('BEGIN TRANSACTION')
+      try {
+        await writer.run(`CREATE TABLE ${level.table}_sorted AS SELECT * FROM ${level.table} ORDER BY scope, dim, t`)
+        await writer.run(`DROP TABLE ${level.table}`)
+        await writer.run(`ALTER TABLE ${level.table}_sorted RENAME TO ${level.table}`)
+        await writer.run('COMMIT')
+      } catch (e) {
+        await writer.run('ROLLBACK').catch(() => {})
+        throw e
+      }
+    }
+    await writer.run(`UPDATE events_meta SET value = ${rolled.day} WHERE key = 'reclustered_day'`)
+    reclusteredDay = rolled.day
+    log('statistics rollups reordered by scope', { ms: Math.round(performance.now() - started) })
   }
 
   // One write or compaction at a time, in order.
