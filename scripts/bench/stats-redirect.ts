@@ -28,7 +28,12 @@ writeFileSync(
   join(dir, 'shortlink.toml'),
   `[server]\nbaseUrl = "https://localhost:${httpsPort}/api"\nhttpsPort = ${httpsPort}\nhttpPort = ${await freePort()}\nhostname = "127.0.0.1"\ndataDir = "${dir}/data"\n[limits]\napiPerMinute = 1000000\n[stats]\nqueryTimeoutMs = 120000\n`,
 )
-const proc = Bun.spawn([bin, 'serve', '--config', join(dir, 'shortlink.toml')], { cwd: dir, stdout: 'pipe', stderr: 'pipe', env: { ...process.env, SHORTLINK_ADMIN_KEY: key } })
+const proc = Bun.spawn([bin, 'serve', '--config', join(dir, 'shortlink.toml')], {
+  cwd: dir,
+  stdout: 'pipe',
+  stderr: 'pipe',
+  env: { ...process.env, SHORTLINK_ADMIN_KEY: key },
+})
 let out = ''
 const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader()
 while (!out.includes('"started"') && !out.includes('started')) {
@@ -45,7 +50,10 @@ const api = (path: string, init: RequestInit = {}) =>
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
     tls: { ca },
   } as RequestInit)
-const made = await api('/links/link', { method: 'POST', body: JSON.stringify({ data: { url: 'https://example.com/' }, linkOptions: { key: 'redirect-bench' } }) })
+const made = await api('/links/link', {
+  method: 'POST',
+  body: JSON.stringify({ data: { url: 'https://example.com/' }, linkOptions: { key: 'redirect-bench' } }),
+})
 if (made.status !== 200) throw new Error(`create: ${made.status} ${await made.text()}`)
 // The first statistics answer waits for the engine to open: not part of the runs.
 await (await api(`/statistics?${query}`)).text()
@@ -69,7 +77,9 @@ for (let run = 0; run < runs; run++)
     querying = false
     await loop
     rows.push({ mode, rps: w.rps, p50: w.p50ms, p99: w.p99ms })
-    console.log(`${mode.padEnd(14)} run ${run + 1}: ${Math.round(w.rps)} redirects/s, p50 ${w.p50ms.toFixed(2)} ms, p99 ${w.p99ms.toFixed(2)} ms, errors ${w.errors}`)
+    console.log(
+      `${mode.padEnd(14)} run ${run + 1}: ${Math.round(w.rps)} redirects/s, p50 ${w.p50ms.toFixed(2)} ms, p99 ${w.p99ms.toFixed(2)} ms, errors ${w.errors}`,
+    )
   }
 for (const mode of ['A idle', 'B heavy query']) {
   const r = rows.filter((x) => x.mode === mode)

@@ -33,8 +33,9 @@ if (arg('store', '')) {
 
 const N = Number(arg('events', '10000000'))
 const RUNS = Number(arg('runs', '9'))
-/** Time only the queries whose label contains this text. */
+/** Time only the queries whose label contains this text; `--skip`: not those containing that text. */
 const ONLY = arg('only', '')
+const SKIP = arg('skip', '')
 const dbPath = arg('db', '/tmp/stats-bench.db')
 const { reuse, deps, app } = benchApp(dbPath)
 const db = deps.db
@@ -434,7 +435,7 @@ async function timeOne(target: App, query: string, key: string): Promise<{ ms: n
 }
 
 async function time(label: string, query: string, key = adminKey) {
-  if (ONLY && !label.includes(ONLY)) return
+  if ((ONLY && !label.includes(ONLY)) || (SKIP && label.includes(SKIP))) return
   const {
     aMs: samples,
     bMs: otherSamples,

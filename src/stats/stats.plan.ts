@@ -16,7 +16,7 @@ import { ask, runSteps, type Steps } from './stats.steps'
 import { bucketBoundaries, canonicalZone, type Granularity } from './stats.time'
 
 /** An argument of a statement; DuckDB's also take lists, and link sets its store resolves into their seqs. */
-export type SqlArg = string | number | number[] | { seqsOf: LinkSet }
+export type SqlArg = string | number | number[] | { seqsOf: LinkSet; busy?: boolean }
 
 /**
  * The links a query is about, as conditions on them (each present field is one; all

@@ -34,19 +34,49 @@ export function createEventsStatsStore(db: Database, events: EventsReadPort, opt
   )
 
   function readerOver(tx: ReadTx): StatsReader {
-    // A request names few link sets; each is read from SQLite once.
+    // A request names few link sets; each is read from SQLite once, and the busy links once.
     const seqLists = new Map<LinkSet, number[]>()
-    const resolve = (args: readonly SqlArg[]) =>
-      args.map((a) => {
-        if (typeof a !== 'object' || Array.isArray(a)) return a
-        let seqs = seqLists.get(a.seqsOf)
-        if (!seqs) {
-          seqs = all<{ seq: number }>(linkSetSql(a.seqsOf)).map((r) => r.seq)
-          seqLists.set(a.seqsOf, seqs)
+    let busy: Promise<Set<number>> | null = null
+    const busyLinks = () => {
+      busy ??= tx
+        .run([{ sql: 'SELECT DISTINCT seq::DOUBLE AS seq FROM stats_busy_links', args: [] }])
+        .then((rows) => new Set(rows[0]!.map((r) => r.seq as number)))
+      return busy
+    }
+    const seqsOf = (links: LinkSet) => {
+      let seqs = seqLists.get(links)
+      if (!seqs) {
+        seqs = all<{ seq: number }>(linkSetSql(links)).map((r) => r.seq)
+        seqLists.set(links, seqs)
+      }
+      return seqs
+    }
+    const resolve = async (args: readonly SqlArg[]): Promise<unknown[]> => {
+      const out: unknown[] = []
+      for (const a of args) {
+        if (typeof a !== 'object' || Array.isArray(a)) out.push(a)
+        else if (a.busy === undefined) out.push(seqsOf(a.seqsOf))
+        else {
+          const b = await busyLinks()
+          out.push(seqsOf(a.seqsOf).filter((s) => b.has(s) === a.busy))
         }
-        return seqs
-      })
-    const run = (statements: Statement[]) => tx.run(statements.map((s) => ({ sql: s.sql, args: resolve(s.args) })))
+      }
+      return out
+    }
+    /** A statement whose link list is empty has no rows (the list is one of its conjuncts): not run. Not so a per-link union of parts. */
+    const run = async (statements: Statement[]) => {
+      const resolved = await Promise.all(statements.map(async (s) => ({ sql: s.sql, args: await resolve(s.args) })))
+      const live = resolved.map((s, i) => ({
+        s,
+        i,
+        empty:
+          !statements[i]!.perLink &&
+          s.args.some((a, j) => Array.isArray(a) && a.length === 0 && typeof statements[i]!.args[j] === 'object' && !Array.isArray(statements[i]!.args[j])),
+      }))
+      const rows = await tx.run(live.filter((x) => !x.empty).map((x) => x.s))
+      let next = 0
+      return live.map((x) => (x.empty ? [] : rows[next++]!))
+    }
     const facts: PlanFacts = {
       groupNum: (name) => groupNum.get(name)?.num ?? null,
       countLinks: (links) => all<{ n: number }>(countLinksSql(links))[0]!.n,
