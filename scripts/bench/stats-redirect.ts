@@ -30,19 +30,20 @@ writeFileSync(
 )
 const proc = Bun.spawn([bin, 'serve', '--config', join(dir, 'shortlink.toml')], {
   cwd: dir,
-  stdout: 'pipe',
-  stderr: 'pipe',
+  stdout: 'ignore',
+  stderr: 'ignore',
   env: { ...process.env, SHORTLINK_ADMIN_KEY: key },
 })
-let out = ''
-const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader()
-while (!out.includes('"started"') && !out.includes('started')) {
-  const chunk = await reader.read()
-  if (chunk.done) throw new Error(`server exited: ${out}`)
-  out += new TextDecoder().decode(chunk.value)
+// Up when /healthz answers (polled every 50 ms).
+for (let i = 0; ; i++) {
+  const ok = await fetch(`https://localhost:${httpsPort}/api/healthz`, { tls: { rejectUnauthorized: false } } as RequestInit).then(
+    (r) => r.ok,
+    () => false,
+  )
+  if (ok) break
+  if (proc.exitCode !== null || i > 1200) throw new Error('the server did not start')
+  await Bun.sleep(50)
 }
-reader.releaseLock()
-void proc.stdout.pipeTo(new WritableStream())
 const ca = readFileSync(join(dir, 'data/tls/ca.pem'), 'utf8')
 const api = (path: string, init: RequestInit = {}) =>
   fetch(`https://localhost:${httpsPort}/api${path}`, {
