@@ -4,7 +4,6 @@ export { DataDirLockedError, lockDataDir } from './lock'
 export {
   type ClusterRateLimiter,
   COPIED_TABLES,
-  type ExternalTables,
   type CopyProgress,
   CopyRefusedError,
   connectPostgres,
@@ -14,6 +13,7 @@ export {
   createLeader,
   createLeaseLocks,
   createVisitCounter,
+  type ExternalTables,
   ensureClickPartitions,
   FLUSH,
   type InvalidationBus,

@@ -5,12 +5,12 @@ export { type ClusterRateLimiter, type ClusterRateState, createClusterRateLimite
 export { connectPostgres, parsePostgresUrl, redactUrl, StoreUrlError } from './connect'
 export {
   COPIED_TABLES,
-  type ExternalTables,
   type CopiedTable,
   type CopyProgress,
   CopyRefusedError,
   type CopyResult,
   copySqliteToPostgres,
+  type ExternalTables,
   openSqliteSource,
   type SqliteSource,
   type TableCount,
