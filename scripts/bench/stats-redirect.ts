@@ -7,7 +7,7 @@
  *   bun scripts/bench/stats-redirect.ts --store /var/tmp/bench-new-10m [--bin dist/shortlink] [--runs 3] [--seconds 15]
  *     [--query 'groupBy=country&device=Mobile']
  */
-import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { cpSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { minMedianMax } from './ab'
@@ -36,10 +36,13 @@ const proc = Bun.spawn([bin, 'serve', '--config', join(dir, 'shortlink.toml')], 
 })
 // Up when /healthz answers (polled every 50 ms).
 for (let i = 0; ; i++) {
-  const ok = await fetch(`https://localhost:${httpsPort}/api/healthz`, { tls: { rejectUnauthorized: false } } as RequestInit).then(
-    (r) => r.ok,
-    () => false,
-  )
+  const caFile = join(dir, 'data/tls/ca.pem')
+  const ok =
+    existsSync(caFile) &&
+    (await fetch(`https://localhost:${httpsPort}/api/healthz`, { tls: { ca: readFileSync(caFile, 'utf8') } } as RequestInit).then(
+      (r) => r.ok,
+      () => false,
+    ))
   if (ok) break
   if (proc.exitCode !== null || i > 1200) throw new Error('the server did not start')
   await Bun.sleep(50)

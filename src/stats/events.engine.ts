@@ -360,7 +360,15 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
 
   /** Rolls up the hours (and days, 7-day blocks) closed since the last time, and promotes busy links. */
   async function compactNow(at = now()): Promise<boolean> {
-    if (importing) return false
+    if (importing || closing) return false
+    maintaining = true
+    try {
+      return await compactOnce(at)
+    } finally {
+      maintaining = false
+    }
+  }
+  async function compactOnce(at: number): Promise<boolean> {
     const hour = Math.min(Math.floor((at - COMPACT_LAG_MS) / HOUR), Math.floor(latestAt / HOUR)) * HOUR
     const next: Rolled = hour > rolled.hour ? { hour, day: Math.floor(hour / DAY) * DAY, week: Math.floor(hour / WEEK) * WEEK } : rolled
     const started = performance.now()
@@ -407,6 +415,7 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
   async function recluster(): Promise<void> {
     const started = performance.now()
     for (const level of LEVELS) {
+      if (closing) return
       await writer.run('BEGIN TRANSACTION')
       try {
         await writer.run(`CREATE TABLE ${level.table}_sorted AS SELECT * FROM ${level.table} ORDER BY scope, dim, t`)
@@ -423,6 +432,9 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
     log('statistics rollups reordered by scope', { ms: Math.round(performance.now() - started) })
   }
 
+  /** Closing: no roll-up starts; `maintaining`: one runs now (close interrupts it). */
+  let closing = false
+  let maintaining = false
   // One write or compaction at a time, in order.
   let chain: Promise<unknown> = Promise.resolve()
   const serial = <T>(fn: () => Promise<T>): Promise<T> => {
@@ -446,7 +458,9 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
       // The events are stored: never written again. Their counters follow with the next batch (catchUpCounters).
       log('click counters not written; they follow from the stored events', { batch, error: String(e) })
     }
-    if (Math.min(Math.floor((now() - COMPACT_LAG_MS) / HOUR), Math.floor(latestAt / HOUR)) * HOUR > rolled.hour) await compactNow()
+    // The batch is stored and counted: a roll-up that fails (or is stopped by close) is done again later, never fails it.
+    if (Math.min(Math.floor((now() - COMPACT_LAG_MS) / HOUR), Math.floor(latestAt / HOUR)) * HOUR > rolled.hour)
+      await compactNow().catch((e) => log('statistics roll-up stopped; it runs again with a later batch', { error: String(e) }))
   }
 
   // Readers: a few connections, each request's statements in one transaction (one snapshot).
@@ -580,6 +594,10 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
     exclusive: <T>(fn: (c: DuckDBConnection) => Promise<T>) => serial(() => fn(writer)),
     api,
     async close(): Promise<void> {
+      // A roll-up or re-ordering in progress is derived data: stopped (rolled back, done again at the
+      // next start) rather than waited for; a batch of clicks in progress is waited for.
+      closing = true
+      if (maintaining) writer.interrupt()
       await serial(async () => {})
       for (const c of running) c.interrupt()
       for (const c of idle) c.closeSync()
