@@ -60,7 +60,12 @@ const made = await api('/links/link', {
 })
 if (made.status !== 200) throw new Error(`create: ${made.status} ${await made.text()}`)
 // The first statistics answer waits for the engine to open: not part of the runs.
-await (await api(`/statistics?${query}`)).text()
+for (let tries = 0; ; tries++) {
+  const first = await api(`/statistics?${query}`).catch(() => null)
+  if (first?.status === 200) break
+  if (tries > 60) throw new Error(`statistics never answered: ${first?.status}`)
+  await Bun.sleep(1000)
+}
 
 const peakMb = () => Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${proc.pid}/status`, 'utf8'))?.[1] ?? 0) / 1024
 const rows: { mode: string; rps: number; p50: number; p99: number }[] = []

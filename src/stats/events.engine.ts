@@ -484,7 +484,8 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
   }
   const running = new Set<DuckDBConnection>()
 
-  if (now() - COMPACT_LAG_MS >= rolled.hour + HOUR) await serial(() => compactNow())
+  // Hours closed while the server was down are rolled up in the background: the engine answers meanwhile (raw after the limits).
+  if (now() - COMPACT_LAG_MS >= rolled.hour + HOUR) void serial(() => compactNow()).catch((e) => log('statistics roll-up failed', { error: String(e) }))
   const imported = importing
     ? importAll().catch((e) => log('moving click events into the events store failed; it goes on at the next start', { error: String(e) }))
     : Promise.resolve()
