@@ -34,6 +34,8 @@ const proc = Bun.spawn([bin, 'serve', '--config', join(dir, 'shortlink.toml')], 
   stderr: 'ignore',
   env: { ...process.env, SHORTLINK_ADMIN_KEY: key },
 })
+// The server goes down with this script, whatever happens to it.
+process.on('exit', () => proc.kill('SIGTERM'))
 // Up when the API answers at all (polled every 50 ms).
 for (let i = 0; ; i++) {
   const caFile = join(dir, 'data/tls/ca.pem')
