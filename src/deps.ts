@@ -7,6 +7,7 @@
  * get it.
  */
 
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { SQL } from 'bun'
 import {
@@ -66,10 +67,15 @@ import { createLogger, type Logger } from './shared'
 import {
   type ClickRecorder,
   createClickRecorder,
+  createEventsExporter,
+  createEventsHandle,
+  createEventsStatsStore,
   createPgClickRecorder,
+  createPgEventsExporter,
   createPgStatsStore,
   createStatsService,
-  createStatsStore,
+  type EventsHandle,
+  eventsPathOf,
   type StatsService,
   type StatsStorePort,
 } from './stats'
@@ -129,6 +135,8 @@ export interface StoreBundle<P extends Ports = Ports> {
   blobs?: ReturnType<typeof createBlobStore>
   templates: TemplateStorePort
   stats: StatsStorePort
+  /** GET /statistics/events: the raw events, streamed (through a temporary file). */
+  statsExporter: NonNullable<Parameters<typeof createStatsService>[0]['exporter']>
   tls: TlsStorePort
   imports: ImportStorePort
   batches: BatchStorePort
@@ -192,14 +200,17 @@ export interface Deps<P extends Ports = Ports> {
 /** One node on the embedded SQLite file: `db` is open to the CLI (backup) and tests; auth, links and domains answer synchronously. */
 export interface SqliteDeps extends Deps<SqlitePorts> {
   db: Db
+  /** The events engine (DuckDB beside the SQLite file): the recorder's batches and the statistics' reads. */
+  events: EventsHandle
 }
 
-type Clock = { now?: () => number }
+/** `busyLinkClicks`: tests lower the threshold of per-link dimension rollups. */
+type Clock = { now?: () => number; busyLinkClicks?: number }
 
 /** `now` is the clock of every timestamp the services write; tests pass one that steps instead of sleeping. */
-export function createDeps(config: Config, dbPath: string, log: Logger = createLogger(), { now = Date.now }: Clock = {}): SqliteDeps {
-  const stores = sqliteStores(config, dbPath, log, now)
-  return { ...assemble(config, stores, log, now), db: stores.db }
+export function createDeps(config: Config, dbPath: string, log: Logger = createLogger(), { now = Date.now, busyLinkClicks }: Clock = {}): SqliteDeps {
+  const stores = sqliteStores(config, dbPath, log, now, busyLinkClicks)
+  return { ...assemble(config, stores, log, now), db: stores.db, events: stores.events }
 }
 
 /**
@@ -220,11 +231,19 @@ export async function createClusterDeps(config: Config, log: Logger = createLogg
 }
 
 /** The embedded SQLite file (or `:memory:`): its stores, and limits counted in this process. */
-function sqliteStores(config: Config, dbPath: string, log: Logger, now: () => number): StoreBundle<SqlitePorts> & { db: Db } {
+function sqliteStores(
+  config: Config,
+  dbPath: string,
+  log: Logger,
+  now: () => number,
+  busyLinkClicks?: number,
+): StoreBundle<SqlitePorts> & { db: Db; events: EventsHandle } {
   // Rebuilding statistics rollups over millions of stored clicks takes minutes: say what runs.
   const db = openStore(dbPath, (migration) => log.info('applying store migration', { migration }))
+  const events = createEventsHandle(db, dbPath, log, { memoryLimit: config.stats.memoryLimit, threads: config.stats.threads, busyLinkClicks })
   return {
     db,
+    events,
     handle: { kind: 'sqlite', db },
     auth: createAuthStore(db),
     sessions: createSessionStore(db),
@@ -234,15 +253,19 @@ function sqliteStores(config: Config, dbPath: string, log: Logger, now: () => nu
     files: createFileStore(db, now),
     blobs: createBlobStore(config.server.dataDir),
     templates: createTemplateStore(db, now),
-    stats: createStatsStore(db),
+    stats: createEventsStatsStore(db, events, { timeoutMs: config.stats.queryTimeoutMs }),
+    statsExporter: createEventsExporter(db, events, dbPath === ':memory:' ? join(tmpdir(), `shortlink-${process.pid}`) : eventsPathOf(dbPath)),
     tls: createTlsStore(db),
     imports: createImportStore(db),
     batches: createBatchStore(db),
-    recorder: createClickRecorder(db, dbPath, log),
+    recorder: createClickRecorder(events, log),
     apiLimiter: (perMinute) => createRateLimiter(perMinute),
     passwordSecret: loadOrCreateSecret(db, 'password_cookie_secret'),
     alone: (_lockKey, fn) => fn(),
-    close: async () => db.close(),
+    close: async () => {
+      await events.close()
+      db.close()
+    },
   }
 }
 
@@ -277,6 +300,7 @@ async function postgresStores(config: Config, log: Logger, now: () => number): P
       files: createPgFileStore(sql, now),
       templates: createPgTemplateStore(sql, now),
       stats: createPgStatsStore(sql),
+      statsExporter: createPgEventsExporter(sql, tmpdir()),
       tls: createPgTlsStore(sql, { publish }),
       imports: createPgImportStore(sql),
       batches: createPgBatchStore(sql),
@@ -387,7 +411,7 @@ function assemble<P extends Ports>(config: Config, stores: StoreBundle<P>, log: 
     tls: createTls({ store: stores.tls, locks: stores.locks, config, settings, domains, log }),
     templates,
     batches,
-    stats: createStatsService({ store: stores.stats, settings }),
+    stats: createStatsService({ store: stores.stats, settings, exporter: stores.statsExporter }),
     imports,
     dashboard: createDashboard({ apiPrefix: settings.apiPrefix, log }),
     readiness: readinessOf(stores.handle),

@@ -4,15 +4,16 @@
  * `bun src/main.ts` and the compiled `shortlink` binary behave the same.
  */
 import { existsSync, statSync } from 'node:fs'
-import { basename, resolve } from 'node:path'
+import { basename, dirname, resolve } from 'node:path'
 import pkg from '../package.json'
 import { ADMIN_USER_ID, type Caller, type KeyRecord } from './auth'
 import { BackupCommandError, backupCommand, nodeParts, RestoreFailedError, RestoreRefusedError, restoreBackup } from './backup'
 import { type Config, ConfigError, loadConfig } from './config'
-import { createClusterDeps, createDeps, type Deps } from './deps'
+import { createClusterDeps, createDeps, type Deps, type SqliteDeps } from './deps'
 import { IMPORT_SOURCES, type ImportRecordValue, type ImportSourceName } from './imports'
 import { startServer } from './server'
 import { AppError, createLogger, readCapped } from './shared'
+import { DUCKDB_VERSION, eventsPathOf, openEventsCopySource } from './stats'
 import {
   COPIED_TABLES,
   type CopyProgress,
@@ -148,6 +149,9 @@ async function serve(flags: Record<string, string>) {
   // up the first requests a restart answers.
   setTimeout(() => deps.qr.warmUp().catch((e) => log.warn('qr warm-up failed', { error: String(e) })), 1000)
 
+  // The events engine (DuckDB, its own thread) opens now, after the listeners: statistics wait for it.
+  if ('events' in deps) (deps as SqliteDeps).events.warm()
+
   // Logged last: tests and scripts wait for this line, the key above is already out.
   log.info('started', { config: file ?? '(embedded default)', dataDir: config.server.dataDir, tls: config.tls.mode })
 
@@ -242,8 +246,12 @@ async function migrateStore(flags: Record<string, string>) {
   out.write(`copying ${source.path} into ${target}\n`)
   const started = performance.now()
   let code = 0
+  let events: Awaited<ReturnType<typeof openEventsCopySource>> = null
   try {
+    // The click events and their rollups of a single node live in its events engine (DuckDB) beside the SQLite file.
+    events = await openEventsCopySource(eventsPathOf(source.path), dirname(source.path))
     const result = await copySqliteToPostgres(source, sql, {
+      external: events ?? undefined,
       force: 'force' in flags,
       onProgress: progress,
       onMigration: (name) => out.write(`applying PostgreSQL migration ${name}\n`),
@@ -267,6 +275,7 @@ async function migrateStore(flags: Record<string, string>) {
       code = 1
     }
   } finally {
+    events?.close()
     source.close()
     await sql.close().catch(() => {})
   }
@@ -456,6 +465,13 @@ async function main(argv: string[]) {
       const { config, file } = readConfig(flags)
       process.stdout.write(
         `configuration OK (${file ?? 'embedded default'}): baseUrl ${config.server.baseUrl}, tls ${config.tls.mode}, dataDir ${config.server.dataDir}\n`,
+      )
+      // The statistics engine this configuration runs (docs/adr/0014).
+      const events = eventsPathOf(storePath(config.server.dataDir))
+      process.stdout.write(
+        config.store.url
+          ? 'statistics: click events and rollups in PostgreSQL\n'
+          : `statistics: events engine DuckDB ${DUCKDB_VERSION}, ${events}${existsSync(events) ? '' : ' (made at the first start)'}, memoryLimit ${config.stats.memoryLimit}, threads ${config.stats.threads}, queryTimeoutMs ${config.stats.queryTimeoutMs}\n`,
       )
       return
     }

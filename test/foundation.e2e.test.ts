@@ -165,6 +165,7 @@ describe('lifecycle', () => {
     const ok = await runCli(['check'], { cwd: dir })
     expect(ok.code).toBe(0)
     expect(ok.stdout).toContain('configuration OK')
+    expect(ok.stdout).toMatch(/statistics: (events engine DuckDB \d+\.\d+\.\d+|click events and rollups in PostgreSQL)/)
     const envBad = await runCli(['check'], { cwd: dir, env: { SHORTLINK_SERVER_HTTPPORT: 'abc' } })
     expect(envBad.code).not.toBe(0)
     expect(envBad.stderr).toContain('server.httpPort')

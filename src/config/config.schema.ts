@@ -130,6 +130,22 @@ export const GeoipConfig = T.Object(
   { additionalProperties: false, default: {} },
 )
 
+export const StatsConfig = T.Object(
+  {
+    memoryLimit: Str('256MB', "Memory the events engine (DuckDB, single node) may use for statistics queries, e.g. '256MB' or '1GB'.", {
+      pattern: '^[0-9]+(\\.[0-9]+)?\\s*(KB|MB|GB|KiB|MiB|GiB)$',
+    }),
+    threads: T.Integer({ minimum: 1, maximum: 64, default: 2, description: 'Threads the events engine runs a statistics query on (single node).' }),
+    queryTimeoutMs: T.Integer({
+      minimum: 100,
+      maximum: 600_000,
+      default: 10_000,
+      description: 'A statistics query or export still computing after this long ends with service_unavailable (single node).',
+    }),
+  },
+  { additionalProperties: false, default: {} },
+)
+
 export const StoreConfig = T.Object(
   {
     url: Str(
@@ -195,6 +211,7 @@ export const Config = T.Object(
     geoip: GeoipConfig,
     metrics: MetricsConfig,
     backup: BackupConfig,
+    stats: StatsConfig,
   },
   { additionalProperties: false },
 )

@@ -100,3 +100,17 @@ export const GroupRow = t.Object(
   },
 )
 export const StatisticsResult = t.Union([CountResult, t.Array(TimeRow), t.Array(GroupRow)])
+
+/** GET /statistics/events: the same filters and scope, no groupBy; the file format. */
+export const EventsExportQuery = t.Composite([
+  t.Omit(StatisticsQuery, ['groupBy', 'granularity', 'timezone']),
+  t.Object({
+    format: t.Optional(
+      t.Union([t.Literal('csv'), t.Literal('ndjson'), t.Literal('parquet')], {
+        default: 'csv',
+        description: 'csv (a header row), ndjson (one JSON object a line) or parquet.',
+      }),
+    ),
+  }),
+])
+export type EventsExportQuery = Static<typeof EventsExportQuery>

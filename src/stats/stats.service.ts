@@ -17,9 +17,10 @@
 import type { Caller } from '../auth'
 import type { Settings } from '../config'
 import { keyOfShortLinkPath, shortLinkOf } from '../links'
-import { forbidden, parameterError } from '../shared'
+import { AppError, forbidden, parameterError } from '../shared'
+import type { EventsExporter, ExportFormat } from './events.export'
 import { type LinkSet, planQuery, planReadsSteps, type ReadPlan } from './stats.plan'
-import type { StatisticsQuery, StatisticsResult } from './stats.schema'
+import type { EventsExportQuery, StatisticsQuery, StatisticsResult } from './stats.schema'
 import { mergeReads, perLinkSql, readSql } from './stats.sql'
 import { ask, runSteps, type Steps } from './stats.steps'
 import type { LinkInfo, StatsReader, StatsStore, StatsStorePort } from './stats.store'
@@ -56,7 +57,7 @@ function compareKeys(a: unknown, b: unknown): number {
  * (stats.steps.ts): on SQLite they run synchronously inside the snapshot's transaction, on
  * PostgreSQL each store call is awaited. `statistics` returns a promise only on PostgreSQL.
  */
-export function createStatsService<Store extends StatsStorePort>(deps: { store: Store; settings: Settings; now?: () => number }) {
+export function createStatsService<Store extends StatsStorePort>(deps: { store: Store; settings: Settings; now?: () => number; exporter?: EventsExporter }) {
   const { store, settings } = deps
   const now = deps.now ?? Date.now
 
@@ -161,6 +162,22 @@ export function createStatsService<Store extends StatsStorePort>(deps: { store: 
   return {
     /** Every read of one answer in one snapshot of the store (the writer commits in between). */
     statistics: (caller: Caller, q: StatisticsQuery) => store.snapshot((r) => runSteps(answer(r, caller, q))) as AnswerOf<Store>,
+    /** GET /statistics/events: the visits of the same scope, filters and range, as a stream of the format asked. */
+    async exportEvents(caller: Caller, q: EventsExportQuery): Promise<{ stream: ReadableStream<Uint8Array>; format: ExportFormat }> {
+      if (!deps.exporter) throw new AppError('service_unavailable', 'this store cannot export events')
+      const links = await runSteps(linksOf(store, caller, q))
+      const plan = planQuery({ ...q, groupBy: 'count' }, now())
+      const format = q.format ?? 'csv'
+      const stream = await deps.exporter.exportEvents({
+        links: Object.values(links).some((v) => v !== undefined) ? links : null,
+        filters: [...plan.filters],
+        start: plan.start ?? 0,
+        end: plan.end,
+        qr: q.qr,
+        format,
+      })
+      return { stream, format }
+    },
   }
 }
 
@@ -171,6 +188,7 @@ type AnswerOf<Store> = Store extends StatsStore ? StatisticsAnswer : Promise<Sta
 /** The service over either store: the route awaits whatever it answers. */
 export interface StatsService {
   statistics(caller: Caller, q: StatisticsQuery): StatisticsAnswer | Promise<StatisticsAnswer>
+  exportEvents(caller: Caller, q: EventsExportQuery): Promise<{ stream: ReadableStream<Uint8Array>; format: ExportFormat }>
 }
 
 export { MAX_BUCKETS } from './stats.plan'

@@ -24,3 +24,8 @@ declare module '*.mmdb' {
 declare module 'fontkit' {
   export function create(buffer: Uint8Array): unknown
 }
+
+declare module '*.so' {
+  const path: string
+  export default path
+}

@@ -20,9 +20,9 @@ export interface ApiHarness {
   fetch(path: string, key?: string): Promise<Response>
 }
 
-export function createHarness(toml: Record<string, unknown> = {}): ApiHarness {
+export function createHarness(toml: Record<string, unknown> = {}, opts: { busyLinkClicks?: number } = {}): ApiHarness {
   const config = buildConfig(toml, {})
-  const deps = createDeps(config, ':memory:', createLogger(true), { now: steppingClock() })
+  const deps = createDeps(config, ':memory:', createLogger(true), { now: steppingClock(), ...opts })
   const app = createApiApp(deps)
   for (const u of ['alice', 'bob', 'carol']) deps.auth.addUser(u)
   const keys = {
