@@ -145,6 +145,8 @@ export interface StoreBundle<P extends Ports = Ports> {
   /** Other nodes' writes (PostgreSQL); none on one node. */
   bus?: InvalidationBus
   recorder: ClickRecorder
+  /** The events engine beside the SQLite file (its backups go through it); PostgreSQL keeps events in its own tables. */
+  events?: EventsHandle
   apiLimiter(perMinute: number): RateLimiter
   /** Absent: counted in this process. */
   signInLimiter?: SignInLimiter
@@ -417,7 +419,13 @@ function assemble<P extends Ports>(config: Config, stores: StoreBundle<P>, log: 
     readiness: readinessOf(stores.handle),
     backups:
       stores.handle.kind === 'sqlite'
-        ? createBackupService({ dataDir: config.server.dataDir, parts: nodeParts, drain: () => stores.recorder.drain(), schedule: scheduleOf(config), log })
+        ? createBackupService({
+            dataDir: config.server.dataDir,
+            parts: () => nodeParts(stores.events),
+            drain: () => stores.recorder.drain(),
+            schedule: scheduleOf(config),
+            log,
+          })
         : null,
     ready: Promise.all([adminUser, domains.ready]).then(() => {}),
     // A clean stop ends this node's imports as failed (they can be run again) before the store closes.

@@ -3,19 +3,19 @@
  * its own data under the staging folder and checking it again after a restore.
  *
  * - records: the SQLite store (links, users, keys, domains, ACME accounts and certificates,
- *   templates, sessions, secrets, and today the click events and their rollups) by VACUUM
- *   INTO, one read transaction, in a worker thread.
+ *   templates, sessions, secrets, the links' click counters) by VACUUM INTO, one read
+ *   transaction, in a worker thread; and with it the events store (DuckDB: the click events and
+ *   their rollups). A running server copies the events file between two of its click batches
+ *   and takes the SQLite copy while its writer waits, so both hold the same batches; with no
+ *   server (the data dir locked) the files are copied as they lie.
  * - files: the uploaded files' bytes, content-addressed under files/; hard links taken before
  *   the records' snapshot keep every blob it can name even if the file is deleted meanwhile.
  * - tls: the local CA, the self-signed certificate and their keys (tls/).
- *
- * The events store (DuckDB, once the click events move out of SQLite) adds its part to
- * `nodeParts` below: a snapshot taken by the server's own connection (DuckDB allows one
- * process), its file name in `covers`, and its check in `verify`.
  */
 import { Database } from 'bun:sqlite'
 import { copyFileSync, existsSync, linkSync, mkdirSync, readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
+import { inspectEventsStore } from '../stats'
 
 export interface SnapshotContext {
   dataDir: string
@@ -47,9 +47,22 @@ export interface BackupPart {
   verify(dir: string, facts: Record<string, unknown>): string[] | Promise<string[]>
 }
 
-/** Entries of a data dir that are never backed up: the lock, the control socket, SQLite's side files, our staging and state. */
-export const NOT_BACKED_UP = new Set(['shortlink.pid', 'shortlink.sock', 'shortlink.db-wal', 'shortlink.db-shm', 'backup-state.json'])
-export const isScratch = (name: string) => name.startsWith('.backup-') || name.startsWith('.restore-')
+/**
+ * Entries of a data dir that are never backed up: the lock, the control socket, SQLite's side
+ * files, our staging and state, import uploads being read (an import cut short is run again),
+ * and the DuckDB library a compiled binary writes out at start.
+ */
+export const NOT_BACKED_UP = new Set(['shortlink.pid', 'shortlink.sock', 'shortlink.db-wal', 'shortlink.db-shm', 'backup-state.json', 'imports'])
+export const isScratch = (name: string) => name.startsWith('.backup-') || name.startsWith('.restore-') || /^libduckdb-[0-9.]+\.so$/.test(name)
+
+/** The running server's events store: copies itself between two click batches, running `whilePaused` while its writer waits. */
+export interface EventsSnapshotter {
+  backup(dest: string, whilePaused?: () => Promise<void> | void): Promise<unknown>
+}
+
+const EVENTS = 'events.duckdb'
+/** DuckDB's log of an events store a server was killed on: replayed at the next open, so part of the store as it lies. */
+const EVENTS_WAL = 'events.duckdb.wal'
 
 const SHA256 = /^[0-9a-f]{64}$/
 
@@ -63,31 +76,68 @@ function withRestoredStore<T>(dir: string, fn: (db: Database) => T): T {
   }
 }
 
-export function recordsPart(): BackupPart {
+/** `events`: the running server's events store; absent, no server runs and the files are copied. */
+export function recordsPart(events?: EventsSnapshotter): BackupPart {
   return {
     name: 'records',
-    covers: ['shortlink.db'],
+    covers: ['shortlink.db', EVENTS, EVENTS_WAL],
     async snapshot(ctx) {
       const target = join(ctx.staging, 'shortlink.db')
-      const { tables, blobs } = await ctx.vacuumInto(join(ctx.dataDir, 'shortlink.db'), target)
+      const eventsTarget = join(ctx.staging, EVENTS)
+      const members = [{ path: 'shortlink.db', source: target }]
+      let records: Awaited<ReturnType<SnapshotContext['vacuumInto']>>
+      const vacuum = async () => {
+        records = await ctx.vacuumInto(join(ctx.dataDir, 'shortlink.db'), target)
+      }
+      if (events) await events.backup(eventsTarget, vacuum)
+      else {
+        await vacuum()
+        for (const name of [EVENTS, EVENTS_WAL])
+          if (existsSync(join(ctx.dataDir, name))) {
+            copyFileSync(join(ctx.dataDir, name), join(ctx.staging, name))
+            if (name === EVENTS_WAL) members.push({ path: name, source: join(ctx.staging, name) })
+          }
+      }
+      const { tables, blobs } = records!
       ctx.shared.blobs = blobs
-      return { members: [{ path: 'shortlink.db', source: target }], facts: { tables } }
+      let eventFacts: Awaited<ReturnType<typeof inspectEventsStore>> | null = null
+      if (existsSync(eventsTarget)) {
+        members.push({ path: EVENTS, source: eventsTarget })
+        // A copy with a log beside it is read as it will be restored: opening it replays the log.
+        eventFacts = existsSync(join(ctx.staging, EVENTS_WAL)) ? null : await inspectEventsStore(eventsTarget, ctx.dataDir)
+      }
+      return { members, facts: { tables, events: eventFacts } }
     },
-    claims: (path) => path === 'shortlink.db',
-    verify(dir, facts) {
+    claims: (path) => path === 'shortlink.db' || path === EVENTS || path === EVENTS_WAL,
+    async verify(dir, facts) {
       if (!existsSync(join(dir, 'shortlink.db'))) return ['shortlink.db is missing']
-      return withRestoredStore(dir, (db) => {
-        const problems: string[] = []
-        const check = db.query<{ quick_check: string }, []>('PRAGMA quick_check').all()
-        if (check.length !== 1 || check[0]!.quick_check !== 'ok')
-          problems.push(`shortlink.db fails SQLite's check: ${check.map((r) => r.quick_check).join('; ')}`)
-        const expected = (facts.tables ?? {}) as Record<string, number>
-        for (const [table, count] of Object.entries(expected)) {
-          const found = (db.query(`SELECT count(*) AS n FROM "${table.replace(/"/g, '""')}"`).get() as { n: number }).n
-          if (found !== count) problems.push(`table ${table}: ${found} rows restored, the backup recorded ${count}`)
+      const problems: string[] = []
+      const expected = facts.events as Awaited<ReturnType<typeof inspectEventsStore>> | null | undefined
+      if (existsSync(join(dir, EVENTS)) && !existsSync(join(dir, EVENTS_WAL))) {
+        try {
+          const found = await inspectEventsStore(join(dir, EVENTS), dir)
+          if (expected && (found.events !== expected.events || found.clicks !== expected.clicks || found.batch !== expected.batch))
+            problems.push(
+              `${EVENTS}: ${found.events} events, ${found.clicks} clicks, batch ${found.batch} restored; the backup recorded ${expected.events}, ${expected.clicks}, batch ${expected.batch}`,
+            )
+        } catch (e) {
+          problems.push(`${EVENTS} does not open as an events store: ${(e as Error).message}`)
         }
-        return problems
-      })
+      } else if (expected) problems.push(`${EVENTS} is missing`)
+      return problems.concat(
+        withRestoredStore(dir, (db) => {
+          const problems: string[] = []
+          const check = db.query<{ quick_check: string }, []>('PRAGMA quick_check').all()
+          if (check.length !== 1 || check[0]!.quick_check !== 'ok')
+            problems.push(`shortlink.db fails SQLite's check: ${check.map((r) => r.quick_check).join('; ')}`)
+          const tables = (facts.tables ?? {}) as Record<string, number>
+          for (const [table, count] of Object.entries(tables)) {
+            const found = (db.query(`SELECT count(*) AS n FROM "${table.replace(/"/g, '""')}"`).get() as { n: number }).n
+            if (found !== count) problems.push(`table ${table}: ${found} rows restored, the backup recorded ${count}`)
+          }
+          return problems
+        }),
+      )
     },
   }
 }
@@ -163,6 +213,6 @@ export function tlsPart(): BackupPart {
  * The parts of a node on the embedded store, in the order they run. Pins run first, then the
  * snapshots: records before files (files copies what the records' snapshot names).
  */
-export function nodeParts(): BackupPart[] {
-  return [recordsPart(), filesPart(), tlsPart()]
+export function nodeParts(events?: EventsSnapshotter): BackupPart[] {
+  return [recordsPart(events), filesPart(), tlsPart()]
 }

@@ -129,46 +129,52 @@ export async function untar(chunks: AsyncIterable<Uint8Array>, claims: (path: st
     next.set(c, buf.length)
     buf = next
   }
-  for await (const chunk of chunks) {
-    if (ended) continue
-    append(chunk)
-    for (;;) {
-      if (current) {
-        if (current.left > 0) {
-          if (buf.length === 0) break
-          const take = buf.subarray(0, Math.min(current.left, buf.length))
-          await current.fh.write(take)
-          current.hash.update(take)
-          current.left -= take.length
-          buf = buf.subarray(take.length)
+  try {
+    for await (const chunk of chunks) {
+      if (ended) continue
+      append(chunk)
+      for (;;) {
+        if (current) {
+          if (current.left > 0) {
+            if (buf.length === 0) break
+            const take = buf.subarray(0, Math.min(current.left, buf.length))
+            await current.fh.write(take)
+            current.hash.update(take)
+            current.left -= take.length
+            buf = buf.subarray(take.length)
+            continue
+          }
+          if (buf.length < current.pad) break
+          buf = buf.subarray(current.pad)
+          await current.fh.close()
+          const member = { path: current.path, size: current.size, sha256: current.hash.digest('hex') }
+          out.push(member)
+          await sink.closed(member)
+          current = null
           continue
         }
-        if (buf.length < current.pad) break
-        buf = buf.subarray(current.pad)
-        await current.fh.close()
-        const member = { path: current.path, size: current.size, sha256: current.hash.digest('hex') }
-        out.push(member)
-        await sink.closed(member)
-        current = null
-        continue
+        if (buf.length < BLOCK) break
+        const h = buf.subarray(0, BLOCK)
+        if (h.every((b) => b === 0)) {
+          ended = true
+          break
+        }
+        if (!checksumOk(h)) throw new Error('corrupt archive: a header checksum does not match')
+        const type = h[156]
+        const name = new TextDecoder().decode(h.subarray(0, 100)).replace(/\0.*$/s, '')
+        const prefix = new TextDecoder().decode(h.subarray(345, 500)).replace(/\0.*$/s, '')
+        if (type !== 0x30 && type !== 0) throw new Error(`refused archive member ${JSON.stringify(name)}: not a regular file`)
+        if (prefix || !isPlainPath(name) || !claims(name))
+          throw new Error(`refused archive member ${JSON.stringify(prefix ? `${prefix}/${name}` : name)}: not a backup path`)
+        const size = parseSize(h)
+        buf = buf.subarray(BLOCK)
+        current = { path: name, size, left: size, pad: (BLOCK - (size % BLOCK)) % BLOCK, fh: await sink.open(name, size), hash: createHash('sha256') }
       }
-      if (buf.length < BLOCK) break
-      const h = buf.subarray(0, BLOCK)
-      if (h.every((b) => b === 0)) {
-        ended = true
-        break
-      }
-      if (!checksumOk(h)) throw new Error('corrupt archive: a header checksum does not match')
-      const type = h[156]
-      const name = new TextDecoder().decode(h.subarray(0, 100)).replace(/\0.*$/s, '')
-      const prefix = new TextDecoder().decode(h.subarray(345, 500)).replace(/\0.*$/s, '')
-      if (type !== 0x30 && type !== 0) throw new Error(`refused archive member ${JSON.stringify(name)}: not a regular file`)
-      if (prefix || !isPlainPath(name) || !claims(name))
-        throw new Error(`refused archive member ${JSON.stringify(prefix ? `${prefix}/${name}` : name)}: not a backup path`)
-      const size = parseSize(h)
-      buf = buf.subarray(BLOCK)
-      current = { path: name, size, left: size, pad: (BLOCK - (size % BLOCK)) % BLOCK, fh: await sink.open(name, size), hash: createHash('sha256') }
     }
+  } catch (e) {
+    // A damaged stream or a refused header mid-member: the open member's file is closed, not left to the GC.
+    await current?.fh.close().catch(() => {})
+    throw e
   }
   if (current) {
     await current.fh.close()

@@ -54,6 +54,9 @@ afterAll(async () => {
   rmSync(root, { recursive: true, force: true })
 })
 
+/** The parts as the running node takes them: its events store copies itself between click batches. */
+const liveParts = () => nodeParts(deps.events)
+/** The parts as `shortlink restore` (no server) checks them. */
 const parts = nodeParts()
 
 describe('backup and restore', () => {
@@ -65,7 +68,7 @@ describe('backup and restore', () => {
     const doomed = files.find((f) => f.name === 'deleted-during-backup.png')!
     // The race a live server has: a file deleted (row and bytes) after the records' snapshot named it, before its
     // bytes were copied. The pins taken before the snapshot keep them; the backup is whole.
-    const withDeletion = parts.map((p) =>
+    const withDeletion = liveParts().map((p) =>
       p.name === 'records'
         ? {
             ...p,
@@ -165,12 +168,12 @@ describe('backup and restore', () => {
   })
 
   test('a data-dir entry no part covers is named in a warning, never silently left out', async () => {
-    writeFileSync(join(dataDir, 'events.duckdb'), 'a store nobody backs up yet')
+    writeFileSync(join(dataDir, 'notes.txt'), 'something an operator left here')
     try {
-      const result = await createBackup({ dataDir, out: join(root, 'warned.tar.zst'), parts })
-      expect(result.warnings).toEqual(['events.duckdb in the data dir is not covered by any backup part'])
+      const result = await createBackup({ dataDir, out: join(root, 'warned.tar.zst'), parts: liveParts() })
+      expect(result.warnings).toEqual(['notes.txt in the data dir is not covered by any backup part'])
     } finally {
-      rmSync(join(dataDir, 'events.duckdb'))
+      rmSync(join(dataDir, 'notes.txt'))
     }
   })
 

@@ -617,6 +617,31 @@ export class QueryTimeoutError extends Error {
 }
 
 /**
+ * What an events store file holds (its events, their clicks, its last batch number), opened
+ * read-only by a process that does not serve it: a backup's staged copy, a restored data dir.
+ * Throws when the file is not an events store.
+ */
+export async function inspectEventsStore(path: string, dataDir: string): Promise<{ events: number; clicks: number; batch: number }> {
+  const api = await loadDuckDb(dataDir)
+  const instance = await api.DuckDBInstance.create(path, { access_mode: 'READ_ONLY', threads: '1', memory_limit: '128MB' })
+  try {
+    const c = await instance.connect()
+    try {
+      const [counts] = (
+        await c.runAndReadAll(
+          "SELECT count(*)::DOUBLE AS events, coalesce(sum(n), 0)::DOUBLE AS clicks, (SELECT value::DOUBLE FROM events_meta WHERE key = 'batch') AS batch FROM events",
+        )
+      ).getRowObjectsJS() as { events: number; clicks: number; batch: number | null }[]
+      return { events: counts!.events, clicks: counts!.clicks, batch: counts!.batch ?? 0 }
+    } finally {
+      c.closeSync()
+    }
+  } finally {
+    instance.closeSync()
+  }
+}
+
+/**
  * The restore side of `backup`: puts a copy of the events store at `path` (the data dir's
  * events.duckdb, which must not exist yet) and checks it opens; returns its events and clicks.
  * For `shortlink restore`, with no server running.
@@ -624,22 +649,11 @@ export class QueryTimeoutError extends Error {
 export async function restoreEventsStore(copy: string, path: string, dataDir: string): Promise<{ events: number; clicks: number; batch: number }> {
   if (existsSync(path)) throw new Error(`${path} exists; restore into an empty data dir`)
   copyFileSync(copy, path, constants.COPYFILE_EXCL)
-  const api = await loadDuckDb(dataDir)
-  const instance = await api.DuckDBInstance.create(path, { threads: '1', memory_limit: '128MB' })
   try {
-    const c = await instance.connect()
-    const [counts] = (
-      await c.runAndReadAll(
-        "SELECT count(*)::DOUBLE AS events, coalesce(sum(n), 0)::DOUBLE AS clicks, (SELECT value::DOUBLE FROM events_meta WHERE key = 'batch') AS batch FROM events",
-      )
-    ).getRowObjectsJS() as { events: number; clicks: number; batch: number }[]
-    c.closeSync()
-    return counts!
+    return await inspectEventsStore(path, dataDir)
   } catch (e) {
     unlinkSync(path)
     throw new Error(`${copy} is not a copy of an events store: ${(e as Error).message}`)
-  } finally {
-    instance.closeSync()
   }
 }
 

@@ -11,7 +11,7 @@ export {
 } from './click-recorder'
 export { createPgEventWriter, type PgEventWriterOptions } from './click-writer.pg'
 export { DUCKDB_VERSION } from './events.duckdb'
-export { openEventsCopySource, restoreEventsStore } from './events.engine'
+export { inspectEventsStore, openEventsCopySource, restoreEventsStore } from './events.engine'
 export { createEventsExporter, createPgEventsExporter } from './events.export'
 export { statsRoutes } from './stats.routes'
 export { createStatsService, type StatsService } from './stats.service'
