@@ -11,7 +11,7 @@ import type { TagStorePort } from '../tags'
 import { checkData, destinationOf, matchKeyOf, searchTextOf } from './links.content'
 import { type LinkRecord, linkRecordOf, mergeStoredOptions, shortLinkOf as shortLinkAt, storedDataOf, storedOptionsOf } from './links.record'
 import type { CountLinksQuery, LinkType, ListLinksQuery } from './links.schema'
-import type { LinkFilter, LinkRow, LinkStore, LinkStorePort, LinkWrite, WriteRefusal } from './links.store'
+import type { LinkEventsOf, LinkFilter, LinkRow, LinkStore, LinkStorePort, LinkWrite, WriteRefusal } from './links.store'
 import { createLinkRules, type LinkBody, type LinkRulesDeps, type PreparedUpdate, parseShortLink } from './links.validate'
 
 export type { LinkRecord } from './links.record'
@@ -47,6 +47,9 @@ export function createLinkService<S extends LinkStorePort = LinkStore>(deps: Lin
   }
 
   const shortLinkOf = (domain: string, key: string) => shortLinkAt(settings, domain, key)
+  /** link.created / updated / deleted, appended by the store in the write's own transaction; `data` is the record. */
+  const eventsOf: LinkEventsOf = (changes) =>
+    changes.map((c) => ({ type: c.type, userId: c.row.user_id, linkId: c.row.id, tagIds: c.tags, data: linkRecordOf(c.row, c.tags, settings) }))
 
   const recordsOf = async (rows: LinkRow[]): Promise<LinkRecord[]> => {
     const tags = await store.tagsOf(rows.map((r) => r.seq))
@@ -93,7 +96,7 @@ export function createLinkService<S extends LinkStorePort = LinkStore>(deps: Lin
         updated_at: now,
       }
       // The key is checked again by the store, in the insert's transaction.
-      const saved = await store.createLink(row, o.tags ?? [], `${key} ${destination} ${searchTextOf(data)}`)
+      const saved = await store.createLink(row, o.tags ?? [], `${key} ${destination} ${searchTextOf(data)}`, eventsOf)
       if (saved) {
         emit(saved)
         return recordOf(saved)
@@ -145,7 +148,7 @@ export function createLinkService<S extends LinkStorePort = LinkStore>(deps: Lin
         current.push(row)
         writes.push(await writeOf(row, p, now))
       }
-      const refused = await store.saveLinks(writes)
+      const refused = await store.saveLinks(writes, eventsOf)
       if (refused && (refused.refused !== 'changed' || attempt >= SAVE_TRIES)) throw refusalError(refused)
       if (refused) continue
       for (const [i, row] of current.entries()) {
@@ -234,7 +237,7 @@ export function createLinkService<S extends LinkStorePort = LinkStore>(deps: Lin
     count: async (caller: Caller, q: CountLinksQuery) => ({ count: await store.count(filterFor(caller, q)) }),
     async remove(caller: Caller, id: string): Promise<{ id: string }> {
       const row = await getRowOrThrow(caller, id)
-      await store.softDeleteLinks([row.seq], clock())
+      await store.softDeleteLinks([row.seq], clock(), eventsOf)
       emit(row)
       return { id }
     },
@@ -257,6 +260,7 @@ export function createLinkService<S extends LinkStorePort = LinkStore>(deps: Lin
       const deleted = await store.softDeleteLinks(
         rows.map((r) => r.seq),
         clock(),
+        eventsOf,
       )
       for (const r of rows) emit(r)
       return { deletedCount: deleted }
