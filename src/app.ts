@@ -6,7 +6,7 @@
 
 import type { TSchema } from '@sinclair/typebox'
 import { Elysia, ValidationError } from 'elysia'
-import { assertMethodAllowed, authRoutes, type RequestContext, rateLimitHeaders, requestContextOf, setRequestContext } from './auth'
+import { assertMethodAllowed, authRoutes, type Caller, type RequestContext, rateLimitHeaders, requestContextOf, setRequestContext } from './auth'
 import type { Deps } from './deps'
 import { type AnyElysia, docsRoutes, PUBLIC_DOC_PATHS } from './docs'
 import { domainRoutes } from './domains'
@@ -16,6 +16,7 @@ import { qrRoutes, templateRoutes } from './qr'
 import { AppError, describeRule, errorResponse, newId, orStoreUnavailable, readCapped } from './shared'
 import { statsRoutes } from './stats'
 import { tagRoutes } from './tags'
+import { webhookRoutes } from './webhooks'
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
 
@@ -41,6 +42,7 @@ export function createApiApp(deps: Deps): ApiApp {
     .use(qrRoutes(deps))
     .use(statsRoutes(deps))
     .use(authRoutes(deps))
+    .use(webhookRoutes({ webhooks: deps.webhooks.service, stream: deps.webhooks.stream }))
 
   const elysia = routes.use(docsRoutes(deps.settings, routes))
   elysia.compile()
@@ -49,6 +51,12 @@ export function createApiApp(deps: Deps): ApiApp {
   // Signing in needs no credentials; signing out is allowed to readonly sessions.
   const sessionPath = `${prefix}/session`
   const multipartPaths = new Set([`${prefix}/files`])
+  /** The caller a request's credential authenticates now: a long-lived stream (GET /events) checks it again. */
+  const recheckOf = (headers: Headers) => async (): Promise<Caller> => {
+    const authorization = headers.get('authorization')
+    const token = authorization === null ? deps.sessions.tokenOf(headers.get('cookie')) : null
+    return token !== null ? (await deps.sessions.authenticate(token)).caller : await deps.auth.authenticate(authorization)
+  }
 
   async function handle(request: Request, clientIp: string): Promise<Response> {
     const requestId = newId('req')
@@ -82,6 +90,7 @@ export function createApiApp(deps: Deps): ApiApp {
             ctx.caller = caller
             bucket = `key:${caller.keyId}`
           }
+          ctx.recheck = recheckOf(request.headers)
         } catch (e) {
           authError = e as AppError
         }

@@ -66,6 +66,7 @@ import {
 } from './store'
 import { createPgTagStore, createTagService, createTagStore, type TagService } from './tags'
 import { createPgTlsStore, createTls, type Tls } from './tls'
+import { createPgWebhookStore, createWebhookStore, createWebhooks, type Webhooks } from './webhooks'
 
 /** Which store serves this node; a cluster node also has the invalidation bus its caches listen to. */
 export type StoreHandle = { kind: 'sqlite'; db: Db } | { kind: 'postgres'; sql: SQL; bus: InvalidationBus }
@@ -104,6 +105,7 @@ export interface Deps {
   tls: Tls
   stats: StatsService
   dashboard: Dashboard
+  webhooks: Webhooks
   /** Closes the store (after the server stopped and the recorder flushed). */
   close(): Promise<void>
   /** A first admin key when the store has no active key and the config none (printed once); on a cluster, made by one node only. */
@@ -190,9 +192,23 @@ export function createDeps(config: Config, dbPath: string, log: Logger = createL
     templates: createTemplateService({ store: createTemplateStore(db, now), baseUrl: settings.baseUrl, assertScannable: qr.assertScannable }),
     stats: createStatsService({ store: createStatsStore(db), settings }),
     dashboard: createDashboard({ apiPrefix: settings.apiPrefix, log }),
+    webhooks: createWebhooks({
+      ...webhookOptions(config, log, now),
+      store: createWebhookStore(db),
+      soleNode: true,
+      shortLinkOf: (l) => deps.links.shortLinkOf(l.domain, l.key),
+    }),
   }
   return deps
 }
+
+/** What a node's webhooks take from the config (the store and the node's links are added by each mode). */
+const webhookOptions = (config: Config, log: Logger, now: () => number) => ({
+  allowPrivateNetworks: config.webhooks.allowPrivateNetworks,
+  baseUrl: deriveSettings(config).baseUrl,
+  log,
+  now,
+})
 
 /** Channels of the invalidation bus: what each node caches. Auth has its epoch poll (auth.service.ts). */
 const CHANNELS = ['links', 'domains', 'certificates'] as const
@@ -305,6 +321,12 @@ export async function createClusterDeps(config: Config, log: Logger = createLogg
     templates: createTemplateService({ store: createPgTemplateStore(sql, now), baseUrl: settings.baseUrl, assertScannable: qr.assertScannable }),
     stats: createStatsService({ store: createPgStatsStore(sql), settings }),
     dashboard: createDashboard({ apiPrefix: settings.apiPrefix, log }),
+    webhooks: createWebhooks({
+      ...webhookOptions(config, log, now),
+      store: createPgWebhookStore(sql),
+      soleNode: false,
+      shortLinkOf: (l) => links.shortLinkOf(l.domain, l.key),
+    }),
     // Nodes starting together on an empty store: the advisory lock lets one make the key, the others then see it.
     firstAdminKey: () => withAdvisoryLock(sql, BOOTSTRAP_LOCK_KEY, async () => auth.bootstrapAdminKey()),
     async close() {

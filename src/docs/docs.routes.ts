@@ -85,6 +85,7 @@ export function docsRoutes(settings: Pick<Settings, 'apiPrefix' | 'baseUrl'>, ap
         { name: 'Statistics' },
         { name: 'Keys and users' },
         { name: 'Dashboard session' },
+        { name: 'Webhooks and events' },
       ],
       paths,
       components: {

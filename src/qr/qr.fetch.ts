@@ -40,11 +40,15 @@ export { isPrivateAddress }
 
 const gateway = (message: string) => new AppError('bad_gateway', message)
 
+/** What a check of a URL's host needs (webhook deliveries use it too). */
+export type AddressRules = Pick<FetchLimits, 'allowPrivateNetworks' | 'field' | 'isRefusedAddress' | 'resolveHost'>
+
 /**
  * Checks the URL's host and returns the address to connect to: null when no pinning is
- * needed (an IP literal, or private networks allowed).
+ * needed (an IP literal, or private networks allowed). A refused address is parameter_error,
+ * a name that does not resolve bad_gateway.
  */
-async function checkedAddress(url: URL, limits: FetchLimits): Promise<string | null> {
+export async function checkedAddress(url: URL, limits: AddressRules): Promise<string | null> {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw parameterError(`'${limits.field}' must be an http(s) URL`)
   if (url.username || url.password) throw parameterError(`'${limits.field}' must not carry credentials`)
   if (limits.allowPrivateNetworks) return null
@@ -66,7 +70,7 @@ async function checkedAddress(url: URL, limits: FetchLimits): Promise<string | n
 }
 
 /** The request for `url` sent to `address`: same path, Host header and TLS server name as the URL. */
-function pinnedRequest(url: URL, address: string | null): { href: string; headers: Record<string, string>; tls?: { serverName: string } } {
+export function pinnedRequest(url: URL, address: string | null): { href: string; headers: Record<string, string>; tls?: { serverName: string } } {
   if (!address) return { href: url.href, headers: {} }
   const target = new URL(url.href)
   target.hostname = isIP(address) === 6 ? `[${address}]` : address
