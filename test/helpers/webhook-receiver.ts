@@ -33,7 +33,7 @@ export interface Receiver {
   arrivals: Arrival[]
   /** Requests whose signature did not verify. */
   unverified: { path: string; reason: string }[]
-  answer: (a: { id: string; attempt: number; path: string; envelope: Arrival['envelope'] }) => Answer
+  answer: (a: { id: string; attempt: number; path: string; envelope: Arrival['envelope'] }) => Answer | Promise<Answer>
   /** Distinct event ids answered 2xx. */
   delivered(): Set<string>
   /** Event ids that arrived more than once after a 2xx answer. */
@@ -81,7 +81,7 @@ export function startReceiver(): Receiver {
       seen.set(id, attempt)
       const arrival: Arrival = { id, type: envelope.type, envelope, headers, path, at: Date.now(), attempt, answered: 0 }
       r.arrivals.push(arrival)
-      const a = r.answer({ id, attempt, path, envelope })
+      const a = await r.answer({ id, attempt, path, envelope })
       if (a === 'hang') {
         arrival.answered = -1
         await new Promise<void>((resolve) => hanging.add(resolve))
