@@ -192,23 +192,18 @@ export function createDeps(config: Config, dbPath: string, log: Logger = createL
     templates: createTemplateService({ store: createTemplateStore(db, now), baseUrl: settings.baseUrl, assertScannable: qr.assertScannable }),
     stats: createStatsService({ store: createStatsStore(db), settings }),
     dashboard: createDashboard({ apiPrefix: settings.apiPrefix, log }),
+    // Deliveries run on a thread of their own over the same file; an in-memory store can only be used here.
     webhooks: createWebhooks({
-      ...webhookOptions(config, log, now),
+      config,
+      log,
+      now,
       store: createWebhookStore(db),
       soleNode: true,
-      shortLinkOf: (l) => deps.links.shortLinkOf(l.domain, l.key),
+      deliveryStore: dbPath === ':memory:' ? null : { sqlite: dbPath },
     }),
   }
   return deps
 }
-
-/** What a node's webhooks take from the config (the store and the node's links are added by each mode). */
-const webhookOptions = (config: Config, log: Logger, now: () => number) => ({
-  allowPrivateNetworks: config.webhooks.allowPrivateNetworks,
-  baseUrl: deriveSettings(config).baseUrl,
-  log,
-  now,
-})
 
 /** Channels of the invalidation bus: what each node caches. Auth has its epoch poll (auth.service.ts). */
 const CHANNELS = ['links', 'domains', 'certificates'] as const
@@ -321,12 +316,7 @@ export async function createClusterDeps(config: Config, log: Logger = createLogg
     templates: createTemplateService({ store: createPgTemplateStore(sql, now), baseUrl: settings.baseUrl, assertScannable: qr.assertScannable }),
     stats: createStatsService({ store: createPgStatsStore(sql), settings }),
     dashboard: createDashboard({ apiPrefix: settings.apiPrefix, log }),
-    webhooks: createWebhooks({
-      ...webhookOptions(config, log, now),
-      store: createPgWebhookStore(sql),
-      soleNode: false,
-      shortLinkOf: (l) => links.shortLinkOf(l.domain, l.key),
-    }),
+    webhooks: createWebhooks({ config, log, now, store: createPgWebhookStore(sql), soleNode: false, deliveryStore: { postgres: config.store.url } }),
     // Nodes starting together on an empty store: the advisory lock lets one make the key, the others then see it.
     firstAdminKey: () => withAdvisoryLock(sql, BOOTSTRAP_LOCK_KEY, async () => auth.bootstrapAdminKey()),
     async close() {

@@ -1,5 +1,4 @@
 /** QR codes: design rules, rendering (SVG/PNG) with a scan check, decoding (POST /qr/scan), user images (fetched or uploaded) within limits, QR templates. Other modules import this file only. */
-export { type AddressRules, checkedAddress, pinnedRequest } from './qr.fetch'
 export { createDesignFiles } from './qr.files'
 export { qrRoutes } from './qr.routes'
 export { createQrService, type QrService } from './qr.service'

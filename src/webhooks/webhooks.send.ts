@@ -8,8 +8,7 @@
  * a minute (the connection still goes to it, never to a new answer).
  */
 
-import { type AddressRules, checkedAddress, pinnedRequest } from '../qr'
-import { AppError, LruCache } from '../shared'
+import { type AddressRules, AppError, checkedAddress, LruCache, pinnedRequest } from '../shared'
 import { signedHeaders } from './webhooks.sign'
 import { DELIVERY_TIMEOUT_MS } from './webhooks.values'
 

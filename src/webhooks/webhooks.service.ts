@@ -4,8 +4,7 @@
  * their own; admins everyone's. Throws AppError; never sees HTTP.
  */
 import { type Caller, canAccessOwnedBy } from '../auth'
-import { type AddressRules, checkedAddress } from '../qr'
-import { AppError, forbidden, newId, notFound, pageWindow, parameterError, toIso } from '../shared'
+import { type AddressRules, AppError, checkedAddress, forbidden, newId, notFound, pageWindow, parameterError, toIso } from '../shared'
 import type { DeliveryRecord, WebhookRecord } from './webhooks.schema'
 import { newSecret } from './webhooks.sign'
 import type { DeliveryRow, WebhookRow, WebhookStore, WebhookStorePort } from './webhooks.store'

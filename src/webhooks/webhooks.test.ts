@@ -132,7 +132,7 @@ describe('deliveries', () => {
       async () => receiver.arrivals.length,
       (n) => n >= 4,
     )
-    await h.deps.webhooks.dispatcher.idle()
+    await h.deps.webhooks.delivery.idle()
     expect(receiver.unverified).toEqual([])
     const at = (path: string) => receiver.arrivals.filter((a) => a.path === path).map((a) => `${a.type} ${a.envelope.data.key}`)
     expect(at('/alice')).toEqual(['link.created alices-first', 'link.deleted alices-first'])
