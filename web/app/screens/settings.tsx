@@ -1,4 +1,4 @@
-/** Who you are, and (admins) users and every API key; everyone else their own keys. */
+/** Who you are, and (admins) users and every API key and webhook; everyone else their own keys and webhooks. */
 import { useState } from 'preact/hooks'
 import { api } from '../api'
 import type { ScreenProps } from '../routes'
@@ -7,6 +7,7 @@ import { Page, useResource } from '../ui'
 import { KeysSection } from './settings/keys'
 import { ROLE_WORDS, shortUserId, type UserRecord, when } from './settings/records'
 import { USERS_PAGE_SIZE, UsersSection } from './settings/users'
+import { WebhooksSection } from './settings/webhooks'
 
 export function SettingsScreen(_: ScreenProps) {
   const session = useSession()
@@ -23,6 +24,7 @@ function AdminSettings({ session }: { session: Session }) {
       <WhoAmI session={session} />
       <UsersSection me={session.userId} users={users} page={page} onPage={setPage} onChanged={() => setChanged((n) => n + 1)} />
       <KeysSection all me={session.userId} canCreate users={users.data?.data} changed={changed} />
+      <WebhooksSection all canCreate />
     </div>
   )
 }
@@ -32,6 +34,7 @@ function MemberSettings({ session }: { session: Session }) {
     <div class="settings-stack">
       <WhoAmI session={session} />
       <KeysSection all={false} me={session.userId} canCreate={canWrite(session)} />
+      <WebhooksSection all={false} canCreate={canWrite(session)} />
     </div>
   )
 }
