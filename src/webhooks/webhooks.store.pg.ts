@@ -32,6 +32,8 @@ import { DISABLE_AFTER_MS } from './webhooks.values'
 
 const CURSOR = 'webhooks'
 const PURGE_BATCH = 5000
+/** The advisory lock of the purge (any fixed number no other code uses). */
+const PURGE_LOCK_KEY = 7_240_514_021n
 /** Transactions older than every one still running: their rows can no longer appear. */
 const SETTLED = 'xid < pg_snapshot_xmin(pg_current_snapshot())'
 
@@ -273,6 +275,9 @@ export function createPgWebhookStore(sql: SQL): WebhookStorePort {
       let removed = 0
       for (let round = 0; round < 20; round++) {
         const n = await sql.begin(async (tx) => {
+          // One node purges at a time (the others would only wait on the same rows).
+          const [{ mine }] = await tx`SELECT pg_try_advisory_xact_lock(${PURGE_LOCK_KEY}) AS mine`
+          if (!mine) return 0
           const [cur] = await tx`SELECT position FROM event_cursors WHERE name = ${CURSOR}`
           const [fx, fs] = parsePosition((cur?.position as string | undefined) ?? '0:0')
           const d = await tx.unsafe(
