@@ -238,3 +238,37 @@ describe('one attempt', () => {
     await s.dispatcher.stop()
   })
 })
+
+describe('an outage', () => {
+  test('an endpoint down for minutes while events arrive: when it answers again, the whole backlog goes out at once, nothing lost or doubled', async () => {
+    const s = setup({ concurrency: 8 })
+    const r = s.receiver()
+    let down = true
+    r.answer = () => (down ? 503 : 200)
+    const w = await s.hook(r.url('/outage'), r)
+    await s.dispatcher.start()
+    // Ten minutes of fake time, an event every 10 s, the dispatcher ticking every 5 s.
+    let n = 0
+    for (let t = 0; t < 600_000; t += 5000) {
+      if (t % 10_000 === 0) s.append([created(n++)])
+      await s.dispatcher.tick()
+      await s.dispatcher.idle()
+      s.advance(5000)
+    }
+    const waiting = await s.deliveries(w.id)
+    expect(waiting.length).toBe(60)
+    expect(waiting.every((d) => d.status === 'pending')).toBe(true)
+    // Most wait for a retry minutes away.
+    expect(waiting.filter((d) => Date.parse(d.nextAttemptAt!) - s.now() > 60_000).length).toBeGreaterThan(40)
+    down = false
+    for (let i = 0; i < 4; i++) {
+      await s.dispatcher.tick()
+      await s.dispatcher.idle()
+      s.advance(5000)
+    }
+    expect(r.delivered().size).toBe(60)
+    expect(r.duplicates()).toEqual([])
+    expect((await s.deliveries(w.id)).every((d) => d.status === 'delivered')).toBe(true)
+    await s.dispatcher.stop()
+  })
+})

@@ -14,9 +14,10 @@ export interface DeliveryOutcome {
 /**
  * Failing without a success for this long is an outage: the first success afterwards makes the
  * webhook's waiting deliveries due at once (its backlog drains instead of waiting for each
- * retry's turn), while a failure among successes keeps its own schedule.
+ * retry's turn, up to 5 min away after a minute's outage), while a failure among successes
+ * (the next success comes within moments) keeps its own schedule.
  */
-export const OUTAGE_MS = 60_000
+export const OUTAGE_MS = 10_000
 
 /** A delivery after an attempt: delivered, retried later, or failed for good. */
 export function nextState(o: DeliveryOutcome): { status: 'delivered' | 'pending' | 'failed'; nextAttemptAt: number | null } {

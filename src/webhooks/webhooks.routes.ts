@@ -30,7 +30,7 @@ const DELIVERY_DOC =
   'specification: `webhook-id` (the event id, the same on every retry), `webhook-timestamp` (seconds) and `webhook-signature` ' +
   '(`v1,` + base64 HMAC-SHA256 of `<id>.<timestamp>.<body>` keyed with the base64-decoded part of the secret). A 2xx answer within ' +
   `10 s delivers; anything else (redirects are not followed) is retried after ${SCHEDULE_WORDS}, then the delivery is failed ` +
-  `(${MAX_ATTEMPTS} attempts). After an outage of a minute or more, the first success makes the waiting deliveries due at once. ` +
+  `(${MAX_ATTEMPTS} attempts). After an outage (failures for 10 s or more with no success), the first success makes the waiting deliveries due at once. ` +
   `An endpoint whose deliveries have failed for ${DISABLE_AFTER_MS / 86_400_000} days is disabled. Events wait in the store: a restart ` +
   'or a node that dies loses none, and each goes out from one node.'
 

@@ -172,7 +172,7 @@ describe.each(sides)('webhook store port on %s', (name, open) => {
     expect(once.find((r: { event_id: string }) => r.event_id === 'evt_2')).toMatchObject({ attempts: 1, response_status: 503, next_attempt_at: now + 5002 })
     note('failing since', (await store.getWebhook('whk_admin'))!.failing_since)
     note('not due before', (await store.dueWebhooks(now + 5000)).map((w) => w.id).sort())
-    // An outage: everything fails for over a minute (evt_2 a second time: 5 min more), then a success.
+    // An outage: everything fails for over 10 s (evt_2 a second time: 5 min more), then a success.
     const again = await store.claim('whk_admin', 'node3', now + 70_000, now + 90_000, 3)
     note('leased in the outage', named(again.map((c) => [c.event_id, c.attempts])))
     await store.recordOutcomes(
