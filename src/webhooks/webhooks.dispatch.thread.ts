@@ -4,6 +4,9 @@ import { type Logger, workerSpec } from '../shared'
 import type { DispatcherStats } from './webhooks.dispatch'
 import type { DeliveryStore, WorkerMessage } from './webhooks.dispatch.worker'
 
+/** How long stop() waits for the thread: one attempt's deadline and the write of its outcome. */
+const STOP_WAIT_MS = 15_000
+
 export interface DeliveryHandle {
   start(): Promise<void>
   wake(): void
@@ -62,10 +65,21 @@ export function deliveryThread(o: {
       if (!worker) return
       const w = worker
       await started?.catch(() => {})
-      await new Promise<void>((resolve) => {
-        stopped = resolve
-        send({ type: 'stop' })
-      })
+      // Attempts in flight end within their deadline; a store that does not answer must not hold up a SIGTERM.
+      let timer: ReturnType<typeof setTimeout> | undefined
+      await Promise.race([
+        new Promise<void>((resolve) => {
+          stopped = resolve
+          send({ type: 'stop' })
+        }),
+        new Promise<void>((resolve) => {
+          timer = setTimeout(() => {
+            o.log.warn('webhook delivery thread did not stop in time; its leases will run out', {})
+            resolve()
+          }, STOP_WAIT_MS)
+        }),
+      ])
+      clearTimeout(timer)
       w.terminate()
       worker = null
     },

@@ -282,7 +282,7 @@ export function createPgWebhookStore(sql: SQL): WebhookStorePort {
           const [fx, fs] = parsePosition((cur?.position as string | undefined) ?? '0:0')
           const d = await tx.unsafe(
             `DELETE FROM webhook_deliveries WHERE (webhook_id, event_seq) IN (SELECT d.webhook_id, d.event_seq FROM events e
-              JOIN webhook_deliveries d ON d.event_seq = e.seq WHERE e.created_at < $1 AND (d.status = 'delivered' OR (d.status = 'failed' AND e.created_at < $2))
+              JOIN webhook_deliveries d ON d.event_seq = e.seq WHERE e.created_at < $1 AND (d.status = 'delivered' OR e.created_at < $2)
               LIMIT ${PURGE_BATCH}) RETURNING 1`,
             [dayAgo, weekAgo],
           )

@@ -100,7 +100,7 @@ export type Matcher = (events: EventRow[], hooks: HookTarget[]) => [string, Even
 /** Rows purged per statement (a purge round repeats while rows were removed, up to a bound). */
 const PURGE_BATCH = 5000
 export const EVENT_RETENTION_MS = 24 * 3_600_000
-/** Failed deliveries (and their events) stay this long, for a retry by hand. */
+/** Failed deliveries (and their events) stay this long, for a retry by hand; so does a disabled webhook's backlog. */
 export const FAILED_RETENTION_MS = 7 * 86_400_000
 const CURSOR = 'webhooks'
 
@@ -336,8 +336,9 @@ export function createWebhookStore(db: Db) {
       db.query<{ n: number }, []>("SELECT count(*) AS n FROM webhook_deliveries INDEXED BY webhook_deliveries_due WHERE status = 'pending'").get()!.n,
     /**
      * Removes what has aged out: deliveries of events older than EVENT_RETENTION_MS that were
-     * delivered (failed ones after FAILED_RETENTION_MS), then such events with no delivery left
-     * that the fan-out has read, and expired listeners. Answers the rows removed.
+     * delivered, any delivery older than FAILED_RETENTION_MS (failed, or still waiting on a
+     * webhook disabled that long: its retries would have ended after a day), then events with no
+     * delivery left that the fan-out has read, and expired listeners. Answers the rows removed.
      */
     purge(now: number): number {
       const dayAgo = now - EVENT_RETENTION_MS
@@ -348,7 +349,7 @@ export function createWebhookStore(db: Db) {
           const fanned = Number(cursor.get(CURSOR)?.position ?? 0)
           const d = db.run(
             `DELETE FROM webhook_deliveries WHERE (webhook_id, event_seq) IN (SELECT d.webhook_id, d.event_seq FROM events e
-              JOIN webhook_deliveries d ON d.event_seq = e.seq WHERE e.created_at < ? AND (d.status = 'delivered' OR (d.status = 'failed' AND e.created_at < ?))
+              JOIN webhook_deliveries d ON d.event_seq = e.seq WHERE e.created_at < ? AND (d.status = 'delivered' OR e.created_at < ?)
               LIMIT ${PURGE_BATCH})`,
             [dayAgo, weekAgo],
           ).changes
