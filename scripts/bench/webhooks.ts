@@ -7,17 +7,20 @@
  *     [--server-cpu 1] [--outage-minutes 0] [--outage-rate 100]
  *
  * 1. Redirect latency with and without a busy link.clicked endpoint, A/B in one run: passes of
- *    `rate` visits a second (open loop: each request is timed from when it was due) alternate
- *    between the link's webhook enabled and disabled (disabled: no click event is written at
- *    all). Each visit has its own referer, so no two merge and each event's `click.at` is its
- *    visit's time. After a pass the receiver must hold one event per visit.
+ *    about `rate` visits a second (wrk on this process's core, paced by a per-connection delay)
+ *    alternate between the link's webhook enabled and disabled (disabled: no click event is
+ *    written at all). Each visit has its own referer, so no two merge and each event's
+ *    `click.at` is its visit's time. After a pass the receiver must hold one event per visit.
  * 2. Delivery latency, event to receiver: link.clicked (visit time → arrival, including the
  *    click writer's flush window) and link.created (API request → arrival).
  * 3. With --outage-minutes N: the receiver is down (connection refused) for N minutes while
  *    visits arrive at --outage-rate a second, then comes back: the time until the backlog is
  *    delivered, and whether every event arrived (by id).
  */
-import { resolve } from 'node:path'
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { $ } from 'bun'
 import { Webhook } from 'standardwebhooks'
 import { arg } from './args'
 import { startBenchServer } from './redirect-server'
@@ -100,6 +103,12 @@ async function until(what: string, done: () => boolean, timeoutMs: number) {
 async function visits(count: number, perSecond: number, tag: string) {
   const latencies: number[] = []
   let errors = 0
+  /** What went wrong, by kind: an answer other than 302, or the client's error code. */
+  const kinds = new Map<string, number>()
+  const failed = (kind: string) => {
+    errors++
+    kinds.set(kind, (kinds.get(kind) ?? 0) + 1)
+  }
   const pending: Promise<unknown>[] = []
   const start = performance.now()
   for (let i = 0; i < count; i++) {
@@ -114,22 +123,52 @@ async function visits(count: number, perSecond: number, tag: string) {
       } as RequestInit).then(
         async (r) => {
           await r.arrayBuffer()
-          if (r.status !== 302) errors++
+          if (r.status !== 302) failed(`HTTP ${r.status}`)
           latencies.push(performance.now() - due)
         },
-        () => errors++,
+        (e: { code?: string }) => failed(e?.code ?? 'error'),
       ),
     )
   }
   await Promise.all(pending)
-  return { latencies, errors, elapsed: (performance.now() - start) / 1000 }
+  return { latencies, errors, kinds: [...kinds].map(([k, n]) => `${k}: ${n}`).join(', ') || 'none', elapsed: (performance.now() - start) / 1000 }
+}
+
+/** wrk visits for `secs` at about `perSecond` (CONNECTIONS connections, each waiting between requests, less the redirect time it expects), each with its own referer. */
+const CONNECTIONS = 16
+async function wrkVisits(secs: number, perSecond: number, tag: string) {
+  const script = join(mkdtempSync(join(tmpdir(), 'webhooks-bench-')), 'visits.lua')
+  writeFileSync(
+    script,
+    `local n = 0
+local tag = "${tag}-" .. tostring(math.random(1000000000))
+request = function()
+  n = n + 1
+  return wrk.format("GET", "/bench", { ["User-Agent"] = "${UA}", ["Referer"] = "https://ref-${tag}-" .. tag .. "-" .. n .. ".example/" })
+end
+function delay() return ${Math.max(0, Math.floor((CONNECTIONS * 1000) / perSecond) - 7)} end
+`,
+  )
+  const out =
+    await $`taskset -c ${arg('wrk-cpu', '0')} wrk -t1 -c${CONNECTIONS} -d${secs}s --latency -s ${script} https://localhost:${server.httpsPort}/bench`.text()
+  const ms = (v: string | undefined) =>
+    !v ? Number.NaN : v.endsWith('us') ? Number.parseFloat(v) / 1000 : v.endsWith('ms') ? Number.parseFloat(v) : Number.parseFloat(v) * 1000
+  return {
+    requests: Number(/(\d+) requests in/.exec(out)?.[1] ?? 0),
+    p50: ms(/\s50%\s+(\S+)/.exec(out)?.[1]),
+    p99: ms(/\s99%\s+(\S+)/.exec(out)?.[1]),
+    max: ms(/Latency\s+\S+\s+\S+\s+(\S+)/.exec(out)?.[1]),
+    errors: [...out.matchAll(/Socket errors:.*|Non-2xx or 3xx responses: \d+/g)].map((m) => m[0]).join('; ') || 'none',
+  }
 }
 
 const load = (await Bun.file('/proc/loadavg').text()).trim()
 console.log(`load average before: ${load}`)
-console.log(`${passes} passes of ${rate} visits/s for ${seconds} s, alternating the link.clicked webhook enabled (with) and disabled (without)`)
-await visits(rate, rate, 'warm') // warm-up, webhook enabled
-await until('warm-up delivered', () => clicksArrived() >= rate, 60_000)
+console.log(
+  `${passes} passes of about ${rate} visits/s (wrk, ${CONNECTIONS} paced connections) for ${seconds} s, alternating the link.clicked webhook enabled (with) and disabled (without)`,
+)
+const warm = await wrkVisits(2, rate, 'warm') // warm-up, webhook enabled
+await until('warm-up delivered', () => clicksArrived() >= warm.requests, 60_000)
 
 const results: Record<'with' | 'without', { p50: number[]; p99: number[]; max: number[] }> = {
   with: { p50: [], p99: [], max: [] },
@@ -141,18 +180,18 @@ for (let p = 0; p < passes; p++) {
   await api(`/webhooks/${hook.id}`, 'PATCH', { disabled: mode === 'without' })
   const before = clicksArrived()
   const tag = `p${p}`
-  const r = await visits(rate * seconds, rate, tag)
+  const r = await wrkVisits(seconds, rate, tag)
   if (mode === 'with') {
-    await until(`pass ${p + 1}: every visit delivered`, () => clicksArrived() - before >= rate * seconds, 120_000)
+    await until(`pass ${p + 1}: every visit delivered`, () => clicksArrived() - before >= r.requests, 120_000)
     for (const a of arrivals.values())
       if (a.type === 'link.clicked' && String(a.data.click.refererUrl).includes(`-${tag}-`)) clickLatency.push(a.at - Date.parse(a.data.click.at))
   }
   const res = results[mode]
-  res.p50.push(pct(r.latencies, 50))
-  res.p99.push(pct(r.latencies, 99))
-  res.max.push(pct(r.latencies, 100))
+  res.p50.push(r.p50)
+  res.p99.push(r.p99)
+  res.max.push(r.max)
   console.log(
-    `pass ${p + 1} ${mode.padEnd(7)}: ${r.latencies.length} visits in ${r.elapsed.toFixed(1)} s, errors ${r.errors}; redirect p50 ${pct(r.latencies, 50).toFixed(2)} ms, p99 ${pct(r.latencies, 99).toFixed(2)} ms, max ${pct(r.latencies, 100).toFixed(1)} ms; events delivered ${clicksArrived() - before}`,
+    `pass ${p + 1} ${mode.padEnd(7)}: ${r.requests} visits in ${seconds} s (${r.errors}); redirect p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms, max ${r.max.toFixed(1)} ms; events delivered ${clicksArrived() - before}`,
   )
   // Let the store settle (a click flush) before the next pass.
   await Bun.sleep(1500)
@@ -194,7 +233,7 @@ if (outageMinutes > 0) {
   await until('the backlog delivered', () => clicksArrived() >= expected, 3_600_000)
   const drained = Date.now()
   console.log(
-    `outage of ${((back - t0) / 60_000).toFixed(1)} min, ${sent.latencies.length} visits (errors ${sent.errors}): backlog delivered ${((drained - back) / 1000).toFixed(1)} s after the receiver came back; ` +
+    `outage of ${((back - t0) / 60_000).toFixed(1)} min, ${sent.latencies.length} visits (failed visits ${sent.errors}: ${sent.kinds}): backlog delivered ${((drained - back) / 1000).toFixed(1)} s after the receiver came back; ` +
       `${clicksArrived() - before} of ${sent.latencies.length} events arrived, ${[...arrivals.values()].filter((a) => a.times > 1).length - dupes} more duplicates, ${unverified} not verified`,
   )
 }
