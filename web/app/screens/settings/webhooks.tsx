@@ -49,7 +49,7 @@ const PAGE_SIZE = 50
 const SUBSCRIBABLE = EVENT_TYPES.filter((t) => t !== 'webhook.test')
 const STATUS_WORDS: Record<DeliveryStatus, string> = { pending: 'Waiting', delivered: 'Delivered', failed: 'Failed' }
 /** The first sentence of the API's description of a type, without its Markdown. */
-const eventWords = (type: string) => EVENT_CATALOG[type as EventType]?.description.split('.')[0]!.replaceAll('`', '') ?? type
+const eventWords = (type: string) => (EVENT_CATALOG[type as EventType]?.description.split('.')[0] ?? type).replaceAll('`', '')
 
 function stateOf(w: WebhookRecord): { text: string; kind: 'ok' | 'bad' | '' } {
   if (w.disabled) return { text: w.failingSince ? 'Disabled after failing' : 'Disabled', kind: 'bad' }
