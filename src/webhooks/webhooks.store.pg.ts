@@ -43,6 +43,8 @@ const DELIVERY_COLUMNS = `webhook_id, event_seq::float8 AS event_seq, event_id, 
   last_attempt_at::float8 AS last_attempt_at, next_attempt_at::float8 AS next_attempt_at, created_at::float8 AS created_at`
 const EVENT_COLUMNS = `seq::float8 AS seq, id, type, user_id, link_id, tag_ids, webhook_id, data, created_at::float8 AS created_at,
   xid::text || ':' || seq AS position`
+/** What the fan-out matches on: not the data (read again when a delivery is sent). */
+const FANOUT_COLUMNS = EVENT_COLUMNS.replace('data,', "'' AS data,")
 
 const parsePosition = (p: string): [string, number] => {
   const colon = p.indexOf(':')
@@ -178,7 +180,7 @@ export function createPgWebhookStore(sql: SQL): WebhookStorePort {
         }
         const [fx, fs] = parsePosition(from)
         const events = [
-          ...(await tx.unsafe(`SELECT ${EVENT_COLUMNS} FROM events WHERE (xid, seq) > ($1::xid8, $2::bigint) AND ${SETTLED} ORDER BY xid, seq LIMIT $3`, [
+          ...(await tx.unsafe(`SELECT ${FANOUT_COLUMNS} FROM events WHERE (xid, seq) > ($1::xid8, $2::bigint) AND ${SETTLED} ORDER BY xid, seq LIMIT $3`, [
             fx,
             fs,
             limit,

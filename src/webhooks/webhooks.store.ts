@@ -105,6 +105,8 @@ export const FAILED_RETENTION_MS = 7 * 86_400_000
 const CURSOR = 'webhooks'
 
 const EVENT_COLUMNS = 'seq, id, type, user_id, link_id, tag_ids, webhook_id, data, created_at'
+/** What the fan-out matches on: not the data (read again when a delivery is sent). */
+const FANOUT_COLUMNS = EVENT_COLUMNS.replace('data', "'' AS data")
 const withPosition = (r: Omit<EventRow, 'position'>): EventRow => ({ ...r, position: String(r.seq) })
 
 export function createWebhookStore(db: Db) {
@@ -115,7 +117,7 @@ export function createWebhookStore(db: Db) {
     failing_since = ?, updated_at = ? WHERE id = ?`)
   const cursor = db.query<{ position: string }, [string]>('SELECT position FROM event_cursors WHERE name = ?')
   const setCursor = db.query('INSERT INTO event_cursors (name, position) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET position = excluded.position')
-  const eventsAfter = db.query<Omit<EventRow, 'position'>, [number, number]>(`SELECT ${EVENT_COLUMNS} FROM events WHERE seq > ? ORDER BY seq LIMIT ?`)
+  const eventsAfter = db.query<Omit<EventRow, 'position'>, [number, number]>(`SELECT ${FANOUT_COLUMNS} FROM events WHERE seq > ? ORDER BY seq LIMIT ?`)
   const tail = db.query<{ seq: number | null }, []>('SELECT max(seq) AS seq FROM events')
   const hookTargets = db.query<HookTarget, []>(`SELECT w.id, w.user_id, u.role, w.events, w.link_ids, w.tag_ids, w.created_at
     FROM webhooks w JOIN users u ON u.id = w.user_id WHERE w.disabled = 0 AND u.disabled = 0 AND u.deleted_at IS NULL ORDER BY w.id`)
