@@ -267,8 +267,8 @@ describe('the live stream', () => {
   })
 })
 
-describe('private targets', () => {
-  test('a server without [webhooks] allowPrivateNetworks refuses loopback targets (parameter_error)', async () => {
+describe('private targets, and stopping', () => {
+  test('a server without [webhooks] allowPrivateNetworks refuses loopback targets (parameter_error); SIGTERM ends its live streams and exits 0', async () => {
     const strict = await startServer()
     try {
       for (const url of [receiver.url('/x'), `http://localhost:${receiver.port}/x`]) {
@@ -277,6 +277,16 @@ describe('private targets', () => {
         expect(r.body).toMatchObject({ code: 'parameter_error' })
         expect(r.body.message).toContain('allowPrivateNetworks')
       }
+      // A live stream never ends by itself: stopping the server ends it instead of waiting for it.
+      const { stream } = await openSse(`${strict.baseUrl}/events`, { headers: { authorization: `Bearer ${strict.adminKey}` }, tls: { ca: strict.ca } })
+      await until(
+        'the stream open',
+        async () => stream!.comments.length,
+        (n) => n > 0,
+      )
+      expect(await strict.stop('SIGTERM')).toBe(0)
+      await stream!.ended
+      expect(stream!.closed).toBe(true)
     } finally {
       await strict.stop()
     }
