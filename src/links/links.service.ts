@@ -11,7 +11,7 @@ import type { TagStorePort } from '../tags'
 import { checkData, destinationOf, matchKeyOf, searchTextOf } from './links.content'
 import { type LinkRecord, linkRecordOf, mergeStoredOptions, shortLinkOf as shortLinkAt, storedDataOf, storedOptionsOf } from './links.record'
 import type { CountLinksQuery, LinkType, ListLinksQuery } from './links.schema'
-import type { LinkFilter, LinkRow, LinkStore, LinkStorePort, LinkWrite, NewLink, WriteRefusal } from './links.store'
+import type { LinkEventsOf, LinkFilter, LinkRow, LinkStore, LinkStorePort, LinkWrite, NewLink, WriteRefusal } from './links.store'
 import { createLinkRules, type LinkBody, type LinkRulesDeps, type PreparedCreate, type PreparedUpdate, parseShortLink } from './links.validate'
 
 export type { LinkRecord } from './links.record'
@@ -55,6 +55,9 @@ export function createLinkService<S extends LinkStorePort = LinkStore>(deps: Lin
   const shortLinkOf = (domain: string, key: string) => shortLinkAt(settings, domain, key)
   /** The key a type fixes itself: a GS1 product's is its GTIN. */
   const fixedKeyOf = (type: LinkType, data: { gtin?: string }): string | null => (type === 'gs1' ? data.gtin! : null)
+  /** link.created / updated / deleted, appended by the store in the write's own transaction; `data` is the record. */
+  const eventsOf: LinkEventsOf = (changes) =>
+    changes.map((c) => ({ type: c.type, userId: c.row.user_id, linkId: c.row.id, tagIds: c.tags, data: linkRecordOf(c.row, c.tags, settings) }))
 
   const recordsOf = async (rows: LinkRow[]): Promise<LinkRecord[]> => {
     const tags = await store.tagsOf(rows.map((r) => r.seq))
@@ -115,7 +118,7 @@ export function createLinkService<S extends LinkStorePort = LinkStore>(deps: Lin
       const key = fixedKey ?? (await rules.freshKey(domain))
       const link = newLinkOf(caller, prepared, key, body, imported)
       // The key is checked again by the store, in the insert's transaction.
-      const saved = await store.createLink(link.row, link.tags, link.searchText)
+      const saved = await store.createLink(link.row, link.tags, link.searchText, eventsOf)
       if (saved) {
         emit(saved)
         return recordOf(saved)
@@ -158,7 +161,12 @@ export function createLinkService<S extends LinkStorePort = LinkStore>(deps: Lin
         refused[at] = e
       }
     }
-    const saved = pending.length ? await store.createLinks(pending.map((p) => p.link)) : []
+    const saved = pending.length
+      ? await store.createLinks(
+          pending.map((p) => p.link),
+          eventsOf,
+        )
+      : []
     for (const [i, row] of saved.entries()) {
       const p = pending[i]!
       if (row) emit(row)
@@ -223,7 +231,7 @@ export function createLinkService<S extends LinkStorePort = LinkStore>(deps: Lin
         current.push(row)
         writes.push(await writeOf(row, p, now))
       }
-      const refused = await store.saveLinks(writes)
+      const refused = await store.saveLinks(writes, eventsOf)
       if (refused && (refused.refused !== 'changed' || attempt >= SAVE_TRIES)) throw refusalError(refused)
       if (refused) continue
       for (const [i, row] of current.entries()) {
@@ -323,7 +331,7 @@ export function createLinkService<S extends LinkStorePort = LinkStore>(deps: Lin
     count: async (caller: Caller, q: CountLinksQuery) => ({ count: await store.count(filterFor(caller, q)) }),
     async remove(caller: Caller, id: string): Promise<{ id: string }> {
       const row = await getRowOrThrow(caller, id)
-      await store.softDeleteLinks([row.seq], clock())
+      await store.softDeleteLinks([row.seq], clock(), eventsOf)
       emit(row)
       return { id }
     },
@@ -346,6 +354,7 @@ export function createLinkService<S extends LinkStorePort = LinkStore>(deps: Lin
       const deleted = await store.softDeleteLinks(
         rows.map((r) => r.seq),
         clock(),
+        eventsOf,
       )
       for (const r of rows) emit(r)
       return { deletedCount: deleted }

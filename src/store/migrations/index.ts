@@ -12,6 +12,7 @@ import { clickValues } from './0011_click_values'
 import { sessions } from './0012_sessions'
 import { imports } from './0013_imports'
 import { qrBatches } from './0014_qr_batches'
+import { eventsWebhooks } from './0015_events_webhooks'
 
 export interface Migration {
   id: number
@@ -35,4 +36,5 @@ export const migrations: Migration[] = [
   sessions,
   imports,
   qrBatches,
+  eventsWebhooks,
 ]
