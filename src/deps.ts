@@ -32,6 +32,7 @@ import {
 } from './auth'
 import { type BackupService, createBackupService, nodeParts, scheduleOf } from './backup'
 import { type Config, deriveSettings, type Settings } from './config'
+import { type ConversionService, type ConversionStoreAsync, createConversionService, createConversionStore, createPgConversionStore } from './conversions'
 import { createDashboard, type Dashboard } from './dashboard'
 import {
   createCnameChecker,
@@ -136,6 +137,10 @@ export interface StoreBundle<P extends Ports = Ports> {
   blobs?: ReturnType<typeof createBlobStore>
   templates: TemplateStorePort
   stats: StatsStorePort
+  /** Leads, sales, their customers and the tracked clicks. */
+  conversions: ConversionStoreAsync
+  /** After a conversion is recorded (SQLite: copied into the events engine). */
+  conversionsRecorded?: () => Promise<void>
   /** GET /statistics/events: the raw events, streamed (through a temporary file). */
   statsExporter: NonNullable<Parameters<typeof createStatsService>[0]['exporter']>
   tls: TlsStorePort
@@ -188,6 +193,7 @@ export interface Deps<P extends Ports = Ports> {
   domains: DomainService<P['domains']>
   tls: Tls
   stats: StatsService
+  conversions: ConversionService
   imports: ImportService
   dashboard: Dashboard
   webhooks: Webhooks
@@ -260,6 +266,8 @@ function sqliteStores(
     blobs: createBlobStore(config.server.dataDir),
     templates: createTemplateStore(db, now),
     stats: createEventsStatsStore(db, events, { timeoutMs: config.stats.queryTimeoutMs }),
+    conversions: createConversionStore(db),
+    conversionsRecorded: () => events.syncConversions(),
     statsExporter: createEventsExporter(db, events, dbPath === ':memory:' ? join(tmpdir(), `shortlink-${process.pid}`) : eventsPathOf(dbPath)),
     tls: createTlsStore(db),
     imports: createImportStore(db),
@@ -308,6 +316,7 @@ async function postgresStores(config: Config, log: Logger, now: () => number): P
       files: createPgFileStore(sql, now),
       templates: createPgTemplateStore(sql, now),
       stats: createPgStatsStore(sql),
+      conversions: createPgConversionStore(sql),
       statsExporter: createPgEventsExporter(sql, tmpdir()),
       tls: createPgTlsStore(sql, { publish }),
       imports: createPgImportStore(sql),
@@ -421,6 +430,19 @@ function assemble<P extends Ports>(config: Config, stores: StoreBundle<P>, log: 
     templates,
     batches,
     stats: createStatsService({ store: stores.stats, settings, exporter: stores.statsExporter }),
+    conversions: createConversionService({
+      store: stores.conversions,
+      settings,
+      attributionDays: config.conversions.attributionDays,
+      // One node: its held clicks written now. A cluster: also a flush window, for the clicks other nodes hold.
+      settleClicks: async () => {
+        await stores.recorder.drain()
+        if (stores.handle.kind === 'postgres') await Bun.sleep(stores.recorder.flushMs + 500)
+      },
+      afterRecord: stores.conversionsRecorded,
+      log,
+      now,
+    }),
     imports,
     dashboard: createDashboard({ apiPrefix: settings.apiPrefix, log }),
     webhooks: createWebhooks({ ...stores.webhooks, config, log, now }),

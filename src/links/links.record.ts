@@ -23,6 +23,8 @@ export interface StoredOptions {
   option?: Static<typeof ContentOption> | null
   previewData?: Static<typeof PreviewData> | null
   Targeting?: Static<typeof Targeting> | null
+  /** Kept only when true. */
+  trackConversion?: true | null
 }
 
 /** The URLs a record names: short links on their domain, QR images under the API. */
@@ -69,6 +71,7 @@ export function linkRecordOf(row: LinkRow, tags: string[], origins: RecordOrigin
     option: o.option ?? null,
     previewData: o.previewData ?? null,
     Targeting: o.Targeting ?? null,
+    trackConversion: o.trackConversion === true,
     userId: row.user_id,
     archived: row.archived === 1,
     data: storedDataOf(row),
@@ -96,6 +99,8 @@ export interface StoredLinkView {
   Targeting: Static<typeof Targeting> | null
   /** app-stores links: store URLs iOS and Android visitors go straight to. */
   appStores: { ios?: string; android?: string } | null
+  /** Counted visits get a click id, handed to the destination as `sl_id`. */
+  trackConversion: boolean
 }
 
 export function storedLinkViewOf(row: LinkRow): StoredLinkView {
@@ -116,6 +121,7 @@ export function storedLinkViewOf(row: LinkRow): StoredLinkView {
     previewData: o.previewData ?? null,
     Targeting: o.Targeting ?? null,
     appStores: data ? { ios: data.ios, android: data.android } : null,
+    trackConversion: o.trackConversion === true,
   }
 }
 
@@ -126,4 +132,4 @@ export function mergeStoredOptions(current: StoredOptions, changes: StoredOption
   for (const k of Object.keys(merged) as (keyof StoredOptions)[]) if (merged[k] === null) delete merged[k]
   return merged
 }
-const STORED_OPTION_KEYS = ['comments', 'expiration', 'utm', 'option', 'previewData', 'Targeting'] as const
+const STORED_OPTION_KEYS = ['comments', 'expiration', 'utm', 'option', 'previewData', 'Targeting', 'trackConversion'] as const

@@ -132,6 +132,7 @@ export function createLinkRules(deps: LinkRulesDeps) {
       checkTargeting(targeting)
       out.Targeting = targeting
     }
+    if (o.trackConversion !== undefined) out.trackConversion = o.trackConversion === true ? true : null
     if (o.password !== undefined) out.passwordHash = o.password === null ? null : await Bun.password.hash(o.password)
     return out
   }
@@ -149,6 +150,7 @@ export function createLinkRules(deps: LinkRulesDeps) {
       if (await store.keyTaken(domain, data.gtin)) throw keyTakenError(domain, data.gtin, type)
     } else if (o.key !== undefined) await checkKey(domain, o.key)
     if (o.tags) await checkTags(ownerId, o.tags)
+    checkTrackConversion(type, o.trackConversion)
     const options = await prepareOptions(o, now)
     if (body.qrOptions) await deps.checkQrOptions?.(body.qrOptions, ownerId)
     return { type, data, o, domain, options, now }
@@ -172,6 +174,14 @@ export function createLinkRules(deps: LinkRulesDeps) {
   return { assertType, checkDomain, checkKey, freshKey, checkTags, checkFiles, prepareCreate, prepareUpdate, keyTakenError }
 }
 export type LinkRules = ReturnType<typeof createLinkRules>
+
+/** Link types whose visitors go to an http(s) URL: the only ones a click id can be handed to (contract: "Conversions"). */
+export const CONVERSION_TYPES: readonly string[] = ['link', 'google-form', 'gs1']
+
+export function checkTrackConversion(type: string, trackConversion: boolean | null | undefined): void {
+  if (trackConversion === true && !CONVERSION_TYPES.includes(type))
+    throw parameterError(`'linkOptions.trackConversion' needs a link whose visitors go to an http(s) URL (${CONVERSION_TYPES.join(', ')}), not ${type}`)
+}
 
 /** `shortLinks` filter values: full short links → domain and key. */
 export function parseShortLink(s: string, i: number): { domain: string; key: string } {

@@ -11,11 +11,15 @@ import { metrics } from '../metrics'
 import { EXPIRED_PAGE, NOT_FOUND_PAGE, passwordPage, previewPage, TOO_MANY_ATTEMPTS_PAGE } from '../pages'
 import { decodePathSegment, LruCache, readCapped, withHsts, withPageHeaders } from '../shared'
 import type { ClickRecorder } from '../stats'
+import { appendClickId, newClickId } from './click-id'
 import { createGs1Resolver, gs1Redirect, resolverDescriptionResponse } from './gs1-resolver'
 import { createLinkCache } from './link-cache'
 import type { PasswordGate } from './password-gate'
 import { type Decision, type DomainFallbacks, mergeQuery, type ResolvableLink, resolve } from './resolve'
 import { parseVisitor, type Visitor } from './visitor'
+
+/** The redirect answer of a link: a GS1 answer carries its Link header. */
+const redirectTo = (location: string, cached: CachedLink) => (cached.gs1Link ? gs1Redirect(location, cached.gs1Link) : redirect(location))
 
 /** Largest password form body read; a password is at most a few hundred bytes. */
 const PASSWORD_FORM_MAX = 16 * 1024
@@ -282,6 +286,7 @@ export function createRedirectHandler(deps: RedirectDeps) {
           const landing = decision.kind === 'redirect' ? decision.location : null
           const utm = landing === null ? NO_UTM : landing === l.plainLocation ? cached!.plainUtm : utmOf(landing)
           const ref = refererOf(headers.get('referer'))
+          const clickId = landing !== null && l.trackConversion ? newClickId() : null
           clicksRecorded.inc()
           deps.recorder.record({
             linkSeq: l.seq,
@@ -293,9 +298,11 @@ export function createRedirectHandler(deps: RedirectDeps) {
             utm,
             referer: ref.host,
             refererUrl: ref.url,
+            clickId,
           })
+          if (clickId && landing !== null) return redirectTo(appendClickId(landing, clickId), cached!)
         }
-        if (decision.kind === 'redirect') return cached?.gs1Link ? gs1Redirect(decision.location, cached.gs1Link) : redirect(decision.location)
+        if (decision.kind === 'redirect') return redirectTo(decision.location, cached!)
         return deps.renderHosted(cached!.row, visitor.os)
       }
     }

@@ -23,6 +23,7 @@ const baseLink: ResolvableLink = {
   previewData: null,
   Targeting: null,
   appStores: null,
+  trackConversion: false,
   plainLocation: '',
 }
 const req = (over: Partial<ResolveRequest> & { ua?: string; qs?: string } = {}): ResolveRequest => ({

@@ -33,6 +33,8 @@ export interface ClickEvent {
   utmContent: string | null
   /** Identical visits this row stands for. */
   n: number
+  /** Conversion tracking's click id (then `n` is 1). */
+  clickId?: string | null
 }
 
 /** Event columns holding strings, and the ClickEvent field of each. */

@@ -45,6 +45,8 @@ export interface Visit extends VisitDimensions {
   scan: boolean
   referer: string | null
   refererUrl: string | null
+  /** Conversion tracking's click id (`sl_id`): such a visit is never merged with another. */
+  clickId?: string | null
 }
 
 export interface FlushSummary {
@@ -109,6 +111,8 @@ export interface EventsHandle extends RowSink, EventsReadPort {
   backup(dest: string, whilePaused?: () => Promise<void> | void): Promise<{ bytes: number; batch: number }>
   /** Writes the raw export of `spec` into the file `dest` (GET /statistics/events). */
   exportTo(spec: ResolvedExportSpec, dest: string): Promise<void>
+  /** Copies the conversions recorded in SQLite since the last copy into the events store (statistics read them there). */
+  syncConversions(): Promise<void>
 }
 
 /** The DuckDB file of a SQLite store: `events.duckdb` beside `shortlink.db` (any other name: `<name>.events.duckdb`). */
@@ -169,6 +173,7 @@ function inlineSink(db: Database, opts: EventsOptions): EventsHandle {
   return {
     warm: () => void open(),
     compact: async () => void (await (await open()).compact()),
+    syncConversions: async () => (await open()).syncConversions(),
     moved: async () => (await open()).imported(),
     backup: async (dest, whilePaused) => (await open()).backup(dest, whilePaused),
     exportTo: async (spec, dest) => (await open()).exportTo(spec, dest),
@@ -249,6 +254,10 @@ function workerSink(path: string, log: Logger, opts: EventsOptions): EventsHandl
     async compact() {
       await open()
       await ask({ type: 'compact' })
+    },
+    async syncConversions() {
+      await open()
+      await ask({ type: 'sync-conversions' })
     },
     async moved() {
       await open()
@@ -342,6 +351,7 @@ export function toRow(v: Visit): ClickEvent {
     utmTerm: v.utm.term,
     utmContent: v.utm.content,
     n: 1,
+    clickId: v.clickId ?? null,
   }
 }
 
@@ -544,7 +554,8 @@ function recorderOver(
 
   return {
     record(v: Visit) {
-      const key = `${v.linkSeq}|${v.scan ? 1 : 0}|${v.visitor.id}|${v.geo.id}|${v.utm.id}|${v.refererUrl ?? ''}`
+      // A visit with a click id is a row of its own (its id is unique): keyed by it.
+      const key = v.clickId ? v.clickId : `${v.linkSeq}|${v.scan ? 1 : 0}|${v.visitor.id}|${v.geo.id}|${v.utm.id}|${v.refererUrl ?? ''}`
       const cur = pending.get(key)
       if (cur) {
         cur.n++

@@ -119,6 +119,27 @@ async function insertEvents(tx: SQL, events: ClickEvent[]): Promise<void> {
   await tx.unsafe(`INSERT INTO click_events (${EVENT_COLUMNS}) SELECT * FROM unnest(${types.map((t, i) => `$${i + 1}::${t}[]`).join(', ')})`, cols)
 }
 
+/**
+ * Conversion tracking: the batch's visits that carry a click id, with their dimensions, where
+ * POST /track/lead finds them (migration 0008). A click id is unique: a batch written again
+ * after a failure inserts nothing twice.
+ */
+async function insertTrackedClicks(tx: SQL, events: ClickEvent[]): Promise<void> {
+  const tracked = events.filter((e) => e.clickId)
+  if (tracked.length === 0) return
+  const cols: (string | number | null)[][] = Array.from({ length: 18 }, () => [])
+  for (const e of tracked) {
+    const f = eventFields(e)
+    cols[0]!.push(e.clickId!)
+    for (let i = 0; i < 17; i++) cols[i + 1]!.push(f[i] ?? null)
+  }
+  const types = ['text', 'bigint', 'bigint', 'smallint', ...Array(14).fill('text')]
+  await tx.unsafe(
+    `INSERT INTO tracked_clicks (click_id, ${EVENT_COLUMNS.replace(/, n$/, '')}) SELECT * FROM unnest(${types.map((t, i) => `$${i + 1}::${t}[]`).join(', ')}) ON CONFLICT DO NOTHING`,
+    cols,
+  )
+}
+
 /** Total order of rollup keys: every node upserts rows in this order. */
 function byKey(a: RollupDelta, b: RollupDelta): number {
   return a.scope - b.scope || a.dim - b.dim || a.t - b.t || (a.value < b.value ? -1 : a.value > b.value ? 1 : 0)
@@ -217,6 +238,7 @@ export function createPgEventWriter(sql: SQL, options: PgEventWriterOptions = {}
     const { events, seqs } = batch
     // Events first: they take no lock another batch waits for.
     await writeEvents(tx, events)
+    await insertTrackedClicks(tx, events)
     await appendClickEventsPg(tx, events)
     // Link rows locked in seq order (FOR UPDATE locks after the sort), before the busy state is read.
     await tx`SELECT seq FROM links WHERE seq = ANY(${seqs}::bigint[]) ORDER BY seq FOR UPDATE`

@@ -34,6 +34,7 @@ type Message =
   | OpenMessage
   | { type: 'write'; id: number; events: ClickEvent[] }
   | { type: 'compact'; id: number }
+  | { type: 'sync-conversions'; id: number }
   | { type: 'backup'; id: number; dest: string }
   | { type: 'resume'; id: number }
   | { type: 'export'; id: number; spec: ResolvedExportSpec; dest: string }
@@ -74,6 +75,11 @@ self.onmessage = (ev: MessageEvent<Message>) => {
     )
   } else if (msg.type === 'compact') {
     engine!.compact().then(
+      () => postMessage({ type: 'written', id: msg.id }),
+      (e) => postMessage({ type: 'failed', id: msg.id, error: String(e) }),
+    )
+  } else if (msg.type === 'sync-conversions') {
+    engine!.syncConversions().then(
       () => postMessage({ type: 'written', id: msg.id }),
       (e) => postMessage({ type: 'failed', id: msg.id, error: String(e) }),
     )
