@@ -434,11 +434,9 @@ function assemble<P extends Ports>(config: Config, stores: StoreBundle<P>, log: 
       store: stores.conversions,
       settings,
       attributionDays: config.conversions.attributionDays,
-      // One node: its held clicks written now. A cluster: also a flush window, for the clicks other nodes hold.
-      settleClicks: async () => {
-        await stores.recorder.drain()
-        if (stores.handle.kind === 'postgres') await Bun.sleep(stores.recorder.flushMs + 500)
-      },
+      // This node's held clicks written now; on a cluster, then a flush window for the clicks other nodes hold.
+      settleClicks: () => stores.recorder.drain(),
+      otherNodesFlushMs: stores.handle.kind === 'postgres' ? stores.recorder.flushMs + 500 : undefined,
       afterRecord: stores.conversionsRecorded,
       log,
       now,

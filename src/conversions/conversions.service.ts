@@ -29,12 +29,10 @@ export interface ConversionServiceDeps {
   store: ConversionStoreAsync
   settings: Pick<Settings, 'shortOrigin'>
   attributionDays: number
-  /**
-   * Writes the clicks this node still holds (a lead often arrives a moment after its visit,
-   * before the click batch is written); on a cluster it also waits a flush window, for the
-   * clicks other nodes hold.
-   */
+  /** Writes the clicks this node still holds (a lead often arrives a moment after its visit, before the click batch is written). */
   settleClicks(): Promise<void>
+  /** A cluster: how long to wait, after that, for a click another node holds (its flush window); absent on one node. */
+  otherNodesFlushMs?: number
   /** After a conversion is recorded: copies it into the events engine (SQLite; statistics read it there). */
   afterRecord?(): Promise<void>
   log: Logger
@@ -49,6 +47,9 @@ export function createConversionService(deps: ConversionServiceDeps) {
     const found = await deps.store.click(clickId)
     if (found) return found
     await deps.settleClicks()
+    const held = await deps.store.click(clickId)
+    if (held || !deps.otherNodesFlushMs) return held
+    await Bun.sleep(deps.otherNodesFlushMs)
     return deps.store.click(clickId)
   }
 

@@ -204,3 +204,45 @@ describe('outbox', () => {
     expect(JSON.parse(rows[1]!.data).sale).toMatchObject({ amount: 1200, invoiceId: 'evt-inv' })
   })
 })
+
+describe('statistics with conversions=true', () => {
+  test('leads, sales and revenue per currency on every row of every groupBy, filtered by the click dimensions, scoped to the caller', async () => {
+    const made = await h.call('POST', '/links/link', {
+      key: h.keys.other,
+      json: { data: { url: 'https://bob.example/' }, linkOptions: { key: 'bobs', trackConversion: true, utm: { source: 'news' } } },
+    })
+    const clickId = await clickOf('/bobs')
+    await h.call('POST', '/track/lead', { key: h.keys.other, json: { clickId, eventName: 'Sign up', customerExternalId: 'b1', eventQuantity: 3 } })
+    await h.call('POST', '/track/sale', { key: h.keys.other, json: { customerExternalId: 'b1', amount: 500, currency: 'gbp' } })
+    await h.call('POST', '/track/sale', { key: h.keys.other, json: { customerExternalId: 'b1', amount: 700, currency: 'GBP' } })
+    await h.call('POST', '/track/sale', { key: h.keys.other, json: { customerExternalId: 'b1', amount: 100 } })
+    await h.deps.recorder.drain()
+    const stats = async (q: string, key = h.keys.other) => {
+      const r = await h.call('GET', `/statistics?conversions=true&${q}`, { key })
+      expect(r.status).toBe(200)
+      return r.body
+    }
+    const totals = { leads: 3, sales: 3, saleAmount: { gbp: 1200, usd: 100 } }
+    expect(await stats('groupBy=count')).toEqual({ clicks: 1, scans: 0, ...totals })
+    expect(await stats('groupBy=device')).toEqual([{ device: 'Mobile', clicks: 1, scans: 0, ...totals }])
+    expect(await stats('groupBy=os')).toEqual([{ os: 'IOS', clicks: 1, scans: 0, ...totals }])
+    expect(await stats('groupBy=utm_source')).toEqual([{ utmSource: 'news', clicks: 1, scans: 0, ...totals }])
+    expect(await stats('groupBy=link')).toEqual([
+      { linkId: made.body.id, shortLink: made.body.shortLink, destination: 'https://bob.example/', clicks: 1, scans: 0, ...totals },
+    ])
+    expect(await stats('groupBy=link_type')).toEqual([{ linkType: 'link', clicks: 1, scans: 0, ...totals }])
+    expect(await stats('groupBy=count&device=Desktop')).toEqual({ clicks: 0, scans: 0, leads: 0, sales: 0, saleAmount: {} })
+    expect(await stats('groupBy=count&utmSource=news&qr=false')).toEqual({ clicks: 1, scans: 0, ...totals })
+    expect(await stats('groupBy=count&qr=true')).toEqual({ clicks: 0, scans: 0, leads: 0, sales: 0, saleAmount: {} })
+    const series = (await stats('groupBy=time&granularity=hour&interval=24h')) as { leads: number; sales: number; saleAmount: Record<string, number> }[]
+    expect(series.length).toBeGreaterThanOrEqual(24)
+    expect(series.reduce((n, b) => n + b.leads, 0)).toBe(3)
+    expect(series.at(-1)).toMatchObject(totals)
+    // Alice's statistics hold none of Bob's conversions; the admin's hold them.
+    const alice = await stats(`groupBy=count&linkId=${alicesLink.id}`, h.keys.member)
+    expect(alice.saleAmount.gbp).toBeUndefined()
+    expect((await stats('groupBy=count', h.keys.admin)).saleAmount.gbp).toBe(1200)
+    // Without the flag: the contract's plain rows.
+    expect((await h.call('GET', '/statistics?groupBy=count', { key: h.keys.other })).body).toEqual({ clicks: 1, scans: 0 })
+  })
+})

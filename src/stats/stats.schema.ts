@@ -70,6 +70,12 @@ export const StatisticsQuery = t.Object({
   ),
   tagIds: Ids(50, 'Links carrying any of these tags (repeated, 1-50); takes precedence over tagNames.'),
   qr: t.Optional(t.Boolean({ description: 'true: QR scans only; false: clicks that are not scans.' })),
+  conversions: t.Optional(
+    t.Boolean({
+      description:
+        "true: every row also carries `leads`, `sales` and `saleAmount` (currency → sum of amounts in minor units, `{}` when none; no exchange rates). A lead or sale counts at its own time and carries its click's link and dimensions for every filter and group.",
+    }),
+  ),
   continent: t.Optional(literalUnion(CONTINENTS as unknown as readonly string[], { description: 'Continent of the visitor (from the country).' })),
   country: t.Optional(t.String({ pattern: '^[A-Za-z]{2}$', description: "ISO 3166-1 alpha-2 code of the visitor's country." })),
   region: Str(1, 200, 'Region (state, province) name exactly as grouped.'),
@@ -88,11 +94,19 @@ export const StatisticsQuery = t.Object({
 })
 export type StatisticsQuery = Static<typeof StatisticsQuery>
 
-export const CountResult = t.Object({ clicks: t.Integer(), scans: t.Integer() })
-export const TimeRow = t.Object({ start: t.String({ format: 'date-time' }), clicks: t.Integer(), scans: t.Integer() })
+/** With `conversions=true` (contract: "Conversions"): on every row. */
+export const ConversionFields = {
+  leads: t.Optional(t.Integer({ description: 'conversions=true: leads (eventQuantity summed).' })),
+  sales: t.Optional(t.Integer({ description: 'conversions=true: sales.' })),
+  saleAmount: t.Optional(
+    t.Record(t.String(), t.Integer(), { description: 'conversions=true: currency (ISO 4217, lower-case) → sum of sale amounts in minor units.' }),
+  ),
+}
+export const CountResult = t.Object({ clicks: t.Integer(), scans: t.Integer(), ...ConversionFields })
+export const TimeRow = t.Object({ start: t.String({ format: 'date-time' }), clicks: t.Integer(), scans: t.Integer(), ...ConversionFields })
 /** linkId (+ shortLink, destination), linkType, destination, country, … with clicks and scans. */
 export const GroupRow = t.Object(
-  { clicks: t.Integer(), scans: t.Integer() },
+  { clicks: t.Integer(), scans: t.Integer(), ...ConversionFields },
   {
     additionalProperties: true,
     description:
@@ -103,8 +117,15 @@ export const StatisticsResult = t.Union([CountResult, t.Array(TimeRow), t.Array(
 
 /** GET /statistics/events: the same filters and scope, no groupBy; the file format. */
 export const EventsExportQuery = t.Composite([
-  t.Omit(StatisticsQuery, ['groupBy', 'granularity', 'timezone']),
+  t.Omit(StatisticsQuery, ['groupBy', 'granularity', 'timezone', 'conversions']),
   t.Object({
+    event: t.Optional(
+      t.Union([t.Literal('clicks'), t.Literal('leads'), t.Literal('sales')], {
+        default: 'clicks',
+        description:
+          "clicks (default): the visits. leads, sales: the conversions, each with its click's fields plus clickId, eventName, customerExternalId and, for sales, amount, currency and invoiceId; `count` is a lead's eventQuantity (1 for a sale).",
+      }),
+    ),
     format: t.Optional(
       t.Union([t.Literal('csv'), t.Literal('ndjson'), t.Literal('parquet')], {
         default: 'csv',

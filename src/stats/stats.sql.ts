@@ -282,12 +282,9 @@ export function rawSql(
   if (dialect === 'duckdb') {
     // Plain strings in columns; `at` is a keyword there; integer division is `//`.
     const sc = duckScopeCondition(scope, 'link_seq', true)
-    let where = `"at" >= ? AND "at" < ?${sc.sql}`
-    const args: SqlArg[] = [from, to, ...sc.args]
-    for (const [col, vals] of filters) {
-      where += ` AND ${col} IN (${vals.map(() => '?').join(',')})`
-      args.push(...vals)
-    }
+    const f = valueFilters(filters)
+    const where = `"at" >= ? AND "at" < ?${sc.sql}${f.sql}`
+    const args: SqlArg[] = [from, to, ...sc.args, ...f.args]
     const group = [byTime ? 'u' : '', key !== 'none' ? 'k' : ''].filter(Boolean)
     const unitExpr = byTime ? `"at" // ${RAW_UNIT_MS}` : '0'
     return {
@@ -302,12 +299,9 @@ export function rawSql(
     // 28 ms for `= ANY(ARRAY(…))`, which it reads as index conditions on (link_seq, at)).
     const busyPart = busyPartOfEveryLink(scope, 'link_seq')
     const sc = busyPart ? { sql: ` AND ${busyPart}`, args: [] } : scopeCondition(scope, 'link_seq', !timeIndex)
-    let where = `at >= ? AND at < ?${sc.sql}`
-    const args: SqlArg[] = [from, to, ...sc.args]
-    for (const [col, vals] of filters) {
-      where += ` AND ${col} IN (${vals.map(() => '?').join(',')})`
-      args.push(...vals)
-    }
+    const f = valueFilters(filters)
+    const where = `at >= ? AND at < ?${sc.sql}${f.sql}`
+    const args: SqlArg[] = [from, to, ...sc.args, ...f.args]
     const flat = unsummed(dialect, key, byTime)
     const groupBy = flat ? [] : [byTime ? unit : '', key !== 'none' ? keyCol : ''].filter(Boolean)
     return {
@@ -327,6 +321,17 @@ export function rawSql(
   const sql = `SELECT ${numbers(dialect, unit, keyCol, 'n', 'n * scan')} FROM click_events_compact${index ? ` INDEXED BY ${index}` : ''} WHERE ${where}${group.length ? ` GROUP BY ${group.join(', ')}` : ''}`
   if (key !== 'value') return { sql, args }
   return { sql: `SELECT u, (SELECT value FROM stats_values WHERE id = x.k) AS k, c, s FROM (${sql}) x`, args }
+}
+
+/** Event filters over plain string columns (DuckDB's and PostgreSQL's events, every store's conversions). */
+function valueFilters(filters: Map<string, string[]>): Statement {
+  let sql = ''
+  const args: SqlArg[] = []
+  for (const [col, vals] of filters) {
+    sql += ` AND ${col} IN (${vals.map(() => '?').join(',')})`
+    args.push(...vals)
+  }
+  return { sql, args }
 }
 
 /** Planned reads with the spans each covers: SQLite, one span per read; see mergeReads. */
@@ -401,4 +406,57 @@ export function perLinkSql(parts: Statement[], by: 'link_type' | 'destination' |
   if (by) return { sql: `SELECT l.${by} AS k, sum(x.c) AS c, sum(x.s) AS s FROM (${summed}) x JOIN links l ON l.seq = x.k GROUP BY l.${by}`, args }
   const k = dialect === 'pg' ? 'x.k::float8 AS k' : 'x.k'
   return { sql: `SELECT ${k}, x.c, x.s, l.id, l.domain, l.key, l.link_type, l.destination FROM (${summed}) x JOIN links l ON l.seq = x.k`, args }
+}
+
+/**
+ * Leads and sales (contract: "Conversions") in [from, to) ms of the links of `links` (null:
+ * every link), matching `filters` like raw events (a conversion carries its click's
+ * dimensions), optionally only scans or only other clicks (`qr`): per quarter hour (`byTime`)
+ * and per value of `keyColumn` or per link (`key`), per kind and currency. Rows: u, k, kind,
+ * cur, n (leads: the quantity; sales: 1 each), a (the amounts).
+ */
+export function conversionsSql(
+  links: LinkSet | null,
+  from: number,
+  to: number,
+  filters: Map<string, string[]>,
+  key: KeyKind,
+  keyColumn: string | null,
+  byTime: boolean,
+  qr: boolean | undefined,
+  dialect: Dialect,
+): Statement {
+  const at = dialect === 'duckdb' ? '"at"' : 'at'
+  let where = `${at} >= ? AND ${at} < ?`
+  const args: SqlArg[] = [from, to]
+  if (links && Object.values(links).some((v) => v !== undefined)) {
+    if (dialect === 'duckdb') {
+      where += ' AND link_seq IN (SELECT unnest(?))'
+      args.push({ seqsOf: links })
+    } else {
+      const set = linkSetSql(links)
+      where += ` AND link_seq IN (${set.sql})`
+      args.push(...set.args)
+    }
+  }
+  const f = valueFilters(filters)
+  where += f.sql
+  args.push(...f.args)
+  if (qr !== undefined) where += dialect === 'duckdb' ? ` AND ${qr ? '' : 'NOT '}scan` : ` AND scan = ${qr ? 1 : 0}`
+  const u = byTime ? (dialect === 'duckdb' ? `"at" // ${RAW_UNIT_MS}` : `at / ${RAW_UNIT_MS}`) : '0'
+  const k = key === 'value' ? keyColumn! : key === 'link' ? 'link_seq' : 'NULL'
+  const num = (e: string) => (dialect === 'sqlite' ? e : dialect === 'pg' ? `(${e})::float8` : `(${e})::DOUBLE`)
+  return {
+    sql: `SELECT ${num(u)} AS u, ${key === 'link' ? num(k) : k} AS k, kind, currency AS cur, ${num('sum(quantity)')} AS n, ${num('sum(coalesce(amount, 0))')} AS a
+      FROM conversions WHERE ${where} GROUP BY 1, 2, 3, 4`,
+    args,
+  }
+}
+
+/** The links of some seqs (conversions of links without clicks in a per-link answer). */
+export function linksOfSeqsSql(seqs: number[], dialect: Dialect): Statement {
+  return {
+    sql: `SELECT ${dialect === 'pg' ? 'seq::float8 AS seq' : 'seq'}, id, domain, key, link_type, destination FROM links WHERE seq IN (${seqs.map(() => '?').join(',')})`,
+    args: seqs,
+  }
 }
