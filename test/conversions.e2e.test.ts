@@ -8,7 +8,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { Dub } from 'dub'
 import { HTTPClient } from 'dub/lib/http.js'
+import { until } from './helpers/poll'
 import { startServer, type TestServer } from './helpers/server'
+import { type Receiver, startReceiver } from './helpers/webhook-receiver'
 
 const IPHONE = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1'
 
@@ -17,6 +19,7 @@ let member: string
 let other: string
 let dub: Dub
 let link: { id: string; shortLink: string }
+let receiver: Receiver
 
 /** Dub's SDK pointed at this server: its URL, a shortlink key, and a fetch trusting the server's CA. */
 function dubFor(key: string): Dub {
@@ -34,7 +37,8 @@ async function visitForClickId(): Promise<string> {
 }
 
 beforeAll(async () => {
-  server = await startServer()
+  server = await startServer({ toml: '\n[webhooks]\nallowPrivateNetworks = true\n' })
+  receiver = startReceiver()
   member = await server.keyFor('shopkeeper', 'member')
   other = await server.keyFor('stranger', 'member')
   dub = dubFor(member)
@@ -45,9 +49,13 @@ beforeAll(async () => {
   })
   expect(r.status).toBe(200)
   link = (await r.json()) as typeof link
+  const hook = await server.api('/webhooks', { method: 'POST', key: member, json: { url: receiver.url('/shop'), events: ['lead.created', 'sale.created'] } })
+  expect(hook.status).toBe(200)
+  receiver.secrets.set('/shop', ((await hook.json()) as { secret: string }).secret)
 })
 afterAll(async () => {
   await server?.stop()
+  receiver?.stop()
 })
 
 describe("Dub's SDK against shortlink", () => {
@@ -128,5 +136,27 @@ describe("Dub's SDK against shortlink", () => {
     const leads = await (await server.api(`/statistics/events?event=leads&format=csv&linkId=${link.id}`, { key: member })).text()
     expect(leads.split('\n')[0]).toContain('clickId')
     expect(leads.trim().split('\n')).toHaveLength(2)
+  })
+
+  test('lead.created and sale.created are delivered once per conversion, signed, with the link and its destination', async () => {
+    // One lead (cus-42 "Sign up"; the second call counted nothing) and three sales (INV-1001, the 1000 without invoice, INV-RACE).
+    await until(
+      '4 deliveries',
+      async () => receiver.delivered().size,
+      (n) => n >= 4,
+    )
+    expect(receiver.unverified).toEqual([])
+    expect(receiver.duplicates()).toEqual([])
+    const types = receiver.arrivals.filter((a) => a.answered < 300).map((a) => a.type)
+    expect(types.filter((t) => t === 'lead.created')).toHaveLength(1)
+    expect(types.filter((t) => t === 'sale.created')).toHaveLength(3)
+    const lead = receiver.arrivals.find((a) => a.type === 'lead.created')!
+    expect(lead.envelope.data).toMatchObject({
+      eventName: 'Sign up',
+      customer: { externalId: 'cus-42' },
+      link: { id: link.id, shortLink: link.shortLink, destination: 'https://shop.example/welcome' },
+    })
+    const race = receiver.arrivals.find((a) => a.type === 'sale.created' && a.envelope.data.sale.invoiceId === 'INV-RACE')!
+    expect(race.envelope.data).toMatchObject({ eventName: 'Upgrade', sale: { amount: 500, currency: 'usd' }, link: { id: link.id } })
   })
 })
