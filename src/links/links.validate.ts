@@ -13,6 +13,7 @@ import { checkData, checkTargeting, type LinkDataValue, normaliseUrl } from './l
 import { keyOfShortLinkPath, type StoredOptions } from './links.record'
 import { CREATE_TYPES, type LinkType, type UpdateLinkInput } from './links.schema'
 import type { LinkStorePort } from './links.store'
+import { CONVERSION_TYPES } from './links.values'
 
 const randomKey = customAlphabet('0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ', 7)
 /** Paths the API host serves itself; on that host they cannot be slugs. */
@@ -174,9 +175,6 @@ export function createLinkRules(deps: LinkRulesDeps) {
   return { assertType, checkDomain, checkKey, freshKey, checkTags, checkFiles, prepareCreate, prepareUpdate, keyTakenError }
 }
 export type LinkRules = ReturnType<typeof createLinkRules>
-
-/** Link types whose visitors go to an http(s) URL: the only ones a click id can be handed to (contract: "Conversions"). */
-export const CONVERSION_TYPES: readonly string[] = ['link', 'google-form', 'gs1']
 
 export function checkTrackConversion(type: string, trackConversion: boolean | null | undefined): void {
   if (trackConversion === true && !CONVERSION_TYPES.includes(type))

@@ -6,6 +6,9 @@ import { type Static, type TLiteral, Type as t } from '@sinclair/typebox'
 import { CONTINENTS } from '../geo'
 import { FILTER_TYPES } from '../links'
 import { BROWSER_VALUES, DEVICE_VALUES, OS_VALUES } from './click-event'
+import { ConversionFields, CountResult } from './stats.results'
+
+export { CountResult }
 
 const literalUnion = <const V extends readonly string[]>(values: V, opts: object = {}) =>
   t.Union(values.map((v) => t.Literal(v)) as unknown as TLiteral<V[number]>[], opts)
@@ -94,15 +97,6 @@ export const StatisticsQuery = t.Object({
 })
 export type StatisticsQuery = Static<typeof StatisticsQuery>
 
-/** With `conversions=true` (contract: "Conversions"): on every row. */
-export const ConversionFields = {
-  leads: t.Optional(t.Integer({ description: 'conversions=true: leads (eventQuantity summed).' })),
-  sales: t.Optional(t.Integer({ description: 'conversions=true: sales.' })),
-  saleAmount: t.Optional(
-    t.Record(t.String(), t.Integer(), { description: 'conversions=true: currency (ISO 4217, lower-case) → sum of sale amounts in minor units.' }),
-  ),
-}
-export const CountResult = t.Object({ clicks: t.Integer(), scans: t.Integer(), ...ConversionFields })
 export const TimeRow = t.Object({ start: t.String({ format: 'date-time' }), clicks: t.Integer(), scans: t.Integer(), ...ConversionFields })
 /** linkId (+ shortLink, destination), linkType, destination, country, … with clicks and scans. */
 export const GroupRow = t.Object(

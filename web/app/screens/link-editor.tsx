@@ -5,6 +5,7 @@
  * it names (or in a toast when no field on screen matches).
  */
 import { useEffect, useRef, useState } from 'preact/hooks'
+import { CONVERSION_TYPES } from '../../../src/links/links.values'
 import { ApiError, del, errorText, get, patch, post } from '../api'
 import { Link, navigate } from '../router'
 import type { ScreenProps } from '../routes'
@@ -250,6 +251,7 @@ function Editor({ type, record: initial, readOnly }: { type: LinkType; record: L
                   setUrl={(u) => setC({ url: u })}
                   hasPassword={!!record?.hasPassword}
                   hosted={!URL_TYPES.has(type) && !['email', 'sms', 'whatsapp', 'map'].includes(type)}
+                  canTrackConversions={CONVERSION_TYPES.includes(type)}
                   readOnly={readOnly}
                 />
               </details>

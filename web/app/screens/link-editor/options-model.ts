@@ -74,6 +74,8 @@ export interface OptionsForm {
   previewImage: string
   targeting: TargetingForm
   archived: boolean
+  /** Counted visits get a click id (`sl_id`) for POST /track/lead and /track/sale. */
+  trackConversion: boolean
 }
 
 export const browserTimeZone = () => Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC'
@@ -110,6 +112,7 @@ export function emptyOptions(): OptionsForm {
       number: [emptyNumber()],
     },
     archived: false,
+    trackConversion: false,
   }
 }
 
@@ -143,6 +146,7 @@ export function optionsOf(r: ApiData): OptionsForm {
   o.previewDesc = s(r.previewData?.desc)
   o.previewImage = s(r.previewData?.image)
   o.archived = !!r.archived
+  o.trackConversion = r.trackConversion === true
   const t = r.Targeting
   if (t) {
     o.targeting.type = t.targetType
@@ -217,6 +221,7 @@ export function linkOptionsOf(o: OptionsForm, { editing, utmInUrl }: { editing: 
     option: editing ? orNull(option) : (orNull(option) ?? undefined),
     previewData: editing ? orNull(previewData) : (orNull(previewData) ?? undefined),
     Targeting: editing ? targetingOf(o.targeting) : (targetingOf(o.targeting) ?? undefined),
+    trackConversion: editing ? o.trackConversion : o.trackConversion || undefined,
   }
   return compact(out)
 }

@@ -25,6 +25,8 @@ export interface OptionsProps {
   setUrl: (url: string) => void
   hasPassword: boolean
   hosted: boolean
+  /** The link's type can track conversions (its visitors go to an http(s) URL). */
+  canTrackConversions: boolean
   readOnly: boolean
 }
 
@@ -109,6 +111,16 @@ export function OptionsFields(props: OptionsProps) {
         ) : null}
         <GroupError path="linkOptions.expiration" />
       </Section>
+      {props.canTrackConversions ? (
+        <Section title="Conversions" open={o.trackConversion}>
+          <Check
+            label="Track conversions"
+            checked={o.trackConversion}
+            onValue={(trackConversion) => set({ trackConversion })}
+            hint="Each visit carries a click id to your site as the sl_id query parameter; your server reports sign-ups and sales with it (POST /track/lead, /track/sale), and statistics show leads, sales and revenue."
+          />
+        </Section>
+      ) : null}
       <Section title="Campaign tracking (UTM)">
         <UtmBuilder {...props} />
       </Section>
