@@ -89,7 +89,7 @@ export function StatsScreen({ params, query }: ScreenProps) {
       `${fileBase}-by-${dim.groupBy}.csv`,
       toCsv([
         [...keys, 'clicks', 'scans', 'leads', 'sales', 'revenue'],
-        ...top.data.map((r) => [...keys.map((k) => value(r, k)), r.clicks, r.scans, r.leads ?? 0, r.sales ?? 0, revenueText(r.saleAmount)]),
+        ...top.data.map((r) => [...keys.map((k) => value(r, k)), r.clicks, r.scans, r.leads ?? 0, r.sales ?? 0, r.sales ? revenueText(r.saleAmount) : '']),
       ]),
     )
   }
