@@ -85,3 +85,26 @@ test('a visit recorded while its location is still being looked up is written wi
   expect(await by('country')).toEqual([{ country: 'GB', clicks: 2, scans: 0 }])
   expect(await by('city')).toEqual([{ city: 'London', clicks: 2, scans: 0 }])
 })
+
+test('tracked visits (click ids) merge like any other; each id is written to tracked_clicks with its own time and the row’s dimensions', async () => {
+  const h = createHarness()
+  const made = await h.call('POST', '/links/link', { json: { data: { url: 'https://t.example/' }, linkOptions: { key: 'tracked', trackConversion: true } } })
+  const seq = h.deps.links.findLiveRow('localhost', 'tracked')!.seq
+  const recorder = createClickRecorder(createEventsHandle(h.deps.db, ':memory:', log), log)
+  const dims = {
+    visitor: { id: 7, os: 'IOS', browser: 'Safari', device: 'Mobile' },
+    geo: { id: 3, continent: 'EU', country: 'DE', region: null, city: null },
+    utm: { id: 0, source: null, medium: null, campaign: null, term: null, content: null },
+  }
+  const base = { linkSeq: seq, domain: 'localhost', scan: false, referer: null, refererUrl: null, ...dims }
+  recorder.record({ ...base, at: 1_700_000_000_001, clickId: 'aaaaaaaaaaaaaaaaaaaaa1' })
+  recorder.record({ ...base, at: 1_700_000_000_002 })
+  recorder.record({ ...base, at: 1_700_000_000_003, clickId: 'aaaaaaaaaaaaaaaaaaaaa3' })
+  expect(recorder.held().rows).toBe(1)
+  await recorder.drain()
+  expect(h.deps.db.query('SELECT click_id, at, country, device FROM tracked_clicks ORDER BY at').all()).toEqual([
+    { click_id: 'aaaaaaaaaaaaaaaaaaaaa1', at: 1_700_000_000_001, country: 'DE', device: 'Mobile' },
+    { click_id: 'aaaaaaaaaaaaaaaaaaaaa3', at: 1_700_000_000_003, country: 'DE', device: 'Mobile' },
+  ])
+  expect((await h.call('GET', `/links/${made.body.id}`)).body.clicks).toBe(3)
+})

@@ -68,6 +68,9 @@ interface RowSink {
  */
 const MAX_HELD_ROWS = 100_000
 const MAX_HELD_BYTES = 64 * 2 ** 20
+/** One tracked click in a held row's `tracked` string (id, time, separator). */
+const TRACKED_CLICK_BYTES = 2 * 40
+
 /** A row object, its map entry and merge key, without its variable strings. */
 const ROW_OVERHEAD_BYTES = 400
 
@@ -77,7 +80,20 @@ const clicksDropped = metrics.counter(
 )
 
 function rowBytes(key: string, r: ClickEvent): number {
-  const strings = [key, r.domain, r.referer, r.refererUrl, r.region, r.city, r.utmSource, r.utmMedium, r.utmCampaign, r.utmTerm, r.utmContent]
+  const strings = [
+    key,
+    r.domain,
+    r.referer,
+    r.refererUrl,
+    r.region,
+    r.city,
+    r.utmSource,
+    r.utmMedium,
+    r.utmCampaign,
+    r.utmTerm,
+    r.utmContent,
+    r.tracked ?? null,
+  ]
   let n = ROW_OVERHEAD_BYTES
   for (const s of strings) n += 2 * (s?.length ?? 0)
   return n
@@ -351,7 +367,7 @@ export function toRow(v: Visit): ClickEvent {
     utmTerm: v.utm.term,
     utmContent: v.utm.content,
     n: 1,
-    clickId: v.clickId ?? null,
+    tracked: v.clickId ? `${v.clickId}@${v.at}` : null,
   }
 }
 
@@ -554,12 +570,16 @@ function recorderOver(
 
   return {
     record(v: Visit) {
-      // A visit with a click id is a row of its own (its id is unique): keyed by it.
-      const key = v.clickId ? v.clickId : `${v.linkSeq}|${v.scan ? 1 : 0}|${v.visitor.id}|${v.geo.id}|${v.utm.id}|${v.refererUrl ?? ''}`
+      const key = `${v.linkSeq}|${v.scan ? 1 : 0}|${v.visitor.id}|${v.geo.id}|${v.utm.id}|${v.refererUrl ?? ''}`
       const cur = pending.get(key)
       if (cur) {
         cur.n++
         cur.at = v.at
+        // A tracked visit merges like any other (same dimensions); its click id and time go along.
+        if (v.clickId) {
+          cur.tracked = cur.tracked ? `${cur.tracked} ${v.clickId}@${v.at}` : `${v.clickId}@${v.at}`
+          pendingBytes += TRACKED_CLICK_BYTES
+        }
         return
       }
       const row = toRow(v)

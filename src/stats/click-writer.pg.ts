@@ -23,7 +23,7 @@
 import type { SQL } from 'bun'
 import { appendClickEventsPg } from '../events'
 import { ensureClickPartitions, monthStart } from '../store'
-import type { ClickEvent } from './click-event'
+import { type ClickEvent, trackedClicksOf } from './click-event'
 import type { EventWriterOptions } from './click-writer'
 import { BUSY_LINK_CLICKS, DAY, DIMENSIONS, type LinkScopes, type RollupDelta, rollupDeltas } from './stats.rollup'
 
@@ -125,14 +125,16 @@ async function insertEvents(tx: SQL, events: ClickEvent[]): Promise<void> {
  * after a failure inserts nothing twice.
  */
 async function insertTrackedClicks(tx: SQL, events: ClickEvent[]): Promise<void> {
-  const tracked = events.filter((e) => e.clickId)
-  if (tracked.length === 0) return
   const cols: (string | number | null)[][] = Array.from({ length: 18 }, () => [])
-  for (const e of tracked) {
+  for (const e of events) {
+    if (!e.tracked) continue
     const f = eventFields(e)
-    cols[0]!.push(e.clickId!)
-    for (let i = 0; i < 17; i++) cols[i + 1]!.push(f[i] ?? null)
+    for (const t of trackedClicksOf(e.tracked)) {
+      cols[0]!.push(t.clickId)
+      for (let i = 0; i < 17; i++) cols[i + 1]!.push(i === 1 ? t.at : (f[i] ?? null))
+    }
   }
+  if (cols[0]!.length === 0) return
   const types = ['text', 'bigint', 'bigint', 'smallint', ...Array(14).fill('text')]
   await tx.unsafe(
     `INSERT INTO tracked_clicks (click_id, ${EVENT_COLUMNS.replace(/, n$/, '')}) SELECT * FROM unnest(${types.map((t, i) => `$${i + 1}::${t}[]`).join(', ')}) ON CONFLICT DO NOTHING`,

@@ -22,7 +22,7 @@ import type { Database } from 'bun:sqlite'
 import { constants, copyFileSync, existsSync, statSync, unlinkSync } from 'node:fs'
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api'
 import { appendClickEvents } from '../events'
-import { type ClickEvent, EVENT_STRINGS } from './click-event'
+import { type ClickEvent, EVENT_STRINGS, trackedClicksOf } from './click-event'
 import { createEventWriter } from './click-writer'
 import { loadDuckDb } from './events.duckdb'
 import { duckCopyOptions, duckExportSelect, exportLinks, type ResolvedExportSpec } from './events.export'
@@ -42,7 +42,7 @@ ${LEVELS.map((l) => `CREATE TABLE IF NOT EXISTS ${l.table} (scope INTEGER NOT NU
 CREATE TABLE IF NOT EXISTS stats_busy_links (seq INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS events_meta (key VARCHAR PRIMARY KEY, value BIGINT NOT NULL);
 INSERT OR IGNORE INTO events_meta VALUES ('batch', 0), ('rolled_hour', 0), ('rolled_day', 0), ('rolled_week', 0), ('imported_id', 0), ('reclustered_day', 0);
-ALTER TABLE events ADD COLUMN IF NOT EXISTS click_id VARCHAR;
+ALTER TABLE events ADD COLUMN IF NOT EXISTS tracked VARCHAR;
 CREATE TABLE IF NOT EXISTS conversions (
   "at" BIGINT NOT NULL, seq BIGINT NOT NULL, kind VARCHAR NOT NULL, link_seq INTEGER NOT NULL, scan BOOLEAN NOT NULL,
   quantity INTEGER NOT NULL, amount BIGINT, currency VARCHAR, click_id VARCHAR NOT NULL, event_name VARCHAR NOT NULL,
@@ -231,7 +231,10 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
     for (const [seq, { n, last }] of perLink) bump.run(n, last, seq)
     // Conversion tracking: each visit's click id and dimensions, where POST /track/lead finds them.
     for (const e of rows)
-      if (e.clickId) trackClick.run(e.clickId, e.linkSeq, e.at, e.scan ? 1 : 0, ...EVENT_STRINGS.map(([, field]) => (e[field] as string | null) ?? null))
+      if (e.tracked) {
+        const dims = EVENT_STRINGS.map(([, field]) => (e[field] as string | null) ?? null)
+        for (const t of trackedClicksOf(e.tracked)) trackClick.run(t.clickId, e.linkSeq, t.at, e.scan ? 1 : 0, ...dims)
+      }
     // The batch's link.clicked events (webhooks, live streams) are written with its counters, so they exist exactly when its clicks do.
     appendClickEvents(db, rows)
     writeBatch.run(String(batch))
@@ -240,7 +243,7 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
   /** Events of batches after `after`, as the recorder wrote them (for counters derived after a crash). */
   async function eventsOfBatches(after: number): Promise<{ batch: number; rows: ClickEvent[] }[]> {
     const reader = await writer.runAndReadAll(
-      `SELECT batch::DOUBLE AS batch, "at"::DOUBLE AS "at", link_seq, scan, n, click_id, ${EVENT_STRINGS.map(([c]) => c).join(', ')} FROM events WHERE batch > ${Math.trunc(after)} ORDER BY batch`,
+      `SELECT batch::DOUBLE AS batch, "at"::DOUBLE AS "at", link_seq, scan, n, tracked, ${EVENT_STRINGS.map(([c]) => c).join(', ')} FROM events WHERE batch > ${Math.trunc(after)} ORDER BY batch`,
     )
     const byBatch = new Map<number, ClickEvent[]>()
     for (const r of reader.getRowObjectsJS() as Record<string, unknown>[]) {
@@ -250,7 +253,7 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
         at: r.at as number,
         scan: r.scan as boolean,
         n: r.n as number,
-        clickId: r.click_id ?? null,
+        tracked: (r.tracked as string | null) ?? null,
       } as ClickEvent
       for (const [column, field] of EVENT_STRINGS) (e as unknown as Record<string, unknown>)[field] = r[column] ?? null
       const list = byBatch.get(r.batch as number) ?? []
@@ -360,7 +363,7 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
     "n: 'INTEGER'",
     "batch: 'BIGINT'",
     ...EVENT_STRINGS.map(([c]) => `${c}: 'VARCHAR'`),
-    "click_id: 'VARCHAR'",
+    "tracked: 'VARCHAR'",
   ].map((c) => `'${c.split(':')[0]!.replaceAll('"', '')}': ${c.split(': ')[1]}`)
   const loadCsv = `INSERT INTO events SELECT * FROM read_csv('${csvPath.replaceAll("'", "''")}', header = false, auto_detect = false,
     columns = {${csvColumns.join(', ')}}, nullstr = '', quote = '"', escape = '"', delim = ',', new_line = '\\n')`
@@ -374,7 +377,7 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
       const [owner, ltype] = groups(e.linkSeq)
       let line = `${Math.trunc(e.at)},${Math.trunc(e.linkSeq)},${owner},${ltype},${e.scan},${Math.trunc(e.n)},${batch}`
       for (const [, field] of EVENT_STRINGS) line += `,${csvField(e[field] as string | null)}`
-      line += `,${csvField(e.clickId ?? null)}`
+      line += `,${csvField(e.tracked ?? null)}`
       lines.push(line)
       if (e.at < minAt) minAt = e.at
       if (e.at > latestAt) latestAt = e.at
@@ -531,6 +534,7 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
     }
   }
   await syncConversionsNow()
+  let syncQueued: Promise<void> | null = null
 
   async function writeBatchNow(rows: ClickEvent[]): Promise<void> {
     if (!rows.length) return
@@ -583,7 +587,12 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
   return {
     write: (rows: ClickEvent[]) => serial(() => writeBatchNow(rows)),
     /** Copies the conversions SQLite recorded since the last copy (POST /track/lead, /track/sale call it after each). */
-    syncConversions: () => serial(() => syncConversionsNow()),
+    // Calls made while one is waiting its turn share it: it starts after their rows committed.
+    syncConversions: () =>
+      (syncQueued ??= serial(async () => {
+        syncQueued = null
+        await syncConversionsNow()
+      })),
     /** Rolls up closed hours now (benchmarks, after a bulk load); false when nothing was due. */
     compact: (at?: number) => serial(() => compactNow(at)),
     /** Runs `read` in one snapshot of the events; `timeoutMs` interrupts its statements past it. */
