@@ -266,7 +266,7 @@ function sqliteStores(
     blobs: createBlobStore(config.server.dataDir),
     templates: createTemplateStore(db, now),
     stats: createEventsStatsStore(db, events, { timeoutMs: config.stats.queryTimeoutMs }),
-    conversions: createConversionStore(db),
+    conversions: createConversionStore(db, events),
     conversionsRecorded: () => events.syncConversions(),
     statsExporter: createEventsExporter(db, events, dbPath === ':memory:' ? join(tmpdir(), `shortlink-${process.pid}`) : eventsPathOf(dbPath)),
     tls: createTlsStore(db),

@@ -32,7 +32,7 @@ async function visitForClickId(): Promise<string> {
   const r = await server.fetch(link.shortLink, { headers: { 'user-agent': IPHONE } })
   expect(r.status).toBe(302)
   const id = new URL(r.headers.get('location')!).searchParams.get('sl_id')
-  expect(id).toMatch(/^[A-Za-z0-9]{16,32}$/)
+  expect(id).toMatch(/^[A-Za-z0-9_-]{16,32}$/)
   return id!
 }
 
@@ -132,7 +132,7 @@ describe("Dub's SDK against shortlink", () => {
       currency: 'eur',
       invoiceId: 'INV-1001',
     })
-    expect(rows[0].clickId).toMatch(/^[A-Za-z0-9]{22}$/)
+    expect(rows[0].clickId).toMatch(/^[A-Za-z0-9_-]{22}$/)
     const leads = await (await server.api(`/statistics/events?event=leads&format=csv&linkId=${link.id}`, { key: member })).text()
     expect(leads.split('\n')[0]).toContain('clickId')
     expect(leads.trim().split('\n')).toHaveLength(2)

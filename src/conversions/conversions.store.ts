@@ -6,9 +6,12 @@
  */
 import type { Database } from 'bun:sqlite'
 import { appendEvents } from '../events'
+import { clickTimeOf } from '../redirect'
 import type { Awaitable } from '../shared'
+import { trackedClicksOf } from '../stats'
 import {
   CLICK_COLUMNS,
+  type ClickDimensions,
   CONVERSION_COLUMNS,
   type ConversionRow,
   type ConversionWrite,
@@ -20,7 +23,7 @@ import {
 
 export interface ConversionStorePort {
   /** The tracked click with its link; null when unknown. */
-  click(clickId: string): TrackedClick | null
+  click(clickId: string): Promise<TrackedClick | null>
   /**
    * The most recent lead of the customer `externalId` among `ownerId`'s customers (null: any
    * owner's), of `eventName` when given: its click (dimensions as the lead recorded them).
@@ -34,10 +37,24 @@ export type ConversionStoreAsync = Awaitable<ConversionStorePort>
 const LINK_COLUMNS =
   'l.id AS link_id, l.user_id AS link_user_id, l.domain AS link_domain, l.key AS link_key, l.link_type AS link_type, l.destination AS link_destination'
 
-export function createConversionStore(db: Database): ConversionStorePort {
-  const clickQuery = db.query<TrackedClick, [string]>(
-    `SELECT c.click_id, c.link_seq, c.at, ${CLICK_COLUMNS.map((col) => `c.${col}`).join(', ')}, ${LINK_COLUMNS}
-     FROM tracked_clicks c JOIN links l ON l.seq = c.link_seq WHERE c.click_id = ?`,
+/** Where the click events are (the events engine of a single node, click-recorder.ts). */
+export interface ClickEventsPort {
+  snapshot<T>(read: (tx: { run(statements: { sql: string; args: readonly unknown[] }[]): Promise<Record<string, unknown>[][]> }) => Promise<T>): Promise<T>
+}
+
+/**
+ * How long after its visit a click can be written: the recorder's flush window, or longer while
+ * the events store refuses batches (they are held and written later). A click id names its visit's
+ * time; its row is looked for in [time, time + this).
+ */
+const CLICK_WRITE_LAG_MS = 3_600_000
+
+/** Event columns (DuckDB) → the tracked click's fields. */
+const EVENT_DIMENSIONS = CLICK_COLUMNS.filter((c) => c !== 'scan')
+
+export function createConversionStore(db: Database, events: ClickEventsPort): ConversionStorePort {
+  const linkBySeq = db.query<Omit<TrackedClick, keyof ClickDimensions | 'click_id' | 'link_seq' | 'at'>, [number]>(
+    `SELECT ${LINK_COLUMNS} FROM links l WHERE l.seq = ?`,
   )
   const leadSelect = (byOwner: boolean, byName: boolean) =>
     db.query<TrackedClick & { customerId: string }, string[]>(
@@ -99,7 +116,35 @@ export function createConversionStore(db: Database): ConversionStorePort {
   })
 
   return {
-    click: (clickId) => clickQuery.get(clickId),
+    /**
+     * A click on a single node lives in the events engine with its visit (`events.tracked`, the ids
+     * and times of the visits a row stands for). Its id carries its time: the read is pruned to the
+     * row groups of that moment (DuckDB's zone maps on `at`), then the id is matched exactly.
+     */
+    async click(clickId) {
+      const at = clickTimeOf(clickId)
+      if (at === null) return null
+      const rows = await events.snapshot(
+        async (tx) =>
+          (
+            await tx.run([
+              {
+                sql: `SELECT link_seq::DOUBLE AS link_seq, scan, tracked, ${EVENT_DIMENSIONS.join(', ')} FROM events WHERE "at" >= ? AND "at" < ? AND contains(tracked, ?)`,
+                args: [at, at + CLICK_WRITE_LAG_MS, `${clickId}@`],
+              },
+            ])
+          )[0]!,
+      )
+      for (const r of rows) {
+        const visit = trackedClicksOf(r.tracked as string).find((t) => t.clickId === clickId)
+        if (!visit) continue
+        const link = linkBySeq.get(r.link_seq as number)
+        if (!link) return null
+        const dims = Object.fromEntries(EVENT_DIMENSIONS.map((c) => [c, (r[c] as string | null) ?? null]))
+        return { click_id: clickId, link_seq: r.link_seq as number, at: visit.at, scan: r.scan ? 1 : 0, ...dims, ...link } as TrackedClick
+      }
+      return null
+    },
     latestLead(externalId, ownerId, eventName) {
       const q = leadQueries[(ownerId === null ? 0 : 2) + (eventName === null ? 0 : 1)]!
       const args = [externalId, ...(ownerId === null ? [] : [ownerId]), ...(eventName === null ? [] : [eventName])]

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { appendClickId, newClickId } from './click-id'
+import { appendClickId, clickTimeOf, newClickId } from './click-id'
 
 describe('appendClickId', () => {
   test('adds sl_id as the last query parameter, before a fragment', () => {
@@ -24,8 +24,14 @@ describe('appendClickId', () => {
   })
 })
 
-test('click ids: 22 URL-safe characters, distinct', () => {
-  const ids = new Set(Array.from({ length: 10_000 }, () => newClickId()))
+test('click ids: 22 URL-safe characters, distinct, carrying the visit time', () => {
+  const at = Date.UTC(2026, 10, 25, 21, 0, 0, 123)
+  const ids = new Set(Array.from({ length: 10_000 }, () => newClickId(at)))
   expect(ids.size).toBe(10_000)
-  for (const id of [...ids].slice(0, 100)) expect(id).toMatch(/^[A-Za-z0-9]{22}$/)
+  for (const id of [...ids].slice(0, 100)) {
+    expect(id).toMatch(/^[A-Za-z0-9_-]{22}$/)
+    expect(clickTimeOf(id)).toBe(at)
+  }
+  expect(clickTimeOf('short')).toBeNull()
+  expect(clickTimeOf('a'.repeat(21) + '!')).toBeNull()
 })

@@ -4,10 +4,34 @@
  * `sl_id`, which the site passes back to POST /track/lead. Kept apart from the redirect's
  * steps so the resolve order stays readable: the handler calls `appendClickId` once.
  */
-import { customAlphabet } from 'nanoid'
+import { nanoid } from 'nanoid'
 
-/** 22 URL-safe characters (~131 bits from the CSPRNG): never reused in practice, and the store's primary key refuses a repeat. */
-export const newClickId = customAlphabet('0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ', 22)
+const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'
+/** The visit's time (ms, 48 bits) in the first 8 characters: the store finds the click among that moment's events. */
+const TIME_CHARS = 8
+const RANDOM_CHARS = 14
+
+/**
+ * 22 URL-safe characters: the visit's time, then 84 random bits from the CSPRNG (nanoid's pool,
+ * about 1 µs). Never reused: two visits would need the same millisecond and the same 84 bits.
+ */
+export function newClickId(at: number): string {
+  let t = Math.max(0, Math.trunc(at))
+  let head = ''
+  for (let i = 0; i < TIME_CHARS; i++) {
+    head = ALPHABET[t % 64]! + head
+    t = Math.floor(t / 64)
+  }
+  return head + nanoid(RANDOM_CHARS)
+}
+
+/** The visit time a click id carries, or null when the text is not a click id. */
+export function clickTimeOf(clickId: string): number | null {
+  if (clickId.length !== TIME_CHARS + RANDOM_CHARS || !/^[A-Za-z0-9_-]+$/.test(clickId)) return null
+  let t = 0
+  for (let i = 0; i < TIME_CHARS; i++) t = t * 64 + ALPHABET.indexOf(clickId[i]!)
+  return t
+}
 
 /** The click id's query parameter. */
 export const CLICK_ID_PARAM = 'sl_id'
@@ -21,7 +45,7 @@ export function appendClickId(url: string, clickId: string): string {
   const base = hash < 0 ? url : url.slice(0, hash)
   const fragment = hash < 0 ? '' : url.slice(hash)
   const q = base.indexOf('?')
-  if (q >= 0 && /[?&]sl_id(=|&|$)/.test(base)) {
+  if (q >= 0 && base.includes(CLICK_ID_PARAM) && /[?&]sl_id(=|&|$)/.test(base)) {
     const kept = base
       .slice(q + 1)
       .split('&')

@@ -286,12 +286,13 @@ export function createRedirectHandler(deps: RedirectDeps) {
           const landing = decision.kind === 'redirect' ? decision.location : null
           const utm = landing === null ? NO_UTM : landing === l.plainLocation ? cached!.plainUtm : utmOf(landing)
           const ref = refererOf(headers.get('referer'))
-          const clickId = landing !== null && l.trackConversion ? newClickId() : null
+          const at = Date.now()
+          const clickId = landing !== null && l.trackConversion ? newClickId(at) : null
           clicksRecorded.inc()
           deps.recorder.record({
             linkSeq: l.seq,
             domain: l.domain,
-            at: Date.now(),
+            at,
             scan: decision.scan,
             visitor,
             geo: geo ?? UNKNOWN_LOCATION,

@@ -22,7 +22,7 @@ import type { Database } from 'bun:sqlite'
 import { constants, copyFileSync, existsSync, statSync, unlinkSync } from 'node:fs'
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api'
 import { appendClickEvents } from '../events'
-import { type ClickEvent, EVENT_STRINGS, trackedClicksOf } from './click-event'
+import { type ClickEvent, EVENT_STRINGS } from './click-event'
 import { createEventWriter } from './click-writer'
 import { loadDuckDb } from './events.duckdb'
 import { duckCopyOptions, duckExportSelect, exportLinks, type ResolvedExportSpec } from './events.export'
@@ -201,9 +201,6 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
   const bump = db.query('UPDATE links SET clicks = clicks + ?, last_clicked = max(coalesce(last_clicked, 0), ?) WHERE seq = ?')
   const readBatch = db.query<{ value: string }, []>("SELECT value FROM kv WHERE key = 'events_batch'")
   const writeBatch = db.query("INSERT INTO kv (key, value) VALUES ('events_batch', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
-  const trackClick = db.query(
-    `INSERT OR IGNORE INTO tracked_clicks (click_id, link_seq, at, scan, ${EVENT_STRINGS.map(([c]) => c).join(', ')}) VALUES (?, ?, ?, ?${', ?'.repeat(EVENT_STRINGS.length)})`,
-  )
   const groupsOf = new Map<number, [number, number]>()
   const numOf = (name: string) => {
     addGroup.run(name)
@@ -229,12 +226,6 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
       } else perLink.set(e.linkSeq, { n: e.n, last: e.at })
     }
     for (const [seq, { n, last }] of perLink) bump.run(n, last, seq)
-    // Conversion tracking: each visit's click id and dimensions, where POST /track/lead finds them.
-    for (const e of rows)
-      if (e.tracked) {
-        const dims = EVENT_STRINGS.map(([, field]) => (e[field] as string | null) ?? null)
-        for (const t of trackedClicksOf(e.tracked)) trackClick.run(t.clickId, e.linkSeq, t.at, e.scan ? 1 : 0, ...dims)
-      }
     // The batch's link.clicked events (webhooks, live streams) are written with its counters, so they exist exactly when its clicks do.
     appendClickEvents(db, rows)
     writeBatch.run(String(batch))

@@ -47,7 +47,7 @@ test('the link editor turns conversion tracking on; visits then carry sl_id', as
   await page.getByRole('button', { name: 'Save changes' }).click()
   await page.getByRole('button', { name: 'Save changes' }).waitFor()
   await until('the saved record', async () => (await api(`/links/${link.id}`)).trackConversion === true)
-  expect(await clickId()).toMatch(/^[A-Za-z0-9]{22}$/)
+  expect(await clickId()).toMatch(/^[A-Za-z0-9_-]{22}$/)
   // A hosted type has no such switch.
   await desktop.goto('/links/new')
   await page.getByRole('link', { name: /^\S* ?Text / }).click()

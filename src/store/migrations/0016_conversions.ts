@@ -3,9 +3,10 @@ import type { Migration } from './index'
 /**
  * Conversions (contract: "Conversions, A/B tests and link health").
  *
- * - `tracked_clicks`: each counted visit of a link with `trackConversion`, by its click id
- *   (`sl_id`), with the visit's dimensions; written by the events engine in the SQLite
- *   transaction of its click batch (with the links' counters). A lead looks its click up here.
+ * - Click ids (`sl_id`) are not kept here: a visit's click id and time go into the events engine
+ *   with the visit (DuckDB's `events.tracked`), and the id carries its visit's time, so a lead
+ *   finds its click among that moment's events (docs/adr/0021). PostgreSQL keeps them in
+ *   `tracked_clicks` (its migration 0008).
  * - `customers`: a site's customer (`customerExternalId`), per owner of the links (the user
  *   whose site reports them); unique per owner and external id.
  * - `conversions`: leads and sales, each carrying its click's link and dimensions (so
@@ -18,18 +19,6 @@ export const conversions: Migration = {
   id: 16,
   name: '0016_conversions',
   sql: `
-CREATE TABLE tracked_clicks (
-  click_id TEXT PRIMARY KEY,
-  link_seq INTEGER NOT NULL,
-  at INTEGER NOT NULL,
-  scan INTEGER NOT NULL,
-  continent TEXT, country TEXT, region TEXT, city TEXT,
-  os TEXT NOT NULL, browser TEXT NOT NULL, device TEXT NOT NULL,
-  referer TEXT, referer_url TEXT,
-  utm_source TEXT, utm_medium TEXT, utm_campaign TEXT, utm_term TEXT, utm_content TEXT
-) WITHOUT ROWID;
-CREATE INDEX tracked_clicks_at ON tracked_clicks (at);
-
 CREATE TABLE customers (
   id TEXT PRIMARY KEY,
   user_id TEXT NOT NULL,

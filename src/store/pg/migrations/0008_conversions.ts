@@ -21,7 +21,6 @@ CREATE TABLE tracked_clicks (
   referer text, referer_url text,
   utm_source text, utm_medium text, utm_campaign text, utm_term text, utm_content text
 );
-CREATE INDEX tracked_clicks_at ON tracked_clicks (at);
 
 CREATE TABLE customers (
   id text PRIMARY KEY,
