@@ -252,6 +252,16 @@ describe('statistics with conversions=true', () => {
     expect(series.length).toBeGreaterThanOrEqual(24)
     expect(series.reduce((n, b) => n + b.leads, 0)).toBe(3)
     expect(series.at(-1)).toMatchObject(totals)
+    // Every zone (whole hours, :30) and granularity puts each conversion in exactly one bucket: the last, today's.
+    for (const q of [
+      'granularity=day&interval=7d',
+      'granularity=day&interval=7d&timezone=Asia/Kolkata',
+      'granularity=week&interval=30d&timezone=America/New_York',
+    ]) {
+      const rows = (await stats(`groupBy=time&${q}`)) as { leads: number; sales: number; saleAmount: Record<string, number> }[]
+      expect(rows.reduce((n, b) => n + b.leads, 0)).toBe(3)
+      expect(rows.at(-1)).toMatchObject(totals)
+    }
     // Alice's statistics hold none of Bob's conversions; the admin's hold them.
     const alice = await stats(`groupBy=count&linkId=${alicesLink.id}`, h.keys.member)
     expect(alice.saleAmount.gbp).toBeUndefined()

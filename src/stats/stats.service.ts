@@ -173,6 +173,7 @@ export function createStatsService<Store extends StatsStorePort>(deps: { store: 
     const end = query.end
     const start = query.start ?? 0
     const key = query.perLink ? 'link' : query.groupDim ? 'value' : 'none'
+    const unitMs = query.series ? seriesUnitOf(plan?.bounds ?? []) : 0
     const rows = yield* ask(
       r.readConversions(
         conversionsSql(
@@ -182,7 +183,7 @@ export function createStatsService<Store extends StatsStorePort>(deps: { store: 
           query.filters,
           key,
           query.groupDim?.column ?? null,
-          !!query.series,
+          unitMs,
           query.qr,
           r.dialect,
         ),
@@ -203,7 +204,7 @@ export function createStatsService<Store extends StatsStorePort>(deps: { store: 
     }
     if (query.series) {
       const bounds = plan?.bounds ?? []
-      for (const row of rows) if (bounds.length > 1) into(bucketIndex(bounds, Math.max(row.u * RAW_UNIT_MS, start)), row)
+      for (const row of rows) if (bounds.length > 1) into(bucketIndex(bounds, Math.max(row.u * unitMs, start)), row)
       return addConversions(clicks, (_, i) => sums.get(i) ?? EMPTY_CONVERSIONS)
     }
     if (query.groupBy === 'count') {
@@ -271,6 +272,19 @@ export function createStatsService<Store extends StatsStorePort>(deps: { store: 
 }
 
 type Conversions = { leads: number; sales: number; saleAmount: Record<string, number> }
+
+/**
+ * The time unit a series' conversions are summed in: the largest of a day, an hour and a quarter
+ * hour that divides every inner bucket bound (the first and last bounds are the range's own edges,
+ * which the read filters on), so each unit lies in one bucket. A daily series of a year in UTC
+ * reads 366 units per kind and currency instead of 35,000 quarter hours (measured: 228 → see
+ * scripts/bench/conversions-stats.ts).
+ */
+function seriesUnitOf(bounds: number[]): number {
+  const inner = bounds.slice(1, -1)
+  for (const unit of [86_400_000, 3_600_000]) if (inner.every((b) => b % unit === 0)) return unit
+  return RAW_UNIT_MS
+}
 const EMPTY_CONVERSIONS: Conversions = { leads: 0, sales: 0, saleAmount: {} }
 
 /** Each row of an answer (the count's one object, or every row of a list) with its conversions. */

@@ -411,9 +411,9 @@ export function perLinkSql(parts: Statement[], by: 'link_type' | 'destination' |
 /**
  * Leads and sales (contract: "Conversions") in [from, to) ms of the links of `links` (null:
  * every link), matching `filters` like raw events (a conversion carries its click's
- * dimensions), optionally only scans or only other clicks (`qr`): per quarter hour (`byTime`)
- * and per value of `keyColumn` or per link (`key`), per kind and currency. Rows: u, k, kind,
- * cur, n (leads: the quantity; sales: 1 each), a (the amounts).
+ * dimensions), optionally only scans or only other clicks (`qr`): per time unit of `unitMs` (0:
+ * no time) and per value of `keyColumn` or per link (`key`), per kind and currency. Rows: u, k,
+ * kind, cur, n (leads: the quantity; sales: 1 each), a (the amounts).
  */
 export function conversionsSql(
   links: LinkSet | null,
@@ -422,7 +422,7 @@ export function conversionsSql(
   filters: Map<string, string[]>,
   key: KeyKind,
   keyColumn: string | null,
-  byTime: boolean,
+  unitMs: number,
   qr: boolean | undefined,
   dialect: Dialect,
 ): Statement {
@@ -443,7 +443,7 @@ export function conversionsSql(
   where += f.sql
   args.push(...f.args)
   if (qr !== undefined) where += dialect === 'duckdb' ? ` AND ${qr ? '' : 'NOT '}scan` : ` AND scan = ${qr ? 1 : 0}`
-  const u = byTime ? (dialect === 'duckdb' ? `"at" // ${RAW_UNIT_MS}` : `at / ${RAW_UNIT_MS}`) : '0'
+  const u = unitMs > 0 ? (dialect === 'duckdb' ? `"at" // ${Math.trunc(unitMs)}` : `at / ${Math.trunc(unitMs)}`) : '0'
   const k = key === 'value' ? keyColumn! : key === 'link' ? 'link_seq' : 'NULL'
   const num = (e: string) => (dialect === 'sqlite' ? e : dialect === 'pg' ? `(${e})::float8` : `(${e})::DOUBLE`)
   return {
