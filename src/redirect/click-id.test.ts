@@ -33,5 +33,5 @@ test('click ids: 22 URL-safe characters, distinct, carrying the visit time', () 
     expect(clickTimeOf(id)).toBe(at)
   }
   expect(clickTimeOf('short')).toBeNull()
-  expect(clickTimeOf('a'.repeat(21) + '!')).toBeNull()
+  expect(clickTimeOf(`${'a'.repeat(21)}!`)).toBeNull()
 })
