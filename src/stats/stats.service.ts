@@ -277,8 +277,8 @@ type Conversions = { leads: number; sales: number; saleAmount: Record<string, nu
  * The time unit a series' conversions are summed in: the largest of a day, an hour and a quarter
  * hour that divides every inner bucket bound (the first and last bounds are the range's own edges,
  * which the read filters on), so each unit lies in one bucket. A daily series of a year in UTC
- * reads 366 units per kind and currency instead of 35,000 quarter hours (measured: 228 → see
- * scripts/bench/conversions-stats.ts).
+ * reads 366 units per kind and currency instead of 35,000 quarter hours (10M clicks, 150k
+ * conversions: median 228 → 20 ms, scripts/bench/conversions-stats.ts).
  */
 function seriesUnitOf(bounds: number[]): number {
   const inner = bounds.slice(1, -1)
