@@ -53,6 +53,8 @@ export const COPIED_TABLES = [
   'events',
   'webhook_deliveries',
   'event_listeners',
+  'customers',
+  'conversions',
 ] as const
 export type CopiedTable = (typeof COPIED_TABLES)[number]
 
@@ -63,7 +65,7 @@ export type CopiedTable = (typeof COPIED_TABLES)[number]
  */
 const CLEARED_TOO = ['visit_counters', 'event_cursors']
 
-const IDENTITIES: Partial<Record<CopiedTable, string>> = { links: 'seq', stats_groups: 'num', click_events: 'id', events: 'seq' }
+const IDENTITIES: Partial<Record<CopiedTable, string>> = { links: 'seq', stats_groups: 'num', click_events: 'id', events: 'seq', conversions: 'seq' }
 
 export interface SqliteSource {
   db: Database
