@@ -78,6 +78,9 @@ export function createPgWebhookStore(sql: SQL): WebhookStorePort {
     },
     async deleteWebhook(id: string): Promise<boolean> {
       return sql.begin(async (tx) => {
+        // The row first: another node's fan-out inserting a delivery for it (its foreign key takes a share
+        // lock on this row) now waits for this commit instead of slipping in between the two deletes.
+        await tx`SELECT 1 FROM webhooks WHERE id = ${id} FOR UPDATE`
         await tx`DELETE FROM webhook_deliveries WHERE webhook_id = ${id}`
         return (await tx`DELETE FROM webhooks WHERE id = ${id} RETURNING 1`).length > 0
       })
