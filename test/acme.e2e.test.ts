@@ -214,7 +214,11 @@ describe.skipIf(!pebbleInstalled())('ACME certificates for custom domains (pebbl
     // The visit counts for the link and its domain.
     // A domain's count follows its batch's link counts (the recorder's after-flush hook): within the flush window.
     await s.clicksFlushed()
-    const domain = await until('the domain counts the visit', async () => (await json(await s.api('/domains/shop.example.com'))).body, (d) => d.clicks >= 1)
+    const domain = await until(
+      'the domain counts the visit',
+      async () => (await json(await s.api('/domains/shop.example.com'))).body,
+      (d) => d.clicks >= 1,
+    )
     expect(domain.clicks).toBe(1)
     // A default domain does not serve the custom domain's links.
     const other = await s.fetch(`https://localhost:${s.httpsPort}/sale`, { headers: { 'user-agent': 'Mozilla/5.0 Firefox/125.0' } })
