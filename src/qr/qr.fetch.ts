@@ -7,10 +7,7 @@
  * Host header and the TLS server name kept), so a second DNS answer cannot point it
  * elsewhere (DNS rebinding).
  */
-import { lookup } from 'node:dns/promises'
-import { isIP } from 'node:net'
-import { AppError, parameterError, readCapped } from '../shared'
-import { isPrivateAddress } from './qr.address'
+import { AppError, checkedAddress, isPrivateAddress, parameterError, pinnedRequest, readCapped } from '../shared'
 import { isJpeg, isPng } from './qr.decode'
 
 export type ImageKind = 'png' | 'jpeg' | 'svg'
@@ -34,44 +31,9 @@ export interface FetchLimits {
   resolveHost?: (host: string) => Promise<string[]>
 }
 
-const systemLookup = async (host: string) => (await lookup(host, { all: true, verbatim: true })).map((a) => a.address)
-
 export { isPrivateAddress }
 
 const gateway = (message: string) => new AppError('bad_gateway', message)
-
-/**
- * Checks the URL's host and returns the address to connect to: null when no pinning is
- * needed (an IP literal, or private networks allowed).
- */
-async function checkedAddress(url: URL, limits: FetchLimits): Promise<string | null> {
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw parameterError(`'${limits.field}' must be an http(s) URL`)
-  if (url.username || url.password) throw parameterError(`'${limits.field}' must not carry credentials`)
-  if (limits.allowPrivateNetworks) return null
-  const host = url.hostname.replace(/^\[|\]$/g, '')
-  let addresses: string[]
-  if (isIP(host)) addresses = [host]
-  else {
-    try {
-      addresses = await (limits.resolveHost ?? systemLookup)(host)
-    } catch {
-      throw gateway(`could not resolve ${host}`)
-    }
-  }
-  if (addresses.length === 0) throw gateway(`could not resolve ${host}`)
-  const bad = addresses.find(limits.isRefusedAddress ?? isPrivateAddress)
-  // The address itself is not named: answers must not map the server's own network.
-  if (bad) throw parameterError(`'${limits.field}' ${host} resolves to a private, loopback or link-local address; such addresses are not fetched`)
-  return isIP(host) ? null : addresses[0]!
-}
-
-/** The request for `url` sent to `address`: same path, Host header and TLS server name as the URL. */
-function pinnedRequest(url: URL, address: string | null): { href: string; headers: Record<string, string>; tls?: { serverName: string } } {
-  if (!address) return { href: url.href, headers: {} }
-  const target = new URL(url.href)
-  target.hostname = isIP(address) === 6 ? `[${address}]` : address
-  return { href: target.href, headers: { host: url.host }, ...(url.protocol === 'https:' ? { tls: { serverName: url.hostname } } : {}) }
-}
 
 /** Fetches an image under the limits; fetch problems are 502 bad_gateway, unusable content 422. */
 export async function fetchImage(rawUrl: string, limits: FetchLimits): Promise<FetchedImage> {

@@ -1,4 +1,5 @@
 /** Small utilities every module may use: errors, ids, validation, paging, LRU, streams, URLs, image sizes. Imports no module. Other modules import this file only. */
+export { type AddressRules, checkedAddress, isPrivateAddress, pinnedRequest } from './address'
 export type { Awaitable } from './awaitable'
 export { createClientIpResolver } from './client-ip'
 export {

@@ -1,10 +1,15 @@
 /**
- * Which addresses an image fetch may not reach: private, loopback, link-local, reserved and
- * multicast ones, including every IPv6 form that carries an IPv4 address inside it (mapped,
- * compatible, SIIT-translated, NAT64, 6to4, Teredo), each judged by the address it carries,
- * in dotted or hex notation alike.
+ * Which addresses the server must not reach for a user (POST /qr/scan, logos and frames,
+ * webhook deliveries): private, loopback, link-local, reserved and multicast ones, including
+ * every IPv6 form that carries an IPv4 address inside it (mapped, compatible, SIIT-translated,
+ * NAT64, 6to4, Teredo), each judged by the address it carries, in dotted or hex notation
+ * alike. `checkedAddress` resolves a URL's host and refuses such an answer; `pinnedRequest`
+ * then sends the request to the address that was checked, so a second DNS answer cannot
+ * point it elsewhere (DNS rebinding).
  */
+import { lookup } from 'node:dns/promises'
 import { BlockList, isIP } from 'node:net'
+import { AppError, parameterError } from './errors'
 
 const v4Blocked = new BlockList()
 for (const [net, bits] of [
@@ -81,4 +86,53 @@ export function isPrivateAddress(ip: string): boolean {
   // :: and ::1 read as the compatible forms of 0.0.0.0 and 0.0.0.1, both in 0.0.0.0/8.
   if (v4 !== null) return v4Blocked.check(v4, 'ipv4')
   return v6Blocked.check(words.map((x) => x.toString(16)).join(':'), 'ipv6')
+}
+
+const systemLookup = async (host: string) => (await lookup(host, { all: true, verbatim: true })).map((x) => x.address)
+
+const gateway = (message: string) => new AppError('bad_gateway', message)
+
+/** What a check of a URL's host needs (webhook deliveries use it too). */
+export interface AddressRules {
+  allowPrivateNetworks: boolean
+  /** Field named in error messages. */
+  field: string
+  /** Which resolved addresses are refused; default: private, loopback, link-local and reserved ones. */
+  isRefusedAddress?: (ip: string) => boolean
+  /** The DNS lookup (all addresses of a host); tests substitute their own. */
+  resolveHost?: (host: string) => Promise<string[]>
+}
+
+/**
+ * Checks the URL's host and returns the address to connect to: null when no pinning is
+ * needed (an IP literal, or private networks allowed). A refused address is parameter_error,
+ * a name that does not resolve bad_gateway.
+ */
+export async function checkedAddress(url: URL, limits: AddressRules): Promise<string | null> {
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw parameterError(`'${limits.field}' must be an http(s) URL`)
+  if (url.username || url.password) throw parameterError(`'${limits.field}' must not carry credentials`)
+  if (limits.allowPrivateNetworks) return null
+  const host = url.hostname.replace(/^\[|\]$/g, '')
+  let addresses: string[]
+  if (isIP(host)) addresses = [host]
+  else {
+    try {
+      addresses = await (limits.resolveHost ?? systemLookup)(host)
+    } catch {
+      throw gateway(`could not resolve ${host}`)
+    }
+  }
+  if (addresses.length === 0) throw gateway(`could not resolve ${host}`)
+  const bad = addresses.find(limits.isRefusedAddress ?? isPrivateAddress)
+  // The address itself is not named: answers must not map the server's own network.
+  if (bad) throw parameterError(`'${limits.field}' ${host} resolves to a private, loopback or link-local address; such addresses are not fetched`)
+  return isIP(host) ? null : addresses[0]!
+}
+
+/** The request for `url` sent to `address`: same path, Host header and TLS server name as the URL. */
+export function pinnedRequest(url: URL, address: string | null): { href: string; headers: Record<string, string>; tls?: { serverName: string } } {
+  if (!address) return { href: url.href, headers: {} }
+  const target = new URL(url.href)
+  target.hostname = isIP(address) === 6 ? `[${address}]` : address
+  return { href: target.href, headers: { host: url.host }, ...(url.protocol === 'https:' ? { tls: { serverName: url.hostname } } : {}) }
 }

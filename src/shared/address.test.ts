@@ -1,6 +1,5 @@
 import { expect, test } from 'bun:test'
-import { isPrivateAddress } from './qr.address'
-import { fetchImage } from './qr.fetch'
+import { checkedAddress, isPrivateAddress } from './address'
 
 const judged = (ips: string[]) => ips.map((ip) => ({ ip, private: isPrivateAddress(ip) }))
 
@@ -52,19 +51,18 @@ test('public addresses, also when carried inside IPv6, are allowed', () => {
   expect(judged(allowed)).toEqual(allowed.map((ip) => ({ ip, private: false })))
 })
 
-test('a refused fetch names the host, never the internal address it resolved to', async () => {
-  const limits = {
-    allowPrivateNetworks: false,
-    maxBytes: 1024,
-    timeoutMs: 1000,
-    maxRedirects: 0,
-    kinds: ['png' as const],
-    field: 'url',
-    resolveHost: async () => ['10.20.30.40'],
-  }
-  const error = await fetchImage('https://intranet.example/logo.png', limits).then(
+test('a refused address names the host, never the internal address it resolved to', async () => {
+  const rules = { allowPrivateNetworks: false, field: 'url', resolveHost: async () => ['10.20.30.40'] }
+  const error = await checkedAddress(new URL('https://intranet.example/logo.png'), rules).then(
     () => null,
     (e: Error) => e,
   )
   expect(error?.message).toBe("'url' intranet.example resolves to a private, loopback or link-local address; such addresses are not fetched")
+})
+
+test('a public name answers the address to connect to; literals and allowed private networks need no pinning', async () => {
+  const rules = { allowPrivateNetworks: false, field: 'url', resolveHost: async () => ['93.184.216.34', '2606:2800:220:1::1'] }
+  expect(await checkedAddress(new URL('https://example.com/x'), rules)).toBe('93.184.216.34')
+  expect(await checkedAddress(new URL('https://93.184.216.34/x'), rules)).toBeNull()
+  expect(await checkedAddress(new URL('http://localhost/x'), { ...rules, allowPrivateNetworks: true })).toBeNull()
 })
