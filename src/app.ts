@@ -11,6 +11,7 @@ import type { Deps } from './deps'
 import { type AnyElysia, docsRoutes, PUBLIC_DOC_PATHS } from './docs'
 import { domainRoutes } from './domains'
 import { fileRoutes } from './files'
+import { linkHealthRoutes } from './link-health'
 import { linkRoutes } from './links'
 import { qrRoutes, templateRoutes } from './qr'
 import { AppError, describeRule, errorResponse, newId, orStoreUnavailable, parameterError, readCapped, withApiHeaders } from './shared'
@@ -35,6 +36,7 @@ export function createApiApp(deps: Deps): ApiApp {
     })
     .use(tagRoutes(deps))
     .use(linkRoutes(deps))
+    .use(linkHealthRoutes(deps))
     .use(fileRoutes({ files: deps.files, maxBytes: deps.config.files.maxBytes }))
     .use(templateRoutes(deps))
     .use(domainRoutes(deps))

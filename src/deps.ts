@@ -28,7 +28,7 @@ import {
   type SessionStorePort,
   type UserService,
 } from './auth'
-import { type Config, deriveSettings, type Settings } from './config'
+import { type Config, deriveSettings, parseDuration, type Settings } from './config'
 import { createDashboard, type Dashboard } from './dashboard'
 import {
   createCnameChecker,
@@ -41,7 +41,8 @@ import {
 } from './domains'
 import { createBlobStore, createFileService, createFileStore, createPgFileStore, type FileService, type FileStorePort } from './files'
 import { createGeoIp, type GeoIp } from './geo'
-import { createLinkService, createLinkStore, createPgLinkStore, type LinkService, type LinkStore, type LinkStorePort } from './links'
+import { createHealthStore, createLinkHealth, createPgHealthStore, type HealthStorePort, type LinkHealthService, leaseLeadership } from './link-health'
+import { createLinkService, createLinkStore, createPgLinkStore, type LinkRecord, type LinkService, type LinkStore, type LinkStorePort } from './links'
 import {
   createDesignFiles,
   createPgTemplateStore,
@@ -121,6 +122,7 @@ export interface StoreBundle<P extends Ports = Ports> {
   templates: TemplateStorePort
   stats: StatsStorePort
   tls: TlsStorePort
+  health: HealthStorePort
   /** One ACME order per domain across nodes (PostgreSQL); none on one node. */
   locks?: LeaseLocks
   /** Other nodes' writes (PostgreSQL); none on one node. */
@@ -163,6 +165,8 @@ export interface Deps<P extends Ports = Ports> {
   tls: Tls
   stats: StatsService
   dashboard: Dashboard
+  /** Destination checks (started and stopped with the server), the record's `health`, the redirect's fallback lookup. */
+  linkHealth: LinkHealthService
   /** Settles once the node holds what it must before it answers (the admin user, the domains); at once on SQLite. */
   ready: Promise<void>
   /** Closes the store (after the server stopped and the recorder flushed). */
@@ -218,6 +222,7 @@ function sqliteStores(config: Config, dbPath: string, log: Logger, now: () => nu
     templates: createTemplateStore(db, now),
     stats: createStatsStore(db),
     tls: createTlsStore(db),
+    health: createHealthStore(db),
     recorder: createClickRecorder(db, dbPath, log),
     apiLimiter: (perMinute) => createRateLimiter(perMinute),
     passwordSecret: loadOrCreateSecret(db, 'password_cookie_secret'),
@@ -258,6 +263,7 @@ async function postgresStores(config: Config, log: Logger, now: () => number): P
       templates: createPgTemplateStore(sql, now),
       stats: createPgStatsStore(sql),
       tls: createPgTlsStore(sql, { publish }),
+      health: createPgHealthStore(sql, { publish }),
       locks: createLeaseLocks(sql),
       recorder: createPgClickRecorder(sql, log),
       apiLimiter: (perMinute) => createClusterApiLimiter(limits, perMinute, now),
@@ -280,6 +286,9 @@ async function postgresStores(config: Config, log: Logger, now: () => number): P
 
 /** The advisory lock key of the first admin key (any fixed number no other code uses). */
 const BOOTSTRAP_LOCK_KEY = 7_240_514_002n
+
+/** The lease (locks table) of the node that runs the scheduled link-health checks. */
+const HEALTH_LEASE = 'link-health-checks'
 
 /** The services, built once over either bundle of stores. */
 function assemble<P extends Ports>(config: Config, stores: StoreBundle<P>, log: Logger, now: () => number): Deps<P> {
@@ -318,6 +327,22 @@ function assemble<P extends Ports>(config: Config, stores: StoreBundle<P>, log: 
       isAdminUser: (id) => then(stores.auth.getUser(id), (u) => u?.role === 'admin' && !u.disabled && u.deletedAt === null),
     }),
   })
+  const locks = stores.locks
+  const linkHealth = createLinkHealth({
+    store: stores.health,
+    settings,
+    everyMs: config.health.every === '0' ? 0 : parseDuration(config.health.every),
+    timeoutMs: parseDuration(config.health.timeout),
+    allowPrivateNetworks: config.health.allowPrivateNetworks,
+    log,
+    now,
+    // On PostgreSQL the node holding the lease checks; on SQLite the only node does.
+    lead: locks ? (work, stop) => leaseLeadership(locks, HEALTH_LEASE, work, stop, log) : undefined,
+    recordOf: async (ref) => {
+      const row = await links.findLiveRow(ref.domain, ref.key)
+      return row?.id === ref.id ? ((await links.toRecord(row)) as LinkRecord) : null
+    },
+  })
   const links = createLinkService({
     store: stores.links,
     tags: stores.tags,
@@ -325,8 +350,13 @@ function assemble<P extends Ports>(config: Config, stores: StoreBundle<P>, log: 
     isUsableDomain: (slug) => domains.isUsableForLinks(slug),
     checkQrOptions: qr.validateQrOptions,
     fileUsable: (fileId, ownerId) => then(files.get(fileId), (f) => f?.userId === ownerId),
+    healthOf: linkHealth.healthOf,
     now,
   })
+  // A written link's URLs and status follow at once (a deleted one is forgotten).
+  links.onChange((c) => linkHealth.linkChanged(c.id))
+  // link.broken / link.recovered (contract): webhooks connect here, to linkHealth.onHealthChange((record, from, to) => …).
+
   return {
     config,
     settings,
@@ -351,6 +381,7 @@ function assemble<P extends Ports>(config: Config, stores: StoreBundle<P>, log: 
     templates: createTemplateService({ store: stores.templates, baseUrl: settings.baseUrl, assertScannable: qr.assertScannable }),
     stats: createStatsService({ store: stores.stats, settings }),
     dashboard: createDashboard({ apiPrefix: settings.apiPrefix, log }),
+    linkHealth,
     ready: Promise.all([adminUser, domains.ready]).then(() => {}),
     close: () => stores.close(),
     // Nodes starting together on an empty store: one makes the key, the others then see it.

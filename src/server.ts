@@ -34,6 +34,7 @@ export function startServer(deps: Deps, cert: CertPair): RunningServer {
     geo: deps.geo,
     passwords: deps.passwords,
     renderHosted: (row, os) => renderHostedPage(deps, row, os),
+    brokenUrlsOf: deps.linkHealth.brokenUrlsOf,
     serveFile: (request, fileId) => {
       const serve = (opened: StoredContent | null) => (opened ? contentResponse(request, opened, { cacheControl: 'private, no-cache' }) : null)
       // At once over SQLite; over PostgreSQL the file's row comes as a promise.
@@ -42,6 +43,8 @@ export function startServer(deps: Deps, cert: CertPair): RunningServer {
     },
   })
   deps.links.onChange((c) => redirects.invalidate(c.domain, c.key))
+  // A link's health changed here (other nodes hear the store's announcement on 'links').
+  deps.linkHealth.onInvalidate((l) => redirects.invalidate(l.domain, l.key))
   // Domain changes are rare; dropping the whole link cache keeps fallbacks and deletions exact.
   deps.domains.onChange(() => redirects.clearCache())
   // Writes through other nodes (PostgreSQL): link keys are `<domain>/<key>`; FLUSH forgets everything.
@@ -53,6 +56,7 @@ export function startServer(deps: Deps, cert: CertPair): RunningServer {
   deps.invalidations.on('domains', () => redirects.clearCache())
   deps.recorder.onFlush((flushed) => deps.domains.addClicks(flushed.byDomain))
   deps.recorder.start()
+  deps.linkHealth.start()
   const prefix = settings.apiPrefix
 
   const isApiRequest = (host: string, path: string) => host === settings.apiHost && (prefix === '' || path === prefix || path.startsWith(`${prefix}/`))
@@ -146,6 +150,7 @@ export function startServer(deps: Deps, cert: CertPair): RunningServer {
     http,
     async stop() {
       gc.stop()
+      await deps.linkHealth.stop()
       http.stop(true)
       await https.stop(false) // let in-flight requests finish
       await deps.recorder.stop() // then write every buffered click

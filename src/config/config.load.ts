@@ -148,6 +148,7 @@ function crossChecks(c: Config): string[] {
     } catch {}
     if (!host) problems.push('store.url: expected postgres://user:password@host:port/database (a host is required)')
   }
+  problems.push(...healthChecks(c))
   if (c.domains.defaults.length === 0) problems.push('domains.defaults: at least one default short domain is required')
   try {
     new URL(c.server.baseUrl)
@@ -155,4 +156,23 @@ function crossChecks(c: Config): string[] {
     problems.push(`server.baseUrl: not a URL`)
   }
   return problems
+}
+
+function healthChecks(c: Config): string[] {
+  const problems: string[] = []
+  const every = c.health.every === '0' ? 0 : parseDuration(c.health.every)
+  if (every !== 0 && !(every >= 1000)) problems.push(`health.every: at least 1s, or "0" for off (got ${JSON.stringify(c.health.every)})`)
+  const timeout = parseDuration(c.health.timeout)
+  if (!(timeout >= 100 && timeout <= 60_000)) problems.push(`health.timeout: 100ms to 60s (got ${JSON.stringify(c.health.timeout)})`)
+  return problems
+}
+
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }
+
+/** "6h", "30s", "1h30m" → milliseconds (the schema's pattern has checked the form); NaN when malformed. */
+export function parseDuration(text: string): number {
+  if (!/^([0-9]+(ms|s|m|h|d))+$/.test(text)) return Number.NaN
+  let ms = 0
+  for (const m of text.matchAll(/([0-9]+)(ms|s|m|h|d)/g)) ms += Number(m[1]) * UNIT_MS[m[2]!]!
+  return ms
 }

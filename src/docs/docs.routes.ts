@@ -59,6 +59,28 @@ then the visitor's query fills parameters the target lacks and the link's utm va
 \`?qr=1\` marks a scan and is dropped. Other bots are redirected and not counted. A click reaches \`clicks\` and the
 statistics within about a second (one flush window); a crash loses at most that window.`
 
+interface Operation {
+  parameters?: { name: string; in: string; schema?: { 'x-documented-name'?: string } }[]
+}
+
+/**
+ * The router wants one parameter name per place in a method's tree (POST /links/{type} and
+ * POST /links/{id}/health share theirs): a path parameter whose schema carries
+ * `x-documented-name` is documented under that name, in the path and in its operations.
+ */
+function withDocumentedNames(path: string, item: Record<string, Operation>): [string, Record<string, Operation>] {
+  let documented = path
+  for (const op of Object.values(item))
+    for (const p of op.parameters ?? []) {
+      const name = p.in === 'path' ? p.schema?.['x-documented-name'] : undefined
+      if (!name) continue
+      documented = documented.replace(`{${p.name}}`, `{${name}}`)
+      p.name = name
+      delete p.schema!['x-documented-name']
+    }
+  return [documented, item]
+}
+
 /** The API app whatever its routes: Elysia's type parameters describe them, which the docs do not need. */
 // biome-ignore lint/suspicious/noExplicitAny: any route set
 export type AnyElysia = Elysia<any, any, any, any, any, any, any>
@@ -74,7 +96,8 @@ export function docsRoutes(settings: Pick<Settings, 'apiPrefix' | 'baseUrl'>, ap
     const paths: Record<string, unknown> = {}
     for (const [path, item] of Object.entries(generated.paths ?? {})) {
       if (path.startsWith(`${prefix}/docs`) || path === `${prefix}/openapi.json`) continue
-      paths[path.slice(prefix.length) || '/'] = item
+      const [documented, operations] = withDocumentedNames(path.slice(prefix.length) || '/', item as Record<string, Operation>)
+      paths[documented] = operations
     }
     cached = JSON.stringify({
       openapi: '3.1.0',

@@ -9,6 +9,7 @@ import { type Caller, canAccessOwnedBy } from '../auth'
 import { AppError, forbidden, newId, notFound, pageWindow, parameterError } from '../shared'
 import type { TagStorePort } from '../tags'
 import { checkData, destinationOf, matchKeyOf, searchTextOf } from './links.content'
+import { type LinkHealth, unknownHealth } from './links.health'
 import { type LinkRecord, linkRecordOf, mergeStoredOptions, shortLinkOf as shortLinkAt, storedDataOf, storedOptionsOf } from './links.record'
 import type { CountLinksQuery, LinkType, ListLinksQuery } from './links.schema'
 import type { LinkFilter, LinkRow, LinkStore, LinkStorePort, LinkWrite, WriteRefusal } from './links.store'
@@ -21,6 +22,11 @@ export type { LinkBody } from './links.validate'
 export interface LinkServiceDeps<S extends LinkStorePort = LinkStore> extends LinkRulesDeps {
   store: S
   tags: Pick<TagStorePort, 'get'>
+  /**
+   * The `health` of these links by seq (the link-health module plugs in here; synchronous over
+   * SQLite). A link it leaves out has the health of one never checked.
+   */
+  healthOf?(rows: LinkRow[]): Map<number, LinkHealth | null> | Promise<Map<number, LinkHealth | null>>
 }
 
 export type LinkChange = { domain: string; key: string; id: string }
@@ -48,9 +54,12 @@ export function createLinkService<S extends LinkStorePort = LinkStore>(deps: Lin
 
   const shortLinkOf = (domain: string, key: string) => shortLinkAt(settings, domain, key)
 
+  const healthOf = (rows: LinkRow[]) => deps.healthOf?.(rows) ?? new Map<number, LinkHealth | null>()
+  const withHealth = (row: LinkRow, health: Map<number, LinkHealth | null>) => (health.has(row.seq) ? health.get(row.seq)! : unknownHealth(row))
   const recordsOf = async (rows: LinkRow[]): Promise<LinkRecord[]> => {
     const tags = await store.tagsOf(rows.map((r) => r.seq))
-    return rows.map((r) => linkRecordOf(r, tags.get(r.seq) ?? [], settings))
+    const health = await healthOf(rows)
+    return rows.map((r) => linkRecordOf(r, tags.get(r.seq) ?? [], settings, withHealth(r, health)))
   }
   const recordOf = async (row: LinkRow): Promise<LinkRecord> => (await recordsOf([row]))[0]!
 
@@ -112,6 +121,7 @@ export function createLinkService<S extends LinkStorePort = LinkStore>(deps: Lin
     if (p.o.tags !== undefined) await rules.checkTags(row.user_id, p.o.tags ?? [])
     if (p.data?.fileId) await rules.checkFiles(p.data, row.user_id)
     if (p.qrOptions) await deps.checkQrOptions?.(p.qrOptions, row.user_id)
+    rules.checkOptionsForType(type, p.options)
     const data = p.data ?? storedDataOf(row)
     const destination = destinationOf(type, data, shortLinkOf(domain, key))
     const next: LinkRow = {
@@ -209,6 +219,7 @@ export function createLinkService<S extends LinkStorePort = LinkStore>(deps: Lin
       search: q.search,
       userIds,
       includeArchived: q.includeArchived,
+      health: q.health,
     }
   }
 
@@ -267,9 +278,9 @@ export function createLinkService<S extends LinkStorePort = LinkStore>(deps: Lin
     shortLinkOf,
     /** A stored row as the API shows it; synchronous over SQLite (hosted landing pages render on the redirect path). */
     toRecord: (row: LinkRow) =>
-      then(deps.store.tagsOf([row.seq]), (tags) => linkRecordOf(row, tags.get(row.seq) ?? [], settings)) as S extends LinkStore
-        ? LinkRecord
-        : LinkRecord | Promise<LinkRecord>,
+      then(deps.store.tagsOf([row.seq]), (tags) =>
+        then(healthOf([row]), (health) => linkRecordOf(row, tags.get(row.seq) ?? [], settings, withHealth(row, health))),
+      ) as S extends LinkStore ? LinkRecord : LinkRecord | Promise<LinkRecord>,
   }
 }
 export type LinkService<S extends LinkStorePort = LinkStore> = ReturnType<typeof createLinkService<S>>

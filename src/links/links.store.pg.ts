@@ -16,6 +16,7 @@ import type { SQL } from 'bun'
 import { escapeLike } from '../shared'
 import type { InvalidationBus } from '../store'
 import {
+  healthCondition,
   type LinkFilter,
   type LinkRow,
   type LinkSort,
@@ -98,6 +99,7 @@ export function createPgLinkStore(sql: SQL, { publish }: PgLinkStoreOptions = {}
       parts.push(`l.seq IN (SELECT link_seq FROM link_tags WHERE tag_id IN (${f.tagIds.map(() => '?').join(',')}))`)
       args.push(...f.tagIds)
     }
+    if (f.health) parts.push(healthCondition(f.health))
     if (f.search) {
       const like = `%${escapeLike(f.search)}%`
       if ([...f.search].length >= 3) {

@@ -10,6 +10,7 @@ import { usersKeys } from './0009_users_keys'
 import { statsGroups } from './0010_stats_groups'
 import { clickValues } from './0011_click_values'
 import { sessions } from './0012_sessions'
+import { linkHealth } from './0013_link_health'
 
 export interface Migration {
   id: number
@@ -31,4 +32,5 @@ export const migrations: Migration[] = [
   statsGroups,
   clickValues,
   sessions,
+  linkHealth,
 ]
