@@ -2,10 +2,10 @@
  * The scheduled checks: rounds, one every `[health] every`, on the node that leads (a lease in
  * the store on PostgreSQL, see `leaseLeadership`; the only node on SQLite). A round walks the
  * live links of types with health in pages (memory stays one page and the queue, whatever the
- * number of links), records each link's URLs, and queues the URLs due: those not checked
- * since half an interval before the round began. So each URL is checked once per interval
- * however many links share it, and a URL checked on demand or when its link was created is not
- * checked again at once. The walk is spread over half the interval so a large set of links
+ * number of links), records each link's URLs, and queues the URLs due: those not checked in
+ * this round yet nor in the last half interval. So each URL is checked once per interval
+ * however many links share it (and never twice within half an interval), and a URL checked on
+ * demand or when its link was created is not checked again at once. The walk is spread over half the interval so a large set of links
  * makes a steady trickle, not a burst. When the round began is kept in the store: a restart, or
  * another node taking over, resumes the round instead of starting one.
  */
@@ -87,8 +87,6 @@ async function walk(o: RoundOptions, started: number, signal: AbortSignal): Prom
   const pageSize = o.pageSize ?? 200
   const maxQueued = o.maxQueued ?? 1000
   const spreadMs = o.everyMs * (o.spread ?? 0.5)
-  // Checked since half an interval before the round: checked in this round already, or on demand lately.
-  const dueBefore = started - o.everyMs / 2
   const total = Math.max(1, await o.store.countLiveLinks(o.now()))
   let after = 0
   let walked = 0
@@ -100,6 +98,8 @@ async function walk(o: RoundOptions, started: number, signal: AbortSignal): Prom
     o.onSettled(await o.store.mapLinks(mapped, o.now()))
     const urls = new Map<string, string>()
     for (const m of mapped) for (const u of m.urls) urls.set(u.key, u.url)
+    // Due: not checked in this round yet, nor in the last half interval (on demand, or when its link was new).
+    const dueBefore = Math.min(started, o.now() - o.everyMs / 2)
     for (const key of await o.store.dueUrls([...urls.keys()], dueBefore)) o.check(urls.get(key)!, key)
     await o.queueBelow(maxQueued)
     walked += page.length

@@ -158,15 +158,16 @@ export function createLinkHealth(deps: LinkHealthDeps) {
     if (withHealth.length === 0) return out
     const urls = new Map(withHealth.map((r) => [r.seq, healthUrlsOf(r)]))
     const keys = [...new Set([...urls.values()].flat().map(urlKey))]
-    const urlRows = store.urlRows(keys)
-    const states = store.linkStates(withHealth.map((r) => r.seq))
-    const fill = (rows: Awaited<typeof urlRows>, linkStates: Awaited<typeof states>) => {
-      for (const r of withHealth) out.set(r.seq, linkHealthOf(urls.get(r.seq)!, rows, linkStates.get(r.seq), r.created_at))
-      return out
-    }
-    // Synchronous stores answer at once; PostgreSQL's are asked together.
-    if (urlRows instanceof Promise || states instanceof Promise) return Promise.all([urlRows, states]).then(([u, s]) => fill(u, s))
-    return fill(urlRows, states)
+    return then(
+      store.recordRows(
+        keys,
+        withHealth.map((r) => r.seq),
+      ),
+      (rows) => {
+        for (const r of withHealth) out.set(r.seq, linkHealthOf(urls.get(r.seq)!, rows.urls, rows.links.get(r.seq), r.created_at))
+        return out
+      },
+    )
   }
 
   /** Which of the link's URLs are broken, when it has a fallback for them; else null (no lookup). */

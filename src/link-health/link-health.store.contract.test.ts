@@ -124,6 +124,10 @@ describe.each(adapters)('link-health store on %s', (name, open) => {
     )
     const rows = await health.urlRows([urlKey(shared)])
     expect(rows.get(urlKey(shared))).toMatchObject({ url: shared, status: 'broken', fails: 3, http_status: 503, error: null, checked_at: T + 3 })
+    expect(await health.recordRows([urlKey(shared), urlKey(ios)], [a.seq, text.seq])).toEqual({
+      urls: await health.urlRows([urlKey(shared), urlKey(ios)]),
+      links: new Map([[a.seq, { status: 'broken', since: T + 2 }]]),
+    })
 
     const mended = await health.recordResults([result(shared, pass, T + 4)], T + 4)
     expect(moves(mended)).toEqual(['a:broken→ok', 'b:broken→ok'])

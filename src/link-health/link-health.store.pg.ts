@@ -172,6 +172,23 @@ export function createPgHealthStore(sql: SQL, { publish }: { publish?: Invalidat
       ])
       return new Map((rows as { link_seq: number; status: HealthStatus; since: number }[]).map((r) => [r.link_seq, { status: r.status, since: r.since }]))
     },
+    /** One statement, so one snapshot: a status and the URL rows it came from never disagree. */
+    async recordRows(keys: readonly string[], seqs: readonly number[]): Promise<{ urls: Map<string, UrlRow>; links: Map<number, LinkStateRow> }> {
+      const [row] = await sql.unsafe(
+        `SELECT
+          (SELECT coalesce(json_agg(u), '[]') FROM (SELECT ${URL_COLUMNS} FROM health_urls WHERE url_key IN (SELECT jsonb_array_elements_text($1::text::jsonb))) u) AS urls,
+          (SELECT coalesce(json_agg(h), '[]') FROM (SELECT link_seq::float8 AS link_seq, status, since::float8 AS since FROM link_health
+            WHERE link_seq IN (SELECT jsonb_array_elements_text($2::text::jsonb)::bigint)) h) AS links`,
+        [json(keys), json(seqs)],
+      )
+      const parse = <T>(v: unknown): T[] => (typeof v === 'string' ? JSON.parse(v) : v) as T[]
+      return {
+        urls: new Map(parse<UrlRow>(row.urls).map((r) => [r.url_key, r])),
+        links: new Map(
+          parse<{ link_seq: number; status: HealthStatus; since: number }>(row.links).map((r) => [r.link_seq, { status: r.status, since: r.since }]),
+        ),
+      }
+    },
     async brokenAmong(keys: readonly string[]): Promise<string[]> {
       if (keys.length === 0) return []
       const rows = await sql.unsafe(`SELECT url FROM health_urls WHERE url_key IN ${KEYS} AND status = 'broken'`, [json(keys)])

@@ -84,6 +84,10 @@ export function createHealthStore(db: Db) {
     'DELETE FROM link_health_urls WHERE link_seq IN (SELECT seq FROM links WHERE deleted_at IS NOT NULL OR (expires_at IS NOT NULL AND expires_at <= ?))',
   )
 
+  const urlRowsOf = (keys: readonly string[]): Map<string, UrlRow> => new Map(keys.length ? urlRows.all(json(keys)).map((r) => [r.url_key, r]) : [])
+  const linkStatesOf = (seqs: readonly number[]): Map<number, LinkStateRow> =>
+    new Map(seqs.length ? linkStates.all(json(seqs)).map((r) => [r.link_seq, { status: r.status, since: r.since }]) : [])
+
   /** Settles links (inside the caller's transaction). */
   function settle(seqs: readonly number[], now: number): { transitions: Settled['transitions']; refs: Map<number, LinkRef> } {
     if (seqs.length === 0) return { transitions: [], refs: new Map() }
@@ -166,11 +170,11 @@ export function createHealthStore(db: Db) {
         forgetStatus.run(json(seqs))
       }).immediate()
     },
-    urlRows(keys: readonly string[]): Map<string, UrlRow> {
-      return new Map(keys.length ? urlRows.all(json(keys)).map((r) => [r.url_key, r]) : [])
-    },
-    linkStates(seqs: readonly number[]): Map<number, LinkStateRow> {
-      return new Map(seqs.length ? linkStates.all(json(seqs)).map((r) => [r.link_seq, { status: r.status, since: r.since }]) : [])
+    urlRows: urlRowsOf,
+    linkStates: linkStatesOf,
+    /** What the records of these links show: their URLs' rows and their statuses, as of one moment. */
+    recordRows(keys: readonly string[], seqs: readonly number[]): { urls: Map<string, UrlRow>; links: Map<number, LinkStateRow> } {
+      return { urls: urlRowsOf(keys), links: linkStatesOf(seqs) }
     },
     /** The broken ones among these URLs (the redirect's fallback check, on a cache miss). */
     brokenAmong(keys: readonly string[]): string[] {

@@ -162,6 +162,22 @@ export function OptionsFields(props: OptionsProps) {
       <Section title="Rules (targeting)" open={!!o.targeting.type}>
         <TargetingBuilder value={o.targeting} onChange={(targeting) => set({ targeting })} readOnly={props.readOnly} />
       </Section>
+      {props.url !== null ? (
+        <Section title="If the destination breaks" open={!!o.healthFallbackUrl}>
+          <p class="hint">
+            The server checks the destination and every rule's URL regularly. While the URL a visitor would get is broken (two failed checks in a row), the
+            visit goes here instead, and still counts.
+          </p>
+          <TextInput
+            label="Fallback URL"
+            path="linkOptions.healthFallbackUrl"
+            type="url"
+            value={o.healthFallbackUrl}
+            onValue={(healthFallbackUrl) => set({ healthFallbackUrl })}
+            placeholder="https://example.com/we-are-on-it"
+          />
+        </Section>
+      ) : null}
     </div>
   )
 }
