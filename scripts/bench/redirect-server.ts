@@ -24,12 +24,13 @@ export interface BenchServer {
 }
 
 /** `cpus`: pin the server to these CPUs (taskset), so it does not share a core with wrk. */
-export async function startBenchServer(opts: { root: string; bin?: string; cpus?: string }): Promise<BenchServer> {
+/** `toml`: more configuration, appended. */
+export async function startBenchServer(opts: { root: string; bin?: string; cpus?: string; toml?: string }): Promise<BenchServer> {
   const dir = mkdtempSync(join(tmpdir(), 'shortlink-bench-'))
   const httpsPort = await freePort()
   writeFileSync(
     join(dir, 'shortlink.toml'),
-    `[server]\nbaseUrl = "https://localhost:${httpsPort}/api"\nhttpsPort = ${httpsPort}\nhttpPort = ${await freePort()}\nhostname = "127.0.0.1"\ndataDir = "${dir}/data"\n[limits]\napiPerMinute = 100000\n`,
+    `[server]\nbaseUrl = "https://localhost:${httpsPort}/api"\nhttpsPort = ${httpsPort}\nhttpPort = ${await freePort()}\nhostname = "127.0.0.1"\ndataDir = "${dir}/data"\n[limits]\napiPerMinute = 100000\n${opts.toml ?? ''}`,
   )
   const cmd = opts.bin ? [resolve(opts.root, opts.bin)] : ['bun', join(opts.root, 'src/main.ts')]
   const pin = opts.cpus ? ['taskset', '-c', opts.cpus] : []

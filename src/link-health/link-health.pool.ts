@@ -4,15 +4,26 @@
  * in one queue per host, and hosts take turns, so a host with thousands of URLs (or one that
  * hangs until every deadline) holds back only its own URLs. Urgent checks (a user asked)
  * skip the queues and the global cap, never the per-host limit.
+ *
+ * A host whose check took longer than `slowMs` is slow for a while: its queue is cut to
+ * `slowQueue` URLs at once (the others are answered `null`, not checked: a later round asks
+ * again), and `congested` tells a round to stop queueing its URLs, so a hanging host never
+ * fills the queue that every other host's URLs go through.
  */
+import { LruCache } from '../shared'
+
+/** How long a host stays slow after a slow check. */
+const SLOW_FOR_MS = 10 * 60_000
 
 export interface CheckPool<T> {
-  /** Runs `check(url, release)` when the URL's host and the pool have room; `release` frees the first hop's turn. */
-  submit(url: string, opts?: { urgent?: boolean }): Promise<T>
+  /** Runs `check(url, release)` when the URL's host and the pool have room (`release` frees the first hop's turn); null when it was dropped unchecked. */
+  submit(url: string, opts?: { urgent?: boolean }): Promise<T | null>
   /** A hop's turn on a host (waits while the host has `perHost` requests in flight). */
   turn(host: string): Promise<() => void>
   /** Checks queued or running. */
   readonly pending: number
+  /** Whether this URL's host is slow and has its share of URLs waiting already. */
+  congested(url: string): boolean
   /** Resolves once fewer than `n` checks are queued or running. */
   below(n: number): Promise<void>
 }
@@ -25,7 +36,8 @@ interface Host {
 }
 interface Queued {
   url: string
-  resolve: (release: () => void) => void
+  /** Dispatched with its first hop's turn, or dropped (null). */
+  settle: (release: (() => void) | null) => void
 }
 
 export function createCheckPool<T>(opts: {
@@ -33,7 +45,13 @@ export function createCheckPool<T>(opts: {
   perHost: number
   check: (url: string, release: () => void) => Promise<T>
   hostOf?: (url: string) => string
+  /** A check longer than this makes its host slow (default: never). */
+  slowMs?: number
+  /** URLs a slow host keeps queued (default 20). */
+  slowQueue?: number
 }): CheckPool<T> {
+  const slowQueue = opts.slowQueue ?? 20
+  const slow = new LruCache<true>({ maxEntries: 10_000, ttlMs: SLOW_FOR_MS })
   const hosts = new Map<string, Host>()
   /** Hosts with queued URLs, in turn order. */
   const ready: string[] = []
@@ -85,8 +103,16 @@ export function createCheckPool<T>(opts: {
       if (h.queue.length > 0) ready.push(name)
       h.active++
       running++
-      q.resolve(releaser(name))
+      q.settle(releaser(name))
     }
+  }
+
+  /** The host was slow: it keeps `slowQueue` URLs queued; the rest are dropped unchecked. */
+  function markSlow(name: string) {
+    slow.set(name, true)
+    const h = hosts.get(name)
+    if (!h || h.queue.length <= slowQueue) return
+    for (const q of h.queue.splice(slowQueue)) q.settle(null)
   }
 
   const settleBelow = () => {
@@ -97,30 +123,41 @@ export function createCheckPool<T>(opts: {
       }
   }
 
-  async function submit(url: string, { urgent = false } = {}): Promise<T> {
+  async function submit(url: string, { urgent = false } = {}): Promise<T | null> {
     const name = hostOf(url)
     pending++
-    let counted = false
+    let dispatched = false
     try {
-      const release = await new Promise<() => void>((resolve) => {
+      const release = await new Promise<(() => void) | null>((settle) => {
         const h = hostState(name)
         if (urgent) {
           // Past the queue and the global cap: the user waits for the answer.
           if (h.active < opts.perHost) {
             h.active++
-            resolve(releaser(name))
-          } else h.waiters.push(() => resolve(releaser(name)))
+            settle(releaser(name))
+          } else h.waiters.push(() => settle(releaser(name)))
           return
         }
-        counted = true
         if (h.queue.length === 0) ready.push(name)
-        h.queue.push({ url, resolve })
+        h.queue.push({
+          url,
+          settle: (r) => {
+            dispatched = r !== null
+            settle(r)
+          },
+        })
         pump()
       })
-      return await opts.check(url, release)
+      if (!release) return null
+      const began = performance.now()
+      const result = await opts.check(url, release)
+      if (performance.now() - began > (opts.slowMs ?? Number.POSITIVE_INFINITY)) markSlow(name)
+      return result
     } finally {
       pending--
-      if (counted) running--
+      if (dispatched) running--
+      const h = hosts.get(name)
+      if (h) forget(name, h)
       pump()
       settleBelow()
     }
@@ -138,6 +175,10 @@ export function createCheckPool<T>(opts: {
     },
     get pending() {
       return pending
+    },
+    congested(url: string) {
+      const name = hostOf(url)
+      return slow.get(name) === true && (hosts.get(name)?.queue.length ?? 0) >= slowQueue
     },
     below(n: number) {
       if (pending < n) return Promise.resolve()

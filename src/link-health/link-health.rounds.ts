@@ -49,6 +49,9 @@ export function pause(ms: number, signal: AbortSignal): Promise<boolean> {
   })
 }
 
+/** Lets the event loop answer what waits (redirects, API calls) between two slices of store work, which is synchronous on SQLite. */
+const turn = () => new Promise<void>((resolve) => setImmediate(resolve))
+
 /** A link's URLs with their keys. */
 export const mappedLink = (row: Parameters<typeof healthUrlsOf>[0] & { seq: number }): MappedLink => ({
   seq: row.seq,
@@ -62,7 +65,7 @@ export async function runRounds(o: RoundOptions, signal: AbortSignal): Promise<v
     try {
       started = await roundStart(o)
       await walk(o, started, signal)
-      if (!signal.aborted) await o.store.sweep(o.now())
+      if (!signal.aborted) await sweep(o, signal)
     } catch (e) {
       if (signal.aborted) return
       // The store may be unreachable for a while (PostgreSQL restarting): try again soon.
@@ -85,25 +88,51 @@ async function roundStart(o: RoundOptions): Promise<number> {
 
 async function walk(o: RoundOptions, started: number, signal: AbortSignal): Promise<void> {
   const pageSize = o.pageSize ?? 200
-  const maxQueued = o.maxQueued ?? 1000
+  const maxQueued = o.maxQueued ?? 10_000
   const spreadMs = o.everyMs * (o.spread ?? 0.5)
-  const total = Math.max(1, await o.store.countLiveLinks(o.now()))
-  let after = 0
-  let walked = 0
-  while (!signal.aborted) {
-    const page = await o.store.liveLinks(after, pageSize, o.now())
-    if (page.length === 0) return
-    after = page.at(-1)!.seq
-    const mapped = page.map(mappedLink)
-    o.onSettled(await o.store.mapLinks(mapped, o.now()))
-    const urls = new Map<string, string>()
-    for (const m of mapped) for (const u of m.urls) urls.set(u.key, u.url)
-    // Due: not checked in this round yet, nor in the last half interval (on demand, or when its link was new).
-    const dueBefore = Math.min(started, o.now() - o.everyMs / 2)
-    for (const key of await o.store.dueUrls([...urls.keys()], dueBefore)) o.check(urls.get(key)!, key)
-    await o.queueBelow(maxQueued)
-    walked += page.length
-    if (!(await pause(started + (spreadMs * walked) / total - o.now(), signal))) return
+  const last = Math.max(1, await o.store.lastLinkSeq())
+  // Each round starts somewhere else and wraps around: the URLs a slow host could not take in one
+  // round (see `check`) get their turn in another.
+  const start = Math.floor(Math.random() * last)
+  const segments: [number, number][] = [
+    [start, Number.POSITIVE_INFINITY],
+    [0, start],
+  ]
+  for (const [from, to] of segments) {
+    let after = from
+    while (!signal.aborted) {
+      const page = (await o.store.liveLinks(after, pageSize, o.now())).filter((r) => r.seq <= to)
+      if (page.length === 0) break
+      after = page.at(-1)!.seq
+      const mapped = page.map(mappedLink)
+      o.onSettled(await o.store.mapLinks(mapped, o.now()))
+      const urls = new Map<string, string>()
+      for (const m of mapped) for (const u of m.urls) urls.set(u.key, u.url)
+      // Due: not checked in this round yet, nor in the last half interval (on demand, or when its link was new).
+      const dueBefore = Math.min(started, o.now() - o.everyMs / 2)
+      for (const key of await o.store.dueUrls([...urls.keys()], dueBefore)) o.check(urls.get(key)!, key)
+      await o.queueBelow(maxQueued)
+      await turn()
+      // Progress by seq: links are numbered in creation order, so seqs spread the walk evenly enough.
+      const done = to === start ? Math.max(0, last - start) + after : Math.min(after, last) - start
+      if (!(await pause(started + (spreadMs * done) / last - o.now(), signal))) return
+    }
+  }
+}
+
+/** Slices of links (by seq) and of URLs (by key) per statement, so no statement holds the store, or this thread, for long. */
+const SWEEP_SLICE = 2000
+
+/** After a round: the URLs of links no longer live, then URLs no link uses, a slice at a time. */
+async function sweep(o: RoundOptions, signal: AbortSignal): Promise<void> {
+  const last = await o.store.lastLinkSeq()
+  for (let seq = 0; seq < last && !signal.aborted; seq += SWEEP_SLICE) {
+    await o.store.sweepLinks(seq, SWEEP_SLICE, o.now())
+    await turn()
+  }
+  for (let key: string | null = ''; key !== null && !signal.aborted; ) {
+    key = await o.store.sweepUrls(key, SWEEP_SLICE)
+    await turn()
   }
 }
 

@@ -39,6 +39,8 @@ export interface LinkHealthDeps {
   resolveHost?: AddressRules['resolveHost']
   /** Rounds: links per page, queue bound, share of the interval a walk is spread over. */
   rounds?: { pageSize?: number; maxQueued?: number; spread?: number }
+  /** URLs a slow host keeps queued (default 20). */
+  slowHostQueue?: number
 }
 
 /** The hook of `link.broken` / `link.recovered`: a link's record after a change of its health, and the change. */
@@ -67,6 +69,9 @@ export function createLinkHealth(deps: LinkHealthDeps) {
   const pool = createCheckPool<{ outcome: Outcome; at: number }>({
     concurrency: deps.concurrency ?? 64,
     perHost: PER_HOST,
+    // A host that takes half the deadline to answer is slow.
+    slowMs: deps.timeoutMs / 2,
+    slowQueue: deps.slowHostQueue,
     check: async (url, release) => {
       const at = clock()
       const outcome = await checkUrl(url, {
@@ -144,7 +149,8 @@ export function createLinkHealth(deps: LinkHealthDeps) {
     if (running) return running
     const done = pool
       .submit(url, { urgent })
-      .then(({ outcome, at }) => (stopping.signal.aborted ? undefined : record({ url, key, outcome, at })))
+      // Dropped unchecked (its host is slow), or stopped: nothing to record.
+      .then((done) => (done === null || stopping.signal.aborted ? undefined : record({ url, key, outcome: done.outcome, at: done.at })))
       .catch((e) => log.warn('link health: check failed', { error: String(e) }))
       .finally(() => inflight.delete(key))
     inflight.set(key, done)
@@ -235,7 +241,11 @@ export function createLinkHealth(deps: LinkHealthDeps) {
             everyMs: deps.everyMs,
             now: clock,
             log,
-            check: (url, key) => void check(url, key),
+            check: (url, key) => {
+              // A slow or hanging host's URLs beyond a few wait for a later round (the walk starts elsewhere each round),
+              // instead of filling the queue every host's URLs go through.
+              if (!pool.congested(url)) void check(url, key)
+            },
             queueBelow: (n) => pool.below(n),
             onSettled: settled,
             ...deps.rounds,

@@ -88,12 +88,9 @@ export function createPgHealthStore(sql: SQL, { publish }: { publish?: Invalidat
       )
       return [...rows] as HealthLinkRow[]
     },
-    async countLiveLinks(now: number): Promise<number> {
-      const [row] = await sql.unsafe(
-        `SELECT count(*)::float8 AS n FROM links WHERE deleted_at IS NULL AND (expires_at IS NULL OR expires_at > $1) AND link_type IN (${TYPES})`,
-        [now],
-      )
-      return row.n as number
+    async lastLinkSeq(): Promise<number> {
+      const [row] = await sql`SELECT coalesce(max(seq), 0)::float8 AS seq FROM links`
+      return row.seq as number
     },
     async linkById(id: string): Promise<HealthLinkRow | null> {
       const [row] = await sql.unsafe(`SELECT ${LINK_COLUMNS} FROM links WHERE id = $1`, [id])
@@ -201,11 +198,16 @@ export function createPgHealthStore(sql: SQL, { publish }: { publish?: Invalidat
     async setRoundStartedAt(ms: number): Promise<void> {
       await sql`INSERT INTO kv (key, value) VALUES (${ROUND_KEY}, ${String(ms)}) ON CONFLICT (key) DO UPDATE SET value = excluded.value`
     },
-    async sweep(now: number): Promise<void> {
-      await locked(async (tx) => {
-        await tx`DELETE FROM link_health_urls WHERE link_seq IN (SELECT seq FROM links WHERE deleted_at IS NOT NULL OR (expires_at IS NOT NULL AND expires_at <= ${now}))`
-        await tx`DELETE FROM health_urls h WHERE NOT EXISTS (SELECT 1 FROM link_health_urls m WHERE m.url_key = h.url_key)`
-      })
+    async sweepLinks(afterSeq: number, span: number, now: number): Promise<void> {
+      await sql`DELETE FROM link_health_urls WHERE link_seq IN (SELECT seq FROM links WHERE seq > ${afterSeq} AND seq <= ${afterSeq + span}
+        AND (deleted_at IS NOT NULL OR (expires_at IS NOT NULL AND expires_at <= ${now})))`
+    },
+    /** One statement: it runs in the database, not on this thread, so there is nothing to slice (`limit` is SQLite's). */
+    async sweepUrls(afterKey: string, _limit: number): Promise<string | null> {
+      if (afterKey !== '') return null
+      // Under the lock: a link taking a URL up (mapLinks) and the sweep never cross.
+      await locked((tx) => tx`DELETE FROM health_urls h WHERE NOT EXISTS (SELECT 1 FROM link_health_urls m WHERE m.url_key = h.url_key)`)
+      return null
     },
   }
 }

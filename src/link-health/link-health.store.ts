@@ -35,9 +35,7 @@ export function createHealthStore(db: Db) {
   const liveAfter = db.query<HealthLinkRow, [number, number, number]>(
     `SELECT ${LINK_COLUMNS} FROM links WHERE seq > ? AND deleted_at IS NULL AND (expires_at IS NULL OR expires_at > ?) AND link_type IN (${TYPES}) ORDER BY seq LIMIT ?`,
   )
-  const liveCount = db.query<{ n: number }, [number]>(
-    `SELECT count(*) AS n FROM links WHERE deleted_at IS NULL AND (expires_at IS NULL OR expires_at > ?) AND link_type IN (${TYPES})`,
-  )
+  const lastSeq = db.query<{ seq: number | null }, []>('SELECT max(seq) AS seq FROM links')
   const byId = db.query<HealthLinkRow, [string]>(`SELECT ${LINK_COLUMNS} FROM links WHERE id = ?`)
   const urlRows = db.query<UrlRow, [string]>(
     'SELECT url_key, url, status, fails, http_status, error, checked_at FROM health_urls WHERE url_key IN (SELECT value FROM json_each(?))',
@@ -79,9 +77,12 @@ export function createHealthStore(db: Db) {
   const forgetStatus = db.query('DELETE FROM link_health WHERE link_seq IN (SELECT value FROM json_each(?))')
   const kvGet = db.query<{ value: string }, [string]>('SELECT value FROM kv WHERE key = ?')
   const kvSet = db.query('INSERT INTO kv (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value')
-  const sweepUrls = db.query('DELETE FROM health_urls WHERE NOT EXISTS (SELECT 1 FROM link_health_urls m WHERE m.url_key = health_urls.url_key)')
+  const urlKeysAfter = db.query<{ url_key: string }, [string, number]>('SELECT url_key FROM health_urls WHERE url_key > ? ORDER BY url_key LIMIT ?')
+  const sweepUrls = db.query(
+    'DELETE FROM health_urls WHERE url_key IN (SELECT value FROM json_each(?)) AND NOT EXISTS (SELECT 1 FROM link_health_urls m WHERE m.url_key = health_urls.url_key)',
+  )
   const sweepLinks = db.query(
-    'DELETE FROM link_health_urls WHERE link_seq IN (SELECT seq FROM links WHERE deleted_at IS NOT NULL OR (expires_at IS NOT NULL AND expires_at <= ?))',
+    'DELETE FROM link_health_urls WHERE link_seq IN (SELECT seq FROM links WHERE seq > ? AND seq <= ? AND (deleted_at IS NOT NULL OR (expires_at IS NOT NULL AND expires_at <= ?)))',
   )
 
   const urlRowsOf = (keys: readonly string[]): Map<string, UrlRow> => new Map(keys.length ? urlRows.all(json(keys)).map((r) => [r.url_key, r]) : [])
@@ -110,7 +111,8 @@ export function createHealthStore(db: Db) {
   return {
     /** Live links of types with health after `afterSeq`, in seq order: the checker's walk. */
     liveLinks: (afterSeq: number, limit: number, now: number): HealthLinkRow[] => liveAfter.all(afterSeq, now, limit),
-    countLiveLinks: (now: number): number => liveCount.get(now)!.n,
+    /** The highest link seq (the walk's progress is its seq over this one). */
+    lastLinkSeq: (): number => lastSeq.get()?.seq ?? 0,
     linkById: (id: string): HealthLinkRow | null => byId.get(id),
     /** Records each link's URLs as they are now (a row for every new URL), then settles the links. */
     mapLinks(links: readonly MappedLink[], now: number): Settled {
@@ -187,12 +189,19 @@ export function createHealthStore(db: Db) {
     setRoundStartedAt(ms: number): void {
       kvSet.run(ROUND_KEY, String(ms))
     },
-    /** After a round: links no longer live lose their URLs, and URLs no link uses are dropped. */
-    sweep(now: number): void {
-      db.transaction(() => {
-        sweepLinks.run(now)
-        sweepUrls.run()
-      }).immediate()
+    /**
+     * After a round, a slice at a time (each a few milliseconds, whatever the number of links):
+     * links of seq in (afterSeq, afterSeq + span] no longer live lose their URLs.
+     */
+    sweepLinks(afterSeq: number, span: number, now: number): void {
+      sweepLinks.run(afterSeq, afterSeq + span, now)
+    },
+    /** URLs no link uses among the next `limit` after `afterKey` are dropped; answers the last key looked at, or null at the end. */
+    sweepUrls(afterKey: string, limit: number): string | null {
+      const keys = urlKeysAfter.all(afterKey, limit).map((r) => r.url_key)
+      if (keys.length === 0) return null
+      sweepUrls.run(json(keys))
+      return keys.at(-1)!
     },
   }
 }
