@@ -108,9 +108,9 @@ async function child() {
   const sampler = setInterval(() => {
     const m = process.memoryUsage()
     peak = Math.max(peak, m.rss)
-    if (process.env.BENCH_TIMELINE && ++ticks % 40 === 0)
+    if (process.env.BENCH_TIMELINE && ++ticks % 20 === 0)
       console.error(
-        `${(ticks / 20).toFixed(0)} s: rss ${(m.rss / 2 ** 20).toFixed(0)} MB, heap ${(m.heapUsed / 2 ** 20).toFixed(0)} MB, checked ${checked.get()!.n}`,
+        `${(ticks / 20).toFixed(0)} s: rss ${(m.rss / 2 ** 20).toFixed(0)} MB, heap ${(m.heapUsed / 2 ** 20).toFixed(0)} MB, checked ${checked.get()!.n}, queued ${health.pending()}`,
       )
   }, 50)
   const health = createLinkHealth({

@@ -87,8 +87,8 @@ async function roundStart(o: RoundOptions): Promise<number> {
 }
 
 async function walk(o: RoundOptions, started: number, signal: AbortSignal): Promise<void> {
-  const pageSize = o.pageSize ?? 200
-  const maxQueued = o.maxQueued ?? 10_000
+  const pageSize = o.pageSize ?? 100
+  const maxQueued = o.maxQueued ?? 1000
   const spreadMs = o.everyMs * (o.spread ?? 0.5)
   const last = Math.max(1, await o.store.lastLinkSeq())
   // Each round starts somewhere else and wraps around: the URLs a slow host could not take in one

@@ -134,10 +134,11 @@ export function createLinkHealth(deps: LinkHealthDeps) {
     })
     return writing
   }
-  function record(result: CheckResult): Promise<void> {
+  /** `now`: someone waits for it (a check on demand): its batch is written at once. */
+  function record(result: CheckResult, now: boolean): Promise<void> {
     return new Promise((done, failed) => {
       batch.push({ result, done, failed })
-      if (batch.length >= BATCH) void writeBatch()
+      if (now || batch.length >= BATCH) void writeBatch()
       else batchTimer ??= setTimeout(writeBatch, BATCH_MS)
     })
   }
@@ -150,7 +151,7 @@ export function createLinkHealth(deps: LinkHealthDeps) {
     const done = pool
       .submit(url, { urgent })
       // Dropped unchecked (its host is slow), or stopped: nothing to record.
-      .then((done) => (done === null || stopping.signal.aborted ? undefined : record({ url, key, outcome: done.outcome, at: done.at })))
+      .then((done) => (done === null || stopping.signal.aborted ? undefined : record({ url, key, outcome: done.outcome, at: done.at }, urgent)))
       .catch((e) => log.warn('link health: check failed', { error: String(e) }))
       .finally(() => inflight.delete(key))
     inflight.set(key, done)

@@ -109,10 +109,12 @@ export function createPgHealthStore(sql: SQL, { publish }: { publish?: Invalidat
         for (const l of links) {
           const before = had.get(l.seq) ?? new Set<string>()
           const keys = new Set(l.urls.map((u) => u.key))
-          for (const u of l.urls) {
-            await tx`INSERT INTO health_urls (url_key, url) VALUES (${u.key}, ${u.url}) ON CONFLICT (url_key) DO NOTHING`
-            if (!before.has(u.key)) await tx`INSERT INTO link_health_urls (link_seq, url_key) VALUES (${l.seq}, ${u.key}) ON CONFLICT DO NOTHING`
-          }
+          // A URL a link maps to has its row (the sweep drops only URLs no link maps to, under the same lock).
+          for (const u of l.urls)
+            if (!before.has(u.key)) {
+              await tx`INSERT INTO health_urls (url_key, url) VALUES (${u.key}, ${u.url}) ON CONFLICT (url_key) DO NOTHING`
+              await tx`INSERT INTO link_health_urls (link_seq, url_key) VALUES (${l.seq}, ${u.key}) ON CONFLICT DO NOTHING`
+            }
           for (const k of before) if (!keys.has(k)) await tx`DELETE FROM link_health_urls WHERE link_seq = ${l.seq} AND url_key = ${k}`
         }
         const settled = { transitions: (await settle(tx, seqs, now)).transitions, touched: [] }

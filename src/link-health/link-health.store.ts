@@ -124,10 +124,12 @@ export function createHealthStore(db: Db) {
           for (const l of links) {
             const before = had.get(l.seq) ?? new Set<string>()
             const keys = new Set(l.urls.map((u) => u.key))
-            for (const u of l.urls) {
-              addUrl.run(u.key, u.url)
-              if (!before.has(u.key)) map.run(l.seq, u.key)
-            }
+            // A URL a link maps to has its row (the sweep drops only URLs no link maps to).
+            for (const u of l.urls)
+              if (!before.has(u.key)) {
+                addUrl.run(u.key, u.url)
+                map.run(l.seq, u.key)
+              }
             for (const k of before) if (!keys.has(k)) unmap.run(l.seq, k)
           }
           return {
