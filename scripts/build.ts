@@ -17,7 +17,12 @@ const workers = WORKER_ENTRYPOINTS.map((p) => `src/${p}`)
 await Bun.write('dist/dashboard.pack', encodePack(await buildAssetPack()))
 // --bytecode: the binary carries compiled bytecode, so a start skips parsing and compiling
 // the ~2 MB of bundled JavaScript (about half the start-up; scripts/bench/startup.ts).
-await $`bun build --compile --bytecode --format=esm --minify --sourcemap --root src src/main.ts ${workers} dist/dashboard.pack --outfile dist/shortlink`.quiet()
+// DuckDB's binding loader requires the addon of every platform in a switch: only this platform's is
+// installed and embedded (with its libduckdb.so, src/stats/events.duckdb.ts); the others stay external.
+const otherDuckDbs = ['win32-x64', 'win32-arm64', 'darwin-x64', 'darwin-arm64', 'linux-arm64', 'linux-x64-musl', 'linux-arm64-musl']
+  .filter((p) => p !== `${process.platform}-${process.arch}`)
+  .flatMap((p) => ['--external', `@duckdb/node-bindings-${p}/duckdb.node`])
+await $`bun build --compile --bytecode --format=esm --minify --sourcemap --root src src/main.ts ${workers} dist/dashboard.pack ${otherDuckDbs} --outfile dist/shortlink`.quiet()
 const size = Bun.file('dist/shortlink').size
 console.log(`built dist/shortlink: ${(size / 1024 / 1024).toFixed(1)} MiB in ${((performance.now() - started) / 1000).toFixed(1)} s`)
 

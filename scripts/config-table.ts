@@ -10,9 +10,13 @@ export function configTable(): string {
   const rows = ['| key | env | default | description |', '|---|---|---|---|']
   for (const [section, schema] of Object.entries(Config.properties)) {
     for (const [key, prop] of Object.entries((schema as any).properties) as [string, any][]) {
-      const env = `SHORTLINK_${section.toUpperCase()}_${key.toUpperCase()}`
-      const rule = prop.anyOf ? ` One of ${prop.anyOf.map((a: any) => `\`${a.const}\``).join(', ')}.` : ''
-      rows.push(`| \`${section}.${key}\` | \`${env}\` | \`${JSON.stringify(prop.default)}\` | ${prop.description}${rule} |`)
+      // A table inside the section ([backup.s3]): one row per key of it.
+      const entries: [string, any][] = prop.type === 'object' ? Object.entries(prop.properties).map(([k, p]) => [`${key}.${k}`, p]) : [[key, prop]]
+      for (const [path, p] of entries) {
+        const env = `SHORTLINK_${section.toUpperCase()}_${path.replace('.', '_').toUpperCase()}`
+        const rule = p.anyOf ? ` One of ${p.anyOf.map((a: any) => `\`${a.const}\``).join(', ')}.` : ''
+        rows.push(`| \`${section}.${path}\` | \`${env}\` | \`${JSON.stringify(p.default)}\` | ${p.description}${rule} |`)
+      }
     }
   }
   return rows.join('\n')

@@ -9,7 +9,8 @@ cd "$(dirname "$0")/.."
 mkdir -p test-artifacts
 bash scripts/install-test-tools.sh
 passed=0; failed=0; skipped=0; status=0
-# Per test and hook (Bun reads it from here or a preload, never from bunfig.toml): room for a loaded machine.
+# Per test and hook, for a loaded machine. Bun reads it from the command line only (not from bunfig.toml,
+# and a preload's setDefaultTimeout reaches only the first file).
 TIMEOUT_MS=90000
 
 run_suite() { # name, then the command
@@ -35,12 +36,13 @@ if bun run build; then
   SHORTLINK_BIN=dist/shortlink run_suite e2e bun test --timeout "$TIMEOUT_MS" ./test
   # The same end-to-end suite against one node on PostgreSQL: scripts/with-postgres.ts starts a
   # cluster of its own and every test server gets a database there. Not repeated: the files that
-  # start their own PostgreSQL (cluster*, acme.cluster, bun-sql.pins), migrate-store (its source is
-  # SQLite) and pages.browser (renders pages in-process, no store).
+  # start their own PostgreSQL (cluster*, acme.cluster, bun-sql.pins, readiness.pg), migrate-store and
+  # backup (their source is SQLite: on PostgreSQL backups are pg_dump's, which operations.e2e checks) and
+  # pages.browser (renders pages in-process, no store).
   pg_files=()
   for f in test/*.test.ts test/dashboard/*.test.ts; do
     case "$f" in
-      test/cluster*|test/acme.cluster.test.ts|test/bun-sql.pins.test.ts|test/migrate-store.e2e.test.ts|test/pages.browser.test.ts) ;;
+      test/cluster*|test/readiness.pg.e2e.test.ts|test/backup.e2e.test.ts|test/acme.cluster.test.ts|test/bun-sql.pins.test.ts|test/migrate-store.e2e.test.ts|test/pages.browser.test.ts) ;;
       *) pg_files+=("./$f") ;;
     esac
   done

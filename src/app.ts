@@ -7,13 +7,17 @@
 import type { TSchema } from '@sinclair/typebox'
 import { Elysia, ValidationError } from 'elysia'
 import { assertMethodAllowed, authRoutes, type RequestContext, rateLimitHeaders, requestContextOf, setRequestContext } from './auth'
+import { backupRoutes } from './backup'
 import type { Deps } from './deps'
 import { type AnyElysia, docsRoutes, PUBLIC_DOC_PATHS } from './docs'
 import { domainRoutes } from './domains'
 import { fileRoutes } from './files'
+import { HEALTH_PATHS, healthRoutes } from './health'
+import { importRoutes } from './imports'
 import { linkHealthRoutes } from './link-health'
 import { linkRoutes } from './links'
-import { qrRoutes, templateRoutes } from './qr'
+import { apiDuration, httpRequests, type StatusCountsChild } from './metrics'
+import { batchRoutes, qrRoutes, templateRoutes } from './qr'
 import { AppError, describeRule, errorResponse, newId, orStoreUnavailable, parameterError, readCapped, withApiHeaders } from './shared'
 import { statsRoutes } from './stats'
 import { tagRoutes } from './tags'
@@ -29,20 +33,29 @@ export function createApiApp(deps: Deps): ApiApp {
   const { settings, log } = deps
   const prefix = settings.apiPrefix
 
+  // The route template each request matched, for the request counter (bounded: templates, never paths).
+  const routeOf = new WeakMap<Request, string>()
   const routes = new Elysia({ prefix, normalize: false })
     .onError(({ code, error, request }) => {
       const ctx = requestContextOf(request)
       return renderError(code, error, request, ctx, log)
     })
+    .onTransform(({ request, route }) => {
+      routeOf.set(request, route)
+    })
+    .use(healthRoutes(deps.readiness))
     .use(tagRoutes(deps))
     .use(linkRoutes(deps))
     .use(linkHealthRoutes(deps))
     .use(fileRoutes({ files: deps.files, maxBytes: deps.config.files.maxBytes }))
     .use(templateRoutes(deps))
     .use(domainRoutes(deps))
+    .use(batchRoutes(deps))
     .use(qrRoutes(deps))
     .use(statsRoutes(deps))
     .use(authRoutes(deps))
+    .use(importRoutes({ imports: deps.imports, maxBytes: deps.config.imports.maxBytes }))
+    .use(backupRoutes(deps))
 
   const elysia = routes.use(docsRoutes(deps.settings, routes))
   elysia.compile()
@@ -50,9 +63,36 @@ export function createApiApp(deps: Deps): ApiApp {
   const publicPaths = new Set(PUBLIC_DOC_PATHS.map((p) => prefix + p))
   // Signing in needs no credentials; signing out is allowed to readonly sessions.
   const sessionPath = `${prefix}/session`
-  const multipartPaths = new Set([`${prefix}/files`])
+  // Multipart bodies and their limits; an import's upload is streamed to disk by its route, never read here.
+  const multipartPaths = new Map([
+    [`${prefix}/files`, { max: deps.config.files.maxBytes + 64 * 1024, streamed: false }],
+    [`${prefix}/imports`, { max: deps.config.imports.maxBytes + 64 * 1024, streamed: true }],
+  ])
+
+  // Probes answer without credentials, rate limits or the store (a load balancer asks while PostgreSQL is down).
+  const healthPaths = new Set(HEALTH_PATHS.map((p) => prefix + p))
+  const counters = new Map<string, StatusCountsChild>()
+  const countedAs = (route: string) => {
+    let c = counters.get(route)
+    if (!c) {
+      c = httpRequests.labels(route)
+      counters.set(route, c)
+    }
+    return c
+  }
 
   async function handle(request: Request, clientIp: string): Promise<Response> {
+    const started = performance.now()
+    const routed = { request }
+    const response = await answer(routed, clientIp)
+    apiDuration.observe((performance.now() - started) / 1000)
+    // Answered before routing (credentials, rate limit, body checks) or by no route: one series, never the path.
+    countedAs(routeOf.get(routed.request) ?? 'unrouted').inc(response.status)
+    return response
+  }
+
+  async function answer(routed: { request: Request }, clientIp: string): Promise<Response> {
+    let request = routed.request
     const requestId = newId('req')
     const ctx: RequestContext = { requestId, clientIp, caller: null }
     let rateHeaders: Record<string, string> = {}
@@ -60,6 +100,7 @@ export function createApiApp(deps: Deps): ApiApp {
     // The server checks the Host before it calls here; a URL that still does not parse is the client's fault.
     const url = URL.parse(request.url)
     if (!url) return fail(new AppError('bad_request', 'malformed request URL: the Host header must be a valid host[:port]'))
+    if (healthPaths.has(url.pathname)) return withApiHeaders(await elysia.handle(request))
     try {
       const isSessionPath = url.pathname === sessionPath
       const isPublic =
@@ -100,13 +141,14 @@ export function createApiApp(deps: Deps): ApiApp {
       if (authError) throw authError
       checkUrl(url)
       if (ctx.caller && !(isSessionPath && request.method === 'DELETE')) assertMethodAllowed(ctx.caller, request.method)
-      if (BODY_METHODS.has(request.method)) request = await checkBody(request, multipartPaths.has(url.pathname), deps)
+      if (BODY_METHODS.has(request.method)) request = await checkBody(request, multipartPaths.get(url.pathname), deps)
     } catch (e) {
       const known = asKnownError(e)
       if (known instanceof AppError) return fail(known)
       return withHeaders(internalError(e, request, requestId, log), rateHeaders, requestId)
     }
     setRequestContext(request, ctx)
+    routed.request = request
     const response = await elysia.handle(request)
     return withHeaders(response, rateHeaders, requestId)
   }
@@ -166,7 +208,8 @@ export function hasNulEscape(bytes: Uint8Array): boolean {
 }
 
 /** Content type and size rules for request bodies; returns a request whose body is safe to read. */
-async function checkBody(request: Request, multipartAllowed: boolean, deps: Deps): Promise<Request> {
+async function checkBody(request: Request, multipart: { max: number; streamed: boolean } | undefined, deps: Deps): Promise<Request> {
+  const multipartAllowed = multipart !== undefined
   const length = request.headers.get('content-length')
   if (length === '0' || (length === null && request.body === null)) return request
   const type = (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase()
@@ -177,9 +220,9 @@ async function checkBody(request: Request, multipartAllowed: boolean, deps: Deps
       'bad_request',
       `unsupported content type '${type || '(none)'}': send application/json${multipartAllowed ? ' or multipart/form-data' : ''}`,
     )
-  const max = isMultipart ? deps.config.files.maxBytes + 64 * 1024 : deps.config.server.maxBodyBytes
+  const max = isMultipart ? multipart!.max : deps.config.server.maxBodyBytes
   if (length !== null && !(Number(length) <= max)) throw new AppError('bad_request', `request body too large: ${length} bytes, the limit is ${max}`)
-  if (isJson || length === null) {
+  if (isJson || (length === null && !(isMultipart && multipart!.streamed))) {
     // Read with the limit whatever the header says (a length may lie, chunked bodies have none), then hand on a copy.
     const body = await readCapped(request.body!, max)
     if (!body) throw new AppError('bad_request', `request body too large: over ${max} bytes`)

@@ -7,6 +7,8 @@
  * get it.
  */
 
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import type { SQL } from 'bun'
 import {
   type AuthService,
@@ -28,6 +30,7 @@ import {
   type SessionStorePort,
   type UserService,
 } from './auth'
+import { type BackupService, createBackupService, nodeParts, scheduleOf } from './backup'
 import { type Config, deriveSettings, parseDuration, type Settings } from './config'
 import { createDashboard, type Dashboard } from './dashboard'
 import {
@@ -41,10 +44,17 @@ import {
 } from './domains'
 import { createBlobStore, createFileService, createFileStore, createPgFileStore, type FileService, type FileStorePort } from './files'
 import { createGeoIp, type GeoIp } from './geo'
+import { createReadiness, type Readiness, storeCheck } from './health'
+import { createImportService, createImportStore, createPgImportStore, type ImportService, type ImportStorePort } from './imports'
 import { createHealthStore, createLinkHealth, createPgHealthStore, type HealthStorePort, type LinkHealthService, leaseLeadership } from './link-health'
 import { createLinkService, createLinkStore, createPgLinkStore, type LinkRecord, type LinkService, type LinkStore, type LinkStorePort } from './links'
 import {
+  type BatchService,
+  type BatchStorePort,
+  createBatchService,
+  createBatchStore,
   createDesignFiles,
+  createPgBatchStore,
   createPgTemplateStore,
   createQrService,
   createTemplateService,
@@ -58,10 +68,15 @@ import { createLogger, type Logger } from './shared'
 import {
   type ClickRecorder,
   createClickRecorder,
+  createEventsExporter,
+  createEventsHandle,
+  createEventsStatsStore,
   createPgClickRecorder,
+  createPgEventsExporter,
   createPgStatsStore,
   createStatsService,
-  createStatsStore,
+  type EventsHandle,
+  eventsPathOf,
   type StatsService,
   type StatsStorePort,
 } from './stats'
@@ -121,13 +136,19 @@ export interface StoreBundle<P extends Ports = Ports> {
   blobs?: ReturnType<typeof createBlobStore>
   templates: TemplateStorePort
   stats: StatsStorePort
+  /** GET /statistics/events: the raw events, streamed (through a temporary file). */
+  statsExporter: NonNullable<Parameters<typeof createStatsService>[0]['exporter']>
   tls: TlsStorePort
   health: HealthStorePort
+  imports: ImportStorePort
+  batches: BatchStorePort
   /** One ACME order per domain across nodes (PostgreSQL); none on one node. */
   locks?: LeaseLocks
   /** Other nodes' writes (PostgreSQL); none on one node. */
   bus?: InvalidationBus
   recorder: ClickRecorder
+  /** The events engine beside the SQLite file (its backups go through it); PostgreSQL keeps events in its own tables. */
+  events?: EventsHandle
   apiLimiter(perMinute: number): RateLimiter
   /** Absent: counted in this process. */
   signInLimiter?: SignInLimiter
@@ -161,12 +182,19 @@ export interface Deps<P extends Ports = Ports> {
   files: FileService<FileStorePort>
   qr: QrService
   templates: TemplateService
+  /** QR print runs (POST /qr/batches). */
+  batches: BatchService
   domains: DomainService<P['domains']>
   tls: Tls
   stats: StatsService
+  imports: ImportService
   dashboard: Dashboard
   /** Destination checks (started and stopped with the server), the record's `health`, the redirect's fallback lookup. */
   linkHealth: LinkHealthService
+  /** GET /readyz: the store's check here; the server adds its listeners', other parts their own. */
+  readiness: Readiness
+  /** Backups of the embedded store (null on PostgreSQL: pg_dump's). */
+  backups: BackupService | null
   /** Settles once the node holds what it must before it answers (the admin user, the domains); at once on SQLite. */
   ready: Promise<void>
   /** Closes the store (after the server stopped and the recorder flushed). */
@@ -178,14 +206,17 @@ export interface Deps<P extends Ports = Ports> {
 /** One node on the embedded SQLite file: `db` is open to the CLI (backup) and tests; auth, links and domains answer synchronously. */
 export interface SqliteDeps extends Deps<SqlitePorts> {
   db: Db
+  /** The events engine (DuckDB beside the SQLite file): the recorder's batches and the statistics' reads. */
+  events: EventsHandle
 }
 
-type Clock = { now?: () => number }
+/** `busyLinkClicks`: tests lower the threshold of per-link dimension rollups. */
+type Clock = { now?: () => number; busyLinkClicks?: number }
 
 /** `now` is the clock of every timestamp the services write; tests pass one that steps instead of sleeping. */
-export function createDeps(config: Config, dbPath: string, log: Logger = createLogger(), { now = Date.now }: Clock = {}): SqliteDeps {
-  const stores = sqliteStores(config, dbPath, log, now)
-  return { ...assemble(config, stores, log, now), db: stores.db }
+export function createDeps(config: Config, dbPath: string, log: Logger = createLogger(), { now = Date.now, busyLinkClicks }: Clock = {}): SqliteDeps {
+  const stores = sqliteStores(config, dbPath, log, now, busyLinkClicks)
+  return { ...assemble(config, stores, log, now), db: stores.db, events: stores.events }
 }
 
 /**
@@ -206,11 +237,19 @@ export async function createClusterDeps(config: Config, log: Logger = createLogg
 }
 
 /** The embedded SQLite file (or `:memory:`): its stores, and limits counted in this process. */
-function sqliteStores(config: Config, dbPath: string, log: Logger, now: () => number): StoreBundle<SqlitePorts> & { db: Db } {
+function sqliteStores(
+  config: Config,
+  dbPath: string,
+  log: Logger,
+  now: () => number,
+  busyLinkClicks?: number,
+): StoreBundle<SqlitePorts> & { db: Db; events: EventsHandle } {
   // Rebuilding statistics rollups over millions of stored clicks takes minutes: say what runs.
   const db = openStore(dbPath, (migration) => log.info('applying store migration', { migration }))
+  const events = createEventsHandle(db, dbPath, log, { memoryLimit: config.stats.memoryLimit, threads: config.stats.threads, busyLinkClicks })
   return {
     db,
+    events,
     handle: { kind: 'sqlite', db },
     auth: createAuthStore(db),
     sessions: createSessionStore(db),
@@ -220,14 +259,20 @@ function sqliteStores(config: Config, dbPath: string, log: Logger, now: () => nu
     files: createFileStore(db, now),
     blobs: createBlobStore(config.server.dataDir),
     templates: createTemplateStore(db, now),
-    stats: createStatsStore(db),
+    stats: createEventsStatsStore(db, events, { timeoutMs: config.stats.queryTimeoutMs }),
+    statsExporter: createEventsExporter(db, events, dbPath === ':memory:' ? join(tmpdir(), `shortlink-${process.pid}`) : eventsPathOf(dbPath)),
     tls: createTlsStore(db),
     health: createHealthStore(db),
-    recorder: createClickRecorder(db, dbPath, log),
+    imports: createImportStore(db),
+    batches: createBatchStore(db),
+    recorder: createClickRecorder(events, log),
     apiLimiter: (perMinute) => createRateLimiter(perMinute),
     passwordSecret: loadOrCreateSecret(db, 'password_cookie_secret'),
     alone: (_lockKey, fn) => fn(),
-    close: async () => db.close(),
+    close: async () => {
+      await events.close()
+      db.close()
+    },
   }
 }
 
@@ -262,8 +307,11 @@ async function postgresStores(config: Config, log: Logger, now: () => number): P
       files: createPgFileStore(sql, now),
       templates: createPgTemplateStore(sql, now),
       stats: createPgStatsStore(sql),
+      statsExporter: createPgEventsExporter(sql, tmpdir()),
       tls: createPgTlsStore(sql, { publish }),
       health: createPgHealthStore(sql, { publish }),
+      imports: createPgImportStore(sql),
+      batches: createPgBatchStore(sql),
       locks: createLeaseLocks(sql),
       recorder: createPgClickRecorder(sql, log),
       apiLimiter: (perMinute) => createClusterApiLimiter(limits, perMinute, now),
@@ -357,6 +405,21 @@ function assemble<P extends Ports>(config: Config, stores: StoreBundle<P>, log: 
   links.onChange((c) => linkHealth.linkChanged(c.id))
   // link.broken / link.recovered (contract): webhooks connect here, to linkHealth.onHealthChange((record, from, to) => …).
 
+  const tags = createTagService(stores.tags)
+  // Imports write through the link and tag services, so an imported link is checked, cached and announced as any other.
+  const imports = createImportService({
+    store: stores.imports,
+    links,
+    findTag: (userId, name) => stores.tags.findByName(userId, name),
+    createTag: (caller, name) => tags.create(caller, { name }),
+    isUsableDomain: (slug) => domains.isUsableForLinks(slug),
+    defaultDomain: settings.defaultDomains[0]!,
+    spoolDir: join(config.server.dataDir, 'imports'),
+    log,
+    now,
+  })
+  const templates = createTemplateService({ store: stores.templates, baseUrl: settings.baseUrl, assertScannable: qr.assertScannable })
+  const batches = createBatchService({ store: stores.batches, links, templates, renderQr: qr.renderQr, log, now })
   return {
     config,
     settings,
@@ -369,7 +432,7 @@ function assemble<P extends Ports>(config: Config, stores: StoreBundle<P>, log: 
     sessions,
     limiter: stores.apiLimiter(config.limits.apiPerMinute),
     files,
-    tags: createTagService(stores.tags),
+    tags,
     links,
     visitOrdinal: stores.visitCounter ? visitOrdinalFrom(stores.visitCounter, links.storedClicks) : undefined,
     recorder: stores.recorder,
@@ -378,18 +441,43 @@ function assemble<P extends Ports>(config: Config, stores: StoreBundle<P>, log: 
     qr,
     domains,
     tls: createTls({ store: stores.tls, locks: stores.locks, config, settings, domains, log }),
-    templates: createTemplateService({ store: stores.templates, baseUrl: settings.baseUrl, assertScannable: qr.assertScannable }),
-    stats: createStatsService({ store: stores.stats, settings }),
+    templates,
+    batches,
+    stats: createStatsService({ store: stores.stats, settings, exporter: stores.statsExporter }),
+    imports,
     dashboard: createDashboard({ apiPrefix: settings.apiPrefix, log }),
     linkHealth,
+    readiness: readinessOf(stores.handle),
+    backups:
+      stores.handle.kind === 'sqlite'
+        ? createBackupService({
+            dataDir: config.server.dataDir,
+            parts: () => nodeParts(stores.events),
+            drain: () => stores.recorder.drain(),
+            schedule: scheduleOf(config),
+            log,
+          })
+        : null,
     ready: Promise.all([adminUser, domains.ready]).then(() => {}),
-    close: () => stores.close(),
+    // A clean stop ends this node's imports as failed (they can be run again) before the store closes.
+    close: async () => {
+      batches.stop()
+      await imports.stop()
+      await stores.close()
+    },
     // Nodes starting together on an empty store: one makes the key, the others then see it.
     firstAdminKey: () => stores.alone(BOOTSTRAP_LOCK_KEY, async (): Promise<string | null> => await auth.bootstrapAdminKey()),
   }
 }
 
 const NO_INVALIDATIONS: Invalidations = { on: () => () => {} }
+
+/** Readiness with the store's check (SELECT 1); the server adds the listeners'. */
+function readinessOf(handle: StoreHandle): Readiness {
+  const readiness = createReadiness()
+  readiness.add('store', storeCheck(handle.kind === 'sqlite' ? () => handle.db.query('SELECT 1').get() : () => handle.sql`SELECT 1`))
+  return readiness
+}
 
 /**
  * The bus's channels, except that a domain is announced once this node has re-read it (its

@@ -3,13 +3,17 @@
  * CLI entry: serve | keys create/list/revoke | users add/passwd | backup | migrate-store | check.
  * `bun src/main.ts` and the compiled `shortlink` binary behave the same.
  */
-import { existsSync } from 'node:fs'
+import { existsSync, statSync } from 'node:fs'
+import { basename, dirname, resolve } from 'node:path'
 import pkg from '../package.json'
 import { ADMIN_USER_ID, type Caller, type KeyRecord } from './auth'
+import { BackupCommandError, backupCommand, nodeParts, RestoreFailedError, RestoreRefusedError, restoreBackup } from './backup'
 import { type Config, ConfigError, loadConfig } from './config'
-import { createClusterDeps, createDeps, type Deps } from './deps'
+import { createClusterDeps, createDeps, type Deps, type SqliteDeps } from './deps'
+import { IMPORT_SOURCES, type ImportRecordValue, type ImportSourceName } from './imports'
 import { startServer } from './server'
 import { AppError, createLogger, readCapped } from './shared'
+import { DUCKDB_VERSION, eventsPathOf, openEventsCopySource } from './stats'
 import {
   COPIED_TABLES,
   type CopyProgress,
@@ -40,13 +44,23 @@ Usage:
   shortlink users add ID [--role ROLE]            add a user (role member by default); on an existing user,
                                                   --role sets its role (its keys act with at most that role)
   shortlink users passwd ID                       set a user's dashboard password (prompted, or one line on stdin)
-  shortlink backup FILE                           consistent copy of the live database into FILE
+  shortlink backup FILE                           one consistent archive of the node (records, clicks, files, certificates
+                                                  and keys) into FILE, with FILE.sha256; through the running server
+  shortlink restore FILE --data-dir DIR           rebuild a data dir (empty or new) from a backup and verify it
   shortlink migrate-store --from sqlite:PATH --to postgres://USER:PASS@HOST:PORT/DB [--force]
                                                   copy a single node's store (PATH: shortlink.db or its data dir,
                                                   server stopped) into PostgreSQL: one snapshot, one transaction;
                                                   refuses a target holding data unless --force (which replaces it);
                                                   checks every table's row count. Exit 0 all match, 1 failed
                                                   (nothing kept), 2 refused (bad input, unreachable, not empty)
+  shortlink import --source SOURCE FILE [--user ID] [--domain DOMAIN] [--dry-run]
+                                                  import links from another service's export file
+                                                  (SOURCE: ${IMPORT_SOURCES.join(', ')}) into the admin
+                                                  user's account, or --user ID's (acting with that user's role);
+                                                  links whose domain is not served here go to DOMAIN (default: the
+                                                  first default domain). Running it again creates nothing new.
+                                                  Exit 0 every row imported or already there, 1 some rows failed
+                                                  or the import stopped, 2 refused (arguments, file, user)
   shortlink check [--config FILE]                 validate the configuration and exit
 `
 
@@ -58,7 +72,7 @@ function versionAtLeast(actual: string, wanted: string): boolean {
 }
 
 /** Flags that take no value. */
-const SWITCHES = new Set(['force'])
+const SWITCHES = new Set(['force', 'dry-run'])
 
 function parseFlags(args: string[]): { positional: string[]; flags: Record<string, string> } {
   const positional: string[] = []
@@ -134,6 +148,9 @@ async function serve(flags: Record<string, string>) {
   // A second later, so its first chunks (compiling the decoders' wasm, ~40 ms) do not hold
   // up the first requests a restart answers.
   setTimeout(() => deps.qr.warmUp().catch((e) => log.warn('qr warm-up failed', { error: String(e) })), 1000)
+
+  // The events engine (DuckDB, its own thread) opens now, after the listeners: statistics wait for it.
+  if ('events' in deps) (deps as SqliteDeps).events.warm()
 
   // Logged last: tests and scripts wait for this line, the key above is already out.
   log.info('started', { config: file ?? '(embedded default)', dataDir: config.server.dataDir, tls: config.tls.mode })
@@ -229,8 +246,12 @@ async function migrateStore(flags: Record<string, string>) {
   out.write(`copying ${source.path} into ${target}\n`)
   const started = performance.now()
   let code = 0
+  let events: Awaited<ReturnType<typeof openEventsCopySource>> = null
   try {
+    // The click events and their rollups of a single node live in its events engine (DuckDB) beside the SQLite file.
+    events = await openEventsCopySource(eventsPathOf(source.path), dirname(source.path))
     const result = await copySqliteToPostgres(source, sql, {
+      external: events ?? undefined,
       force: 'force' in flags,
       onProgress: progress,
       onMigration: (name) => out.write(`applying PostgreSQL migration ${name}\n`),
@@ -254,14 +275,110 @@ async function migrateStore(flags: Record<string, string>) {
       code = 1
     }
   } finally {
+    events?.close()
     source.close()
     await sql.close().catch(() => {})
   }
   process.exit(code)
 }
 
+/** `backup FILE`: src/backup does the work; here the store check, the summary and the exit code. */
+async function backup(flags: Record<string, string>, target: string | undefined) {
+  if (!target) die('usage: shortlink backup FILE')
+  const { config } = readConfig(flags)
+  if (config.store.url) die("on PostgreSQL, backups are PostgreSQL's: use pg_dump (e.g. pg_dump -Fc -f shortlink.dump DATABASE_URL) or your provider's backups")
+  try {
+    const r = await backupCommand(config.server.dataDir, target)
+    for (const w of r.warnings) process.stderr.write(`shortlink: warning: ${w}\n`)
+    const how = r.via === 'server' ? 'taken by the running server' : 'taken directly (no server runs on this data dir)'
+    process.stdout.write(
+      `backup written to ${r.file} (${r.bytes} bytes, ${r.members} members, ${r.durationMs} ms, ${how})\nsha256 ${r.sha256}  (also in ${r.file}.sha256)\n`,
+    )
+  } catch (e) {
+    if (e instanceof BackupCommandError) die(e.message)
+    die(`backup failed: ${(e as Error).message}`)
+  }
+}
+
+/** `restore FILE --data-dir DIR`. */
+async function restore(file: string | undefined, dataDir: string | undefined) {
+  if (!file || !dataDir) die('usage: shortlink restore FILE --data-dir DIR   (on PostgreSQL, restore with pg_restore instead)', 2)
+  try {
+    const r = await restoreBackup({ file, dataDir, parts: nodeParts() })
+    process.stdout.write(
+      `restored ${r.members} members (${r.bytes} bytes) of the backup of ${r.createdAt} into ${dataDir}; verified: ${r.parts.join(', ')}` +
+        `${r.archiveChecksum === 'matched' ? `, ${file}.sha256 matches` : `; no ${file}.sha256 beside it: each member's checksum was checked`}\n` +
+        `start a server with server.dataDir = "${dataDir}" to serve it\n`,
+    )
+  } catch (e) {
+    if (e instanceof RestoreRefusedError) die(e.message, 2)
+    if (e instanceof RestoreFailedError) die(`restore failed, ${dataDir} left as it was: ${e.message}`)
+    throw e
+  }
+}
+
 /** The command line acts as the operator: an admin, as usr_admin. */
 const OPERATOR: Caller = { userId: ADMIN_USER_ID, role: 'admin', keyId: 'key_cli' }
+
+/** Whom `import --user ID` acts as: that user with their own role (a readonly or disabled user imports nothing). */
+async function importCaller(deps: Deps, userId: string): Promise<Caller> {
+  const user = await deps.users.get(OPERATOR, userId).catch((e: unknown) => die(e instanceof AppError ? e.message : String(e), 2))
+  if (user.disabled) die(`user ${user.id} is disabled`, 2)
+  if (user.role === 'readonly') die(`user ${user.id} is readonly; an import creates links`, 2)
+  return { userId: user.id, role: user.role, keyId: null }
+}
+
+const countsOf = (r: ImportRecordValue) =>
+  `${(r.created + r.updated + r.skipped + r.failed).toLocaleString('en-US')}/${r.total.toLocaleString('en-US')} rows: ${r.created} created, ${r.updated} updated, ${r.skipped} skipped, ${r.failed} failed`
+
+/** `import`: runs in this process against the store (the server may be running: SQLite allows both), printing progress. */
+async function importCommand(positional: string[], flags: Record<string, string>) {
+  const usage = `usage: shortlink import --source ${IMPORT_SOURCES.join('|')} FILE [--user ID] [--domain DOMAIN] [--dry-run]`
+  const file = positional[0]
+  const source = flags.source
+  if (!file || !source) die(usage, 2)
+  if (!(IMPORT_SOURCES as readonly string[]).includes(source)) die(`--source must be one of ${IMPORT_SOURCES.join(', ')}`, 2)
+  if (!statSync(file, { throwIfNoEntry: false })?.isFile()) die(`${file}: no such file`, 2)
+  const code = await withStore(flags, async (deps) => {
+    const caller = flags.user ? await importCaller(deps, flags.user) : OPERATOR
+    let started: Awaited<ReturnType<Deps['imports']['start']>>
+    try {
+      started = await deps.imports.start(caller, {
+        source: source as ImportSourceName,
+        path: resolve(file),
+        fileName: basename(file),
+        domain: flags.domain,
+        dryRun: 'dry-run' in flags,
+        removeWhenDone: false,
+      })
+    } catch (e) {
+      if (e instanceof AppError) die(`${file}: ${e.message}`, 2)
+      throw e
+    }
+    const { record, done } = started
+    // Ctrl-C: the import is marked failed where it stopped (running the file again finishes it).
+    process.once('SIGINT', () => void deps.imports.stop())
+    const out = process.stderr
+    out.write(
+      `import ${record.id}${record.dryRun ? ' (dry run: nothing is written)' : ''} into ${caller.userId}, links not on a domain served here go to ${record.domain}\n`,
+    )
+    let finished = false
+    done.finally(() => {
+      finished = true
+    })
+    while (!finished) {
+      await Promise.race([done, Bun.sleep(1000)])
+      if (!finished && out.isTTY) out.write(`\r${countsOf(await deps.imports.get(caller, record.id))}\x1b[K`)
+    }
+    const end = await deps.imports.get(caller, record.id)
+    out.write(out.isTTY ? `\r${countsOf(end)}\x1b[K\n` : `${countsOf(end)}\n`)
+    for (const e of end.errors.slice(0, 20)) out.write(`  row ${e.row}: ${e.message}\n`)
+    if (end.failed > 20) out.write(`  … ${end.failed - 20} more: GET /imports/${end.id}\n`)
+    process.stdout.write(`${end.id} ${end.status}\n`)
+    return end.status === 'done' && end.failed === 0 ? 0 : 1
+  })
+  process.exit(code)
+}
 
 async function allKeys(deps: Deps, user: string | undefined): Promise<KeyRecord[]> {
   const out: KeyRecord[] = []
@@ -349,6 +466,13 @@ async function main(argv: string[]) {
       process.stdout.write(
         `configuration OK (${file ?? 'embedded default'}): baseUrl ${config.server.baseUrl}, tls ${config.tls.mode}, dataDir ${config.server.dataDir}\n`,
       )
+      // The statistics engine this configuration runs (docs/adr/0014).
+      const events = eventsPathOf(storePath(config.server.dataDir))
+      process.stdout.write(
+        config.store.url
+          ? 'statistics: click events and rollups in PostgreSQL\n'
+          : `statistics: events engine DuckDB ${DUCKDB_VERSION}, ${events}${existsSync(events) ? '' : ' (made at the first start)'}, memoryLimit ${config.stats.memoryLimit}, threads ${config.stats.threads}, queryTimeoutMs ${config.stats.queryTimeoutMs}\n`,
+      )
       return
     }
     case 'keys': {
@@ -389,19 +513,14 @@ async function main(argv: string[]) {
       }
       return die('usage: shortlink users add ID [--role admin|member|readonly] | users passwd ID')
     }
-    case 'backup': {
-      const target = positional[0]
-      if (!target) die('usage: shortlink backup FILE')
-      if (existsSync(target)) die(`${target} exists; choose a new file`)
-      await withStore(flags, (d) => {
-        if (d.store.kind !== 'sqlite') die("backup copies the embedded SQLite store; on PostgreSQL use pg_dump (or your provider's backups)")
-        d.store.db.query('VACUUM INTO ?').run(target)
-      })
-      process.stdout.write(`backup written to ${target}\n`)
-      return
-    }
+    case 'backup':
+      return backup(flags, positional[0])
+    case 'restore':
+      return restore(positional[0], flags['data-dir'])
     case 'migrate-store':
       return migrateStore(flags)
+    case 'import':
+      return importCommand(positional, flags)
     case undefined:
     case 'help':
     case '--help':

@@ -7,6 +7,8 @@ import type { Server } from 'bun'
 import { createApiApp } from './app'
 import type { Deps } from './deps'
 import { contentResponse, type StoredContent } from './files'
+import { httpRequests, redirectDuration } from './metrics'
+import { startOperations } from './operations'
 import { createRedirectHandler, renderHostedPage } from './redirect'
 import { AppError, createClientIpResolver, createGcPacer, errorResponse, isValidHostHeader, orStoreUnavailable, withHsts } from './shared'
 import { FLUSH } from './store'
@@ -16,6 +18,18 @@ export interface RunningServer {
   https: HttpsListener
   http: Server<unknown>
   stop(): Promise<void>
+}
+
+// Kept children: counting a redirect is an array increment, no label lookup.
+const redirectRequests = httpRequests.labels('redirect')
+const dashboardRequests = httpRequests.labels('dashboard')
+const failedRequests = httpRequests.labels('error')
+
+/** A short-link answer that came as a promise: timed and counted when it settles. */
+function timedRedirect(res: Response, started: number): Response {
+  redirectDuration.observe((performance.now() - started) / 1000)
+  redirectRequests.inc(res.status)
+  return res
 }
 
 export function startServer(deps: Deps, cert: CertPair): RunningServer {
@@ -86,6 +100,7 @@ export function startServer(deps: Deps, cert: CertPair): RunningServer {
         const known = orStoreUnavailable(e)
         if (known instanceof AppError && known.code === 'service_unavailable') return errorResponse(known.code, known.message, undefined, known.headers)
         log.error('request failed', { url: raw, error: String((e as Error)?.stack ?? e) })
+        failedRequests.inc(500)
         return errorResponse('internal_server_error', 'internal error')
       }
       try {
@@ -93,12 +108,17 @@ export function startServer(deps: Deps, cert: CertPair): RunningServer {
         // only when they need it (a counted visit's location, password attempts).
         const clientIp = () => clientIpOf(server.requestIP(request)?.address ?? '', request.headers.get('x-forwarded-for'))
         // Redirects answer synchronously when they can; only promises get a catch handler.
-        if (isDashboardRequest(host, path)) return deps.dashboard.handle(request, path).then(withHsts, failed)
-        const isApi = isApiRequest(host, path)
-        const res = isApi ? api.handle(request, clientIp()) : redirects.handle(request, path, search, host, clientIp)
+        if (isDashboardRequest(host, path))
+          return deps.dashboard.handle(request, path).then((r) => {
+            dashboardRequests.inc(r.status)
+            return withHsts(r)
+          }, failed)
         // The API host always answers with HSTS; short domains get it from the redirect handler, which knows the domain.
-        if (res instanceof Promise) return res.then((r) => (isApi ? withHsts(r) : r), failed)
-        return isApi ? withHsts(res) : res
+        if (isApiRequest(host, path)) return api.handle(request, clientIp()).then(withHsts, failed)
+        const started = performance.now()
+        const res = redirects.handle(request, path, search, host, clientIp)
+        if (res instanceof Promise) return res.then((r) => timedRedirect(r, started), failed)
+        return timedRedirect(res, started)
       } catch (e) {
         return failed(e)
       }
@@ -138,6 +158,11 @@ export function startServer(deps: Deps, cert: CertPair): RunningServer {
     },
   })
 
+  // Ready while both listeners are up; a stopping server turns not-ready first, so balancers move away.
+  let listening = true
+  deps.readiness.add('listeners', () => listening)
+  const operations = startOperations(deps, cert)
+
   log.info('listening', {
     https: `https://${config.server.hostname}:${https.port}`,
     http: `http://${config.server.hostname}:${http.port}`,
@@ -149,6 +174,8 @@ export function startServer(deps: Deps, cert: CertPair): RunningServer {
     https,
     http,
     async stop() {
+      listening = false
+      operations.stop()
       gc.stop()
       await deps.linkHealth.stop()
       http.stop(true)

@@ -108,7 +108,7 @@ describe('foundation over HTTPS', () => {
 
   test('backup makes a consistent copy of the live database (SQLite); on PostgreSQL it points to pg_dump and writes nothing', async () => {
     await s.api('/tags', { method: 'POST', json: { name: 'before-backup' } })
-    const target = join(s.dir, 'backup.db')
+    const target = join(s.dir, 'backup.tar.zst')
     const r = await s.run(['backup', target])
     if (onPostgres()) {
       expect([r.code, r.stderr]).toEqual([1, expect.stringContaining('pg_dump')])
@@ -116,7 +116,10 @@ describe('foundation over HTTPS', () => {
       return
     }
     expect(r.code).toBe(0)
-    const copy = new Database(target, { readonly: true })
+    // The backup is an archive (docs/operations.md): restored into a new data dir, its store holds the tag.
+    const restored = join(s.dir, 'restored')
+    expect((await s.run(['restore', target, '--data-dir', restored])).code).toBe(0)
+    const copy = new Database(join(restored, 'shortlink.db'), { readonly: true })
     const names = copy
       .query<{ name: string }, []>('SELECT name FROM tags')
       .all()
@@ -162,6 +165,7 @@ describe('lifecycle', () => {
     const ok = await runCli(['check'], { cwd: dir })
     expect(ok.code).toBe(0)
     expect(ok.stdout).toContain('configuration OK')
+    expect(ok.stdout).toMatch(/statistics: (events engine DuckDB \d+\.\d+\.\d+|click events and rollups in PostgreSQL)/)
     const envBad = await runCli(['check'], { cwd: dir, env: { SHORTLINK_SERVER_HTTPPORT: 'abc' } })
     expect(envBad.code).not.toBe(0)
     expect(envBad.stderr).toContain('server.httpPort')

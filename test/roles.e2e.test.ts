@@ -26,13 +26,16 @@ let a: TestServer
 /** The nodes serving the store: one on SQLite, two on PostgreSQL. */
 let nodes: TestServer[] = []
 
+/** The test polls every key of 9 pairs on each node until a change shows: more than the default budget, which the nodes of a cluster share. */
+const LIMITS = '[limits]\napiPerMinute = 100000\n'
+
 beforeAll(async () => {
-  a = await startServer()
+  a = await startServer({ toml: LIMITS })
   nodes = [a]
   if (onPostgres()) {
     // A second node on the same database, serving the first node's certificate.
     const tls = `[tls]\nmode = "files"\ncertFile = "${a.dir}/data/tls/cert.pem"\nkeyFile = "${a.dir}/data/tls/key.pem"\n`
-    nodes.push(await startServer({ storeUrl: a.storeUrl, ca: a.ca, toml: tls }))
+    nodes.push(await startServer({ storeUrl: a.storeUrl, ca: a.ca, toml: LIMITS + tls }))
   }
 }, 60_000)
 afterAll(async () => {

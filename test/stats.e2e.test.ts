@@ -13,8 +13,13 @@ import { createPgEventWriter } from '../src/stats/click-writer.pg'
 import { CITY_DB, UA } from './helpers/agents'
 import { queryStore, startServer, type TestServer } from './helpers/server'
 
-/** Writes click events into a running server's store with the store's own writer (SQLite's or PostgreSQL's). */
-async function writeEvents(server: TestServer, events: ClickEvent[]) {
+/**
+ * Writes back-dated click events into a server's store. PostgreSQL: with its writer, while it
+ * runs. SQLite: the events engine's file belongs to the running server, so the server stops,
+ * the events go into the SQLite tables of the previous release, and the server starts again
+ * and moves them into its events engine (the upgrade path, statistics exact meanwhile).
+ */
+async function writeEvents(server: TestServer, events: ClickEvent[], toml: string): Promise<TestServer> {
   if (server.storeUrl) {
     const sql = new SQL(server.storeUrl, { max: 2 })
     try {
@@ -22,8 +27,9 @@ async function writeEvents(server: TestServer, events: ClickEvent[]) {
     } finally {
       await sql.close()
     }
-    return
+    return server
   }
+  expect(await server.stop()).toBe(0)
   const db = new Database(`${server.dir}/data/shortlink.db`, { strict: true })
   db.exec('PRAGMA busy_timeout = 5000')
   try {
@@ -31,6 +37,7 @@ async function writeEvents(server: TestServer, events: ClickEvent[]) {
   } finally {
     db.close()
   }
+  return startServer({ dir: server.dir, toml, env: { SHORTLINK_ADMIN_KEY: server.adminKey } })
 }
 
 let s: TestServer
@@ -52,8 +59,10 @@ const make = async (type: string, data: unknown, linkOptions: Record<string, unk
 /** The real visits are the last 24 hours; the back-dated ones lie in 2025. */
 const NOW = 'interval=24h'
 
+const TOML = `trustProxy = ["127.0.0.1", "::1"]\n[geoip]\ndatabase = "${CITY_DB}"\n`
+
 beforeAll(async () => {
-  s = await startServer({ toml: `trustProxy = ["127.0.0.1", "::1"]\n[geoip]\ndatabase = "${CITY_DB}"\n` })
+  s = await startServer({ toml: TOML })
   tagId = ((await (await s.api('/tags', { method: 'POST', json: { name: 'Promo' } })).json()) as any).id
   a = await make(
     'link',
@@ -67,20 +76,6 @@ beforeAll(async () => {
   b = await make('text', { text: 'Opening hours: 9-5' }, { key: 'st-b' })
   c = await make('link', { url: 'https://blog.example/c' }, { key: 'st-c' })
   dst = await make('link', { url: 'https://dst.example/' }, { key: 'st-dst' })
-
-  const statuses = [
-    await visit('/st-a', UA.iphone, '8.8.8.8', 'https://www.google.com/search?q=x'),
-    await visit('/st-a', UA.iphone, '8.8.8.8', 'https://www.google.com/search?q=x'),
-    await visit('/st-a?qr=1', UA.windows, '5.9.0.1'),
-    await visit('/st-a?qr=1', UA.windows, '5.9.0.1'),
-    await visit('/st-a?qr=1', UA.windows, '5.9.0.1'),
-    await visit('/st-a', UA.mac, '81.2.69.142', 'https://t.co/abc'),
-    await visit('/st-b', UA.pixel, '1.1.1.1'),
-    await visit('/st-b?qr=1', UA.firefox, '2.2.2.2'),
-    await visit('/st-c?utm_source=fb&utm_campaign=winter', UA.windows, '5.9.0.1', 'https://l.facebook.com/'),
-    await visit('/st-a', UA.googlebot, '8.8.8.8'), // a bot: redirected, never counted
-  ].map((r) => r.status)
-  expect(statuses).toEqual([302, 302, 302, 302, 302, 302, 200, 200, 302, 302])
 
   // Back-dated events around the Paris autumn change, written through the store like the writer does.
   const seq = (await queryStore<{ seq: number }>(s, `SELECT CAST(seq AS integer) AS seq FROM links WHERE id = '${dst.id}'`))[0]!.seq
@@ -115,7 +110,24 @@ beforeAll(async () => {
     ev('2025-10-26T23:00:00Z'), // 00:00 CET, 27 October
     ev('2025-10-27T23:30:00Z', { country: 'IN', continent: 'Asia', region: 'Maharashtra', city: 'Mumbai' }), // 05:00 IST, 28 October
   ]
-  await writeEvents(s, backDated)
+  s = await writeEvents(s, backDated, TOML)
+  // A restarted server listens on other ports: the links as it shows them now.
+  const reread = async (l: { id: string }) => (await (await s.api(`/links/${l.id}`)).json()) as any
+  ;[a, b, c, dst] = [await reread(a), await reread(b), await reread(c), await reread(dst)]
+
+  const statuses = [
+    await visit('/st-a', UA.iphone, '8.8.8.8', 'https://www.google.com/search?q=x'),
+    await visit('/st-a', UA.iphone, '8.8.8.8', 'https://www.google.com/search?q=x'),
+    await visit('/st-a?qr=1', UA.windows, '5.9.0.1'),
+    await visit('/st-a?qr=1', UA.windows, '5.9.0.1'),
+    await visit('/st-a?qr=1', UA.windows, '5.9.0.1'),
+    await visit('/st-a', UA.mac, '81.2.69.142', 'https://t.co/abc'),
+    await visit('/st-b', UA.pixel, '1.1.1.1'),
+    await visit('/st-b?qr=1', UA.firefox, '2.2.2.2'),
+    await visit('/st-c?utm_source=fb&utm_campaign=winter', UA.windows, '5.9.0.1', 'https://l.facebook.com/'),
+    await visit('/st-a', UA.googlebot, '8.8.8.8'), // a bot: redirected, never counted
+  ].map((r) => r.status)
+  expect(statuses).toEqual([302, 302, 302, 302, 302, 302, 200, 200, 302, 302])
 }, 60_000)
 afterAll(async () => {
   await s?.stop()

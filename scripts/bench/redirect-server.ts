@@ -24,7 +24,7 @@ export interface BenchServer {
 }
 
 /** `cpus`: pin the server to these CPUs (taskset), so it does not share a core with wrk. */
-/** `toml`: more configuration, appended. */
+/** `toml`: more configuration after the generated sections (e.g. `[metrics]`). */
 export async function startBenchServer(opts: { root: string; bin?: string; cpus?: string; toml?: string }): Promise<BenchServer> {
   const dir = mkdtempSync(join(tmpdir(), 'shortlink-bench-'))
   const httpsPort = await freePort()

@@ -54,5 +54,42 @@ export function statsQueries(end: number, links: { top: string; median: number }
   add('tagIds (1 tag of u0) groupBy=country, 1 year', `tagIds=tag_u0_3&groupBy=country&${lastYear}`)
   add('admin groupBy=link, 30 days, country=DE', `groupBy=link&country=DE&${last30}`)
   add('device=Mobile&os=IOS groupBy=browser, 7 days (raw events)', `device=Mobile&os=IOS&groupBy=browser&start=${iso(end - 7 * 86_400_000)}&end=${iso(end)}`)
+  q.push(...crossDimensionQueries(end))
+  return q
+}
+
+/**
+ * The cross-dimension set (what a bar click on the statistics screen sends): each event
+ * dimension filtered by a common value, grouped by each other one, over 7 days, 30 days, a
+ * year and all time.
+ */
+export function crossDimensionQueries(end: number): BenchQuery[] {
+  const iso = (t: number) => new Date(t).toISOString()
+  const filters: [string, string][] = [
+    ['device', 'Mobile'],
+    ['os', 'Android'],
+    ['browser', 'Safari'],
+    ['country', 'US'],
+    ['referer', 'www.google.com'],
+    ['utmSource', 'newsletter'],
+  ]
+  const groups = ['country', 'city', 'os', 'browser', 'device', 'referer', 'utm_source', 'utm_campaign']
+  const ranges: [string, string][] = [
+    ['7 days', `start=${iso(end - 7 * 86_400_000)}&end=${iso(end)}`],
+    ['30 days', `start=${iso(end - 30 * 86_400_000)}&end=${iso(end)}`],
+    ['1 year', `start=${iso(end - 365 * 86_400_000)}&end=${iso(end)}`],
+    ['all time', ''],
+  ]
+  const q: BenchQuery[] = []
+  for (const [param, value] of filters)
+    for (const g of groups) {
+      if (g.replace('_s', 'S') === param || g === param) continue
+      for (const [label, range] of ranges)
+        q.push({
+          label: `cross ${param}=${value} by ${g}, ${label}`,
+          query: `${param}=${encodeURIComponent(value)}&groupBy=${g}${range ? `&${range}` : ''}`,
+          caller: 'admin',
+        })
+    }
   return q
 }

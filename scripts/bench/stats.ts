@@ -3,19 +3,25 @@
  * the real migrations — spread over a year, skewed like real traffic (Zipf over 20,000
  * links, a few owners with most links, diurnal and weekly cycles, growth, realistic
  * country/city, UA, referer and UTM mixes, 3 % of rows merged visits) — written through
- * the real writer (createEventWriter: events, counters and rollups in one transaction
- * per batch), then times GET /statistics through the real API app (in-process) while the
- * click recorder keeps writing visits from its worker thread. Usage:
+ * the events engine (deps.events: events in DuckDB, counters in SQLite, rollups derived as
+ * hours close), then times GET /statistics through the real API app (in-process) while the
+ * click recorder keeps writing visits from its worker thread. Every file of the store lies in
+ * the folder of --db (shortlink.db, events.duckdb). Usage:
  *   bun scripts/bench/stats.ts [--events 10000000] [--db /tmp/stats-bench.db] [--reuse] [--runs 9] [--only <label text>]
  * A/B in one run: `--compare <checkout dir> --compare-db <its copy of the store>` (with --reuse) also opens that
  * checkout's app (its own code, migrations and recorder) on its copy, and alternates the two on every run of every
  * query (A = the other checkout, B = this one), with both answers compared. `--bytes` prints where the store's
  * bytes are (dbstat: pages per table and index).
+ * The cross-dimension set (each event dimension filtered, each other grouped; 7 days, 30 days, a year, all time) runs
+ * with the rest; `--ingest N` first measures the recorder's rate on N visits with a distinct referer each (one row per
+ * visit). `--bytes` prints the bytes per click of every file of the store.
  * `--store sqlite:PATH | postgres://…` (with `--sqlite PATH` to alternate with that SQLite store): times the queries
  * through the statistics service on an existing store, read-only (stats-store.ts); copy the SQLite store into
  * PostgreSQL first with `bun src/main.ts migrate-store --from sqlite:PATH --to postgres://…`.
  */
-import { type ClickEvent, createEventWriter } from '../../src/stats/click-writer'
+import { readdirSync, statSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import type { ClickEvent } from '../../src/stats/click-writer'
 import { alternate, minMedianMax } from './ab'
 import { arg, benchApp, seededRandom } from './args'
 import { statsQueries } from './stats.queries'
@@ -27,11 +33,16 @@ if (arg('store', '')) {
 
 const N = Number(arg('events', '10000000'))
 const RUNS = Number(arg('runs', '9'))
-/** Time only the queries whose label contains this text. */
+/** Time only the queries whose label contains this text; `--skip`: not those containing that text. */
 const ONLY = arg('only', '')
+const SKIP = arg('skip', '')
 const dbPath = arg('db', '/tmp/stats-bench.db')
 const { reuse, deps, app } = benchApp(dbPath)
 const db = deps.db
+// A store of the previous release (events in SQLite) moves them into the events engine first: timed.
+const moveStarted = performance.now()
+await deps.events.moved()
+if (performance.now() - moveStarted > 1000) console.log(`events moved into the events engine in ${((performance.now() - moveStarted) / 1000).toFixed(1)} s`)
 const compareDir = arg('compare', '')
 const other = compareDir ? (await import(`${compareDir}/scripts/bench/args.ts`)).benchApp(arg('compare-db', '')) : null
 if (other && !(reuse && other.reuse)) throw new Error('--compare needs --reuse and an existing --compare-db')
@@ -296,8 +307,7 @@ if (!reuse) {
     hourWeight.push((0.3 + Math.max(0, Math.sin(((hod - 6) / 24) * 2 * Math.PI)) * 1.4) * (dow === 0 || dow === 6 ? 0.8 : 1.1) * (0.6 + 0.8 * (h / HOURS)))
   }
   const totalWeight = hourWeight.reduce((a, b) => a + b, 0)
-  const write = createEventWriter(db)
-  db.exec('PRAGMA synchronous = OFF')
+  const write = (rows: ClickEvent[]) => deps.events.write(rows)
   let made = 0
   let carry = 0
   let batch: ClickEvent[] = []
@@ -338,17 +348,56 @@ if (!reuse) {
     made += k
     // A day of traffic per transaction (the server writes one per second; the rows are the same).
     if (h % 24 === 23 || h === HOURS - 1) {
-      write(batch)
+      await write(batch)
       batch = []
       if (h % 720 === 719) console.log(`seeded ${made.toLocaleString()} events, ${((performance.now() - t0) / 1000).toFixed(0)} s`)
     }
   }
-  db.exec('PRAGMA synchronous = NORMAL')
+  await deps.events.compact()
   db.exec('ANALYZE')
-  const size = (db.query('SELECT page_count * page_size AS b FROM pragma_page_count(), pragma_page_size()').get() as { b: number }).b
-  console.log(`\nseed: ${((performance.now() - t0) / 1000).toFixed(1)} s, store ${(size / 1e9).toFixed(2)} GB`)
-  for (const table of ['click_events', 'stats_hour', 'stats_day'])
-    console.log(`  ${table}: ${(db.query(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n.toLocaleString()} rows`)
+  console.log(`\nseed: ${((performance.now() - t0) / 1000).toFixed(1)} s, store files ${(storeBytes() / 1e9).toFixed(2)} GB`)
+  for (const table of ['events', 'stats_hour', 'stats_day'])
+    console.log(`  ${table}: ${(await countOf(`SELECT count(*)::DOUBLE AS n FROM ${table}`)).toLocaleString()} rows`)
+}
+
+/** Every file of the store (the folder of --db, without the DuckDB library a compiled binary writes there). */
+function storeBytes(): number {
+  const dir = dirname(dbPath)
+  return readdirSync(dir)
+    .filter((f) => !f.startsWith('libduckdb') && !f.endsWith('.log'))
+    .reduce((a, f) => a + statSync(join(dir, f)).size, 0)
+}
+async function countOf(sql: string): Promise<number> {
+  return (await deps.events.snapshot(async (tx) => (await tx.run([{ sql, args: [] }]))[0]![0]!.n)) as number
+}
+
+if (arg('ingest', '')) {
+  // The recorder's rate: visits with a distinct referer each (no two merge), recorded as fast as the loop
+  // goes, flushed at its batch size, until the last is stored.
+  const n = Number(arg('ingest', ''))
+  const before = await countOf('SELECT coalesce(sum(n), 0)::DOUBLE AS n FROM events')
+  const t = performance.now()
+  for (let i = 0; i < n; i++) {
+    deps.recorder.record({
+      linkSeq: 1 + (i % LINKS),
+      domain: 'localhost',
+      at: Date.now(),
+      scan: false,
+      referer: 'ingest.example',
+      refererUrl: `https://ingest.example/${i}`,
+      visitor: { id: 1, os: 'Android', browser: 'Chrome', device: 'Mobile' },
+      geo: { id: 1, continent: 'Europe', country: 'DE', region: 'Bavaria', city: 'Munich' },
+      utm: { id: 1, source: null, medium: null, campaign: null, term: null, content: null },
+    })
+    // Paced by the writer: the recorder holds at most half its bound (the rest would be dropped, not measured).
+    if (i % 1000 === 999) while (deps.recorder.held().rows > 50_000) await Bun.sleep(5)
+  }
+  while (deps.recorder.pendingCount() > 0) await deps.recorder.flush()
+  const ms = performance.now() - t
+  const stored = (await countOf('SELECT coalesce(sum(n), 0)::DOUBLE AS n FROM events')) - before
+  console.log(
+    `\ningest: ${n.toLocaleString()} visits (one row each) recorded and stored in ${(ms / 1000).toFixed(2)} s: ${Math.round(n / (ms / 1000)).toLocaleString()} clicks/s; stored ${stored.toLocaleString()}`,
+  )
 }
 
 // Live traffic during the timings: the real recorder, flushing each second from its worker.
@@ -386,7 +435,7 @@ async function timeOne(target: App, query: string, key: string): Promise<{ ms: n
 }
 
 async function time(label: string, query: string, key = adminKey) {
-  if (ONLY && !label.includes(ONLY)) return
+  if ((ONLY && !label.includes(ONLY)) || (SKIP && label.includes(SKIP))) return
   const {
     aMs: samples,
     bMs: otherSamples,
@@ -406,18 +455,23 @@ async function time(label: string, query: string, key = adminKey) {
 }
 
 if (process.argv.includes('--bytes')) {
-  const events = db.query<{ rows: number; clicks: number }, []>('SELECT count(*) AS rows, sum(n) AS clicks FROM click_events').get()!
-  const parts = db.query<{ name: string; b: number }, []>('SELECT name, sum(pgsize) AS b FROM dbstat GROUP BY name ORDER BY b DESC').all()
-  const total = parts.reduce((a, p) => a + p.b, 0)
+  await deps.events.compact()
+  const rows = await countOf('SELECT count(*)::DOUBLE AS n FROM events')
+  const clicks = await countOf('SELECT sum(n)::DOUBLE AS n FROM events')
+  const dir = dirname(dbPath)
+  const files = readdirSync(dir).filter((f) => !f.startsWith('libduckdb') && !f.endsWith('.log'))
+  const total = storeBytes()
   console.log(
-    `\nstore: ${(total / 1e6).toFixed(1)} MB for ${events.rows.toLocaleString()} event rows (${events.clicks.toLocaleString()} clicks): ${(total / events.rows).toFixed(1)} B per event row`,
+    `\nstore (every file in ${dir}): ${(total / 1e6).toFixed(1)} MB for ${rows.toLocaleString()} event rows, ${clicks.toLocaleString()} clicks: ${(total / clicks).toFixed(1)} B per click`,
   )
-  for (const p of parts.filter((p) => p.b > total / 200))
-    console.log(`  ${p.name.padEnd(28)} ${(p.b / 1e6).toFixed(1).padStart(8)} MB ${(p.b / events.rows).toFixed(1).padStart(7)} B/event`)
+  for (const f of files)
+    console.log(
+      `  ${f.padEnd(28)} ${(statSync(join(dir, f)).size / 1e6).toFixed(1).padStart(8)} MB ${(statSync(join(dir, f)).size / clicks).toFixed(1).padStart(7)} B/click`,
+    )
 }
 
 await Bun.sleep(1500)
-const seeded = reuse ? (db.query('SELECT count(*) AS n FROM click_events').get() as { n: number }).n : N
+const seeded = reuse ? await countOf('SELECT count(*)::DOUBLE AS n FROM events') : N
 console.log(`\n${seeded.toLocaleString()} events; GET /statistics through the API app, ms over ${RUNS} runs, while ~5,000 visits/s are recorded`)
 if (other) {
   console.log(`A = ${compareDir}, B = this checkout; runs alternate A/B`)
@@ -432,9 +486,9 @@ for (const q of statsQueries(END, { top: topLink(), median: medianLink() })) awa
 clearInterval(traffic)
 await deps.recorder.stop()
 await other?.deps.recorder.stop()
-other?.deps.db.close()
+await other?.deps.close()
 console.log(`\nlive visits recorded during the timings: ${live.toLocaleString()}`)
-deps.db.close()
+await deps.close()
 
 function topLink(): string {
   return (db.query('SELECT id FROM links ORDER BY clicks DESC LIMIT 1').get() as { id: string }).id

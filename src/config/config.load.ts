@@ -4,6 +4,7 @@
  */
 
 import { existsSync, readFileSync } from 'node:fs'
+import { isAbsolute, relative, resolve } from 'node:path'
 import type { TObject, TSchema } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import { type AnySchema, describeRule } from '../shared'
@@ -74,14 +75,18 @@ export function buildConfig(raw: Record<string, unknown>, env: Record<string, st
         problems.push(`${section}.${key}: unknown key (known: ${Object.keys(schema.properties).join(', ')})`)
         continue
       }
-      if (!Value.Check(keySchema, value)) {
-        const err = Value.Errors(keySchema, value).First()
-        const rule = err ? describeRule(err.schema as AnySchema, err.message) : 'invalid'
-        const got = (keySchema as { 'x-secret'?: boolean })['x-secret']
-          ? `a secret value of ${String(value).length} characters, not shown`
-          : JSON.stringify(value)
-        problems.push(`${section}.${key}: ${rule} (got ${got}; expected ${typeName(keySchema)})`)
+      // A table inside a section ([backup.s3]): each of its keys is checked on its own, so a secret is never echoed.
+      if (isTable(keySchema)) {
+        if (typeof value !== 'object' || value === null || Array.isArray(value)) problems.push(`[${section}.${key}]: must be a table`)
+        else
+          for (const [sub, subValue] of Object.entries(value)) {
+            const subSchema = keySchema.properties[sub] as TSchema | undefined
+            if (!subSchema) problems.push(`${section}.${key}.${sub}: unknown key (known: ${Object.keys(keySchema.properties).join(', ')})`)
+            else checkValue(`${section}.${key}.${sub}`, subSchema, subValue, problems)
+          }
+        continue
       }
+      checkValue(`${section}.${key}`, keySchema, value, problems)
     }
     const known = Object.fromEntries(Object.entries(given).filter(([k]) => k in schema.properties))
     withDefaults[section] = Value.Default(schema, known)
@@ -89,6 +94,16 @@ export function buildConfig(raw: Record<string, unknown>, env: Record<string, st
   if (problems.length === 0) problems.push(...crossChecks(withDefaults as Config))
   if (problems.length) throw new ConfigError(problems)
   return withDefaults as Config
+}
+
+const isTable = (schema: TSchema): schema is TObject => (schema as AnySchema).type === 'object' && !!(schema as AnySchema).properties
+
+function checkValue(path: string, schema: TSchema, value: unknown, problems: string[]) {
+  if (Value.Check(schema, value)) return
+  const err = Value.Errors(schema, value).First()
+  const rule = err ? describeRule(err.schema as AnySchema, err.message) : 'invalid'
+  const got = (schema as { 'x-secret'?: boolean })['x-secret'] ? `a secret value of ${String(value).length} characters, not shown` : JSON.stringify(value)
+  problems.push(`${path}: ${rule} (got ${got}; expected ${typeName(schema)})`)
 }
 
 function typeName(schema: AnySchema): string {
@@ -108,6 +123,22 @@ function applyEnv(merged: Record<string, Record<string, unknown>>, env: Record<s
     if (!sectionName) continue
     const schema = Config.properties[sectionName as keyof typeof Config.properties] as TObject
     const keyName = Object.keys(schema.properties).find((k) => k.toUpperCase() === rest.slice(sep + 1))
+    // A key of a table inside the section: SHORTLINK_BACKUP_S3_BUCKET is backup.s3.bucket.
+    const table = keyName ? undefined : Object.keys(schema.properties).find((k) => rest.slice(sep + 1).startsWith(`${k.toUpperCase()}_`))
+    if (table && isTable(schema.properties[table] as TSchema)) {
+      const tableSchema = schema.properties[table] as TObject
+      const subName = rest.slice(sep + 2 + table.length)
+      const sub = Object.keys(tableSchema.properties).find((k) => k.toUpperCase() === subName)
+      if (!sub) {
+        problems.push(`${name}: unknown key ${sectionName}.${table}.${subName.toLowerCase()}`)
+        continue
+      }
+      merged[sectionName] ??= {}
+      const section = merged[sectionName]
+      const given = section[table]
+      section[table] = { ...(typeof given === 'object' && given !== null ? given : {}), [sub]: coerceEnv(tableSchema.properties[sub] as AnySchema, value) }
+      continue
+    }
     if (!keyName) {
       problems.push(`${name}: unknown key ${sectionName}.${rest.slice(sep + 1).toLowerCase()}`)
       continue
@@ -149,6 +180,13 @@ function crossChecks(c: Config): string[] {
     if (!host) problems.push('store.url: expected postgres://user:password@host:port/database (a host is required)')
   }
   problems.push(...healthChecks(c))
+  if (c.metrics.listen) {
+    const port = Number(/:(\d+)$/.exec(c.metrics.listen)?.[1])
+    if (!(port >= 1 && port <= 65535)) problems.push(`metrics.listen: port must be 1-65535 (got ${JSON.stringify(c.metrics.listen)})`)
+    else if (port === c.server.httpsPort || port === c.server.httpPort)
+      problems.push('metrics.listen: must not be one of the public ports (server.httpsPort, server.httpPort): metrics are served on their own listener')
+  }
+  problems.push(...backupChecks(c))
   if (c.domains.defaults.length === 0) problems.push('domains.defaults: at least one default short domain is required')
   try {
     new URL(c.server.baseUrl)
@@ -164,6 +202,24 @@ function healthChecks(c: Config): string[] {
   if (every !== 0 && !(every >= 1000)) problems.push(`health.every: at least 1s, or "0" for off (got ${JSON.stringify(c.health.every)})`)
   const timeout = parseDuration(c.health.timeout)
   if (!(timeout >= 100 && timeout <= 60_000)) problems.push(`health.timeout: 100ms to 60s (got ${JSON.stringify(c.health.timeout)})`)
+  return problems
+}
+
+function backupChecks(c: Config): string[] {
+  const b = c.backup
+  const problems: string[] = []
+  if (c.store.url && (b.dir || b.every || b.s3.endpoint))
+    problems.push("backup: on PostgreSQL, backups are PostgreSQL's own (pg_dump, or your provider's); remove the [backup] section")
+  if (b.every && !b.dir) problems.push('backup.dir: required when backup.every is set (where the server writes its backups)')
+  if (b.dir && !b.every) problems.push('backup.every: required when backup.dir is set (how often, e.g. "6h")')
+  const inside = relative(resolve(c.server.dataDir), resolve(b.dir || '/'))
+  if (b.dir && (inside === '' || !(inside.startsWith('..') || isAbsolute(inside))))
+    problems.push('backup.dir: must be outside server.dataDir (each backup would hold the ones before it)')
+  if (b.every && parseDuration(b.every) < 1000) problems.push(`backup.every: at least 1s (got ${JSON.stringify(b.every)})`)
+  if (b.s3.endpoint) {
+    if (!b.every) problems.push('backup.s3: uploads go with scheduled backups: set backup.dir and backup.every too')
+    if (!b.s3.bucket) problems.push('backup.s3.bucket: required when backup.s3.endpoint is set')
+  }
   return problems
 }
 

@@ -111,9 +111,37 @@ export const FilesConfig = T.Object(
   { additionalProperties: false, default: {} },
 )
 
+export const ImportsConfig = T.Object(
+  {
+    maxBytes: T.Integer({
+      minimum: 1024,
+      maximum: 16 * 1024 * 1024 * 1024,
+      default: 256 * 1024 * 1024,
+      description: 'Largest export file POST /imports accepts (received to disk in server.dataDir, never held in memory).',
+    }),
+  },
+  { additionalProperties: false, default: {} },
+)
+
 export const GeoipConfig = T.Object(
   {
     database: Str('', 'MMDB file for country/region/city lookups; a bundled default when empty.'),
+  },
+  { additionalProperties: false, default: {} },
+)
+
+export const StatsConfig = T.Object(
+  {
+    memoryLimit: Str('256MB', "Memory the events engine (DuckDB, single node) may use for statistics queries, e.g. '256MB' or '1GB'.", {
+      pattern: '^[0-9]+(\\.[0-9]+)?\\s*(KB|MB|GB|KiB|MiB|GiB)$',
+    }),
+    threads: T.Integer({ minimum: 1, maximum: 64, default: 2, description: 'Threads the events engine runs a statistics query on (single node).' }),
+    queryTimeoutMs: T.Integer({
+      minimum: 100,
+      maximum: 600_000,
+      default: 10_000,
+      description: 'A statistics query or export still computing after this long ends with service_unavailable (single node).',
+    }),
   },
   { additionalProperties: false, default: {} },
 )
@@ -125,6 +153,46 @@ export const StoreConfig = T.Object(
       "Empty: the embedded SQLite file in server.dataDir (one node). A postgres://user:password@host:port/database URL: PostgreSQL holds everything and any number of nodes with the same URL serve the same data (`shortlink migrate-store` copies a single node's store into it). Use a direct connection, not a pooler in transaction mode: nodes LISTEN for cache invalidations.",
       { pattern: '^$|^postgres(ql)?://' },
     ),
+  },
+  { additionalProperties: false, default: {} },
+)
+
+export const MetricsConfig = T.Object(
+  {
+    listen: Str(
+      '',
+      'Address (host:port) of the Prometheus metrics listener, serving /metrics in plain HTTP, e.g. "127.0.0.1:9464"; off when empty. Keep it on loopback or a private network: it is never one of the public ports.',
+      { pattern: '^$|^(\\[[0-9a-fA-F:.]+\\]|[^:\\[\\]]*):[0-9]{1,5}$' },
+    ),
+  },
+  { additionalProperties: false, default: {} },
+)
+
+export const BackupS3Config = T.Object(
+  {
+    endpoint: Str('', 'S3-compatible endpoint URL (e.g. https://s3.eu-central-1.amazonaws.com or a MinIO/R2 URL); empty: no uploads.', {
+      pattern: '^$|^https?://',
+    }),
+    bucket: Str('', 'Bucket the backups are uploaded to.'),
+    region: Str('us-east-1', 'Region of the bucket.'),
+    prefix: Str('', 'Key prefix of the uploaded backups (e.g. "shortlink/").'),
+    accessKeyId: Str('', 'Access key id for the bucket.'),
+    secretAccessKey: Str('', 'Secret access key for the bucket (better set as SHORTLINK_BACKUP_S3_SECRETACCESSKEY).', { 'x-secret': true }),
+  },
+  { additionalProperties: false, default: {} },
+)
+
+export const BackupConfig = T.Object(
+  {
+    dir: Str('', 'Directory the server writes scheduled backups to (embedded store only); empty: no scheduled backups.'),
+    every: Str('', 'How often the server takes a backup, e.g. "6h", "30m", "1d"; needs backup.dir.', { pattern: '^$|^([0-9]+(ms|s|m|h|d))+$' }),
+    keep: T.Integer({
+      minimum: 1,
+      maximum: 10_000,
+      default: 7,
+      description: 'How many scheduled backups to keep (in backup.dir and in the bucket); older ones are deleted.',
+    }),
+    s3: BackupS3Config,
   },
   { additionalProperties: false, default: {} },
 )
@@ -160,7 +228,11 @@ export const Config = T.Object(
     scan: ScanConfig,
     limits: LimitsConfig,
     files: FilesConfig,
+    imports: ImportsConfig,
     geoip: GeoipConfig,
+    metrics: MetricsConfig,
+    backup: BackupConfig,
+    stats: StatsConfig,
     health: HealthConfig,
   },
   { additionalProperties: false },

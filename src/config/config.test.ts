@@ -15,6 +15,55 @@ function problems(fn: () => unknown): string[] {
   return []
 }
 
+describe('config: metrics and backups', () => {
+  test('[backup.s3] from the file and the environment; a bad secret is never echoed', () => {
+    const c = buildConfig(
+      { backup: { dir: '/var/backups/shortlink', every: '6h', keep: 3, s3: { endpoint: 'https://s3.example', bucket: 'b' } } },
+      { SHORTLINK_BACKUP_S3_SECRETACCESSKEY: 'from-env', SHORTLINK_BACKUP_S3_ACCESSKEYID: 'AKIA', SHORTLINK_METRICS_LISTEN: '127.0.0.1:9464' },
+    )
+    expect(c.backup).toEqual({
+      dir: '/var/backups/shortlink',
+      every: '6h',
+      keep: 3,
+      s3: { endpoint: 'https://s3.example', bucket: 'b', region: 'us-east-1', prefix: '', accessKeyId: 'AKIA', secretAccessKey: 'from-env' },
+    })
+    expect(c.metrics.listen).toBe('127.0.0.1:9464')
+    const found = problems(() => buildConfig({ backup: { s3: { secretAccessKey: ['not-a-string-secret'], colour: 'red' } } }, {}))
+    expect(found).toEqual([
+      'backup.s3.secretAccessKey: must be a string (got a secret value of 19 characters, not shown; expected string)',
+      'backup.s3.colour: unknown key (known: endpoint, bucket, region, prefix, accessKeyId, secretAccessKey)',
+    ])
+    expect(problems(() => buildConfig({}, { SHORTLINK_BACKUP_S3_COLOUR: 'x' }))).toEqual(['SHORTLINK_BACKUP_S3_COLOUR: unknown key backup.s3.colour'])
+  })
+
+  test('rules between keys: the public ports, dir with every, uploads with a schedule, none on PostgreSQL', () => {
+    expect(problems(() => buildConfig({ metrics: { listen: '127.0.0.1:8443' } }, {}))).toEqual([
+      'metrics.listen: must not be one of the public ports (server.httpsPort, server.httpPort): metrics are served on their own listener',
+    ])
+    expect(problems(() => buildConfig({ metrics: { listen: 'localhost' } }, {}))[0]).toStartWith('metrics.listen: ')
+    expect(problems(() => buildConfig({ backup: { every: '6h' } }, {}))).toEqual([
+      'backup.dir: required when backup.every is set (where the server writes its backups)',
+    ])
+    expect(problems(() => buildConfig({ backup: { dir: '/b', every: '10ms' } }, {}))).toEqual(['backup.every: at least 1s (got "10ms")'])
+    expect(problems(() => buildConfig({ server: { dataDir: '/srv/data' }, backup: { dir: '/srv/data/backups', every: '1h' } }, {}))).toEqual([
+      'backup.dir: must be outside server.dataDir (each backup would hold the ones before it)',
+    ])
+    expect(problems(() => buildConfig({ server: { dataDir: '/srv/data' }, backup: { dir: '/srv/data-backups', every: '1h' } }, {}))).toEqual([])
+    expect(problems(() => buildConfig({ backup: { dir: '/b', every: '1h', s3: { endpoint: 'https://s3.example' } } }, {}))).toEqual([
+      'backup.s3.bucket: required when backup.s3.endpoint is set',
+    ])
+    expect(problems(() => buildConfig({ store: { url: 'postgres://u:p@db/x' }, backup: { dir: '/b', every: '1h' } }, {}))[0]).toContain('pg_dump')
+  })
+
+  test('durations', () => {
+    expect(parseDuration('6h')).toBe(6 * 3_600_000)
+    expect(parseDuration('1h30m')).toBe(5_400_000)
+    expect(parseDuration('30s')).toBe(30_000)
+    expect(parseDuration('2d')).toBe(172_800_000)
+    expect(parseDuration('6 hours')).toBeNaN()
+  })
+})
+
 describe('config', () => {
   test('[health]: defaults as the contract says; "0" turns the checker off; out-of-range durations are named', () => {
     expect(buildConfig({}, {}).health).toEqual({ every: '1h', timeout: '10s', allowPrivateNetworks: false })

@@ -21,6 +21,7 @@ const WHEN: Record<ErrorStatus, string> = {
   401: 'no, malformed, unknown or revoked bearer token.',
   403: "a valid key without the right: a read-only key writing, a member touching another user's record or filtering by other users, a non-admin on an admin-only operation.",
   404: 'no such record (or not visible to the caller).',
+  409: 'the request conflicts with the state of the record (a print run whose file is asked for before it is done).',
   410: 'the record existed and was deleted.',
   422: 'a value breaks a rule (type, length, enum, pattern, limit, a name already taken); the message names the field.',
   429: "over the caller's budget; `Retry-After` says when to try again.",

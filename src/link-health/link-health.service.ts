@@ -10,6 +10,7 @@
  */
 import type { Settings } from '../config'
 import { type HealthStatus, hasHealth, healthUrlsOf, type LinkHealth, type LinkRecord, type LinkRow, unknownHealth } from '../links'
+import { metrics } from '../metrics'
 import type { AddressRules, Logger } from '../shared'
 import { checkUrl } from './link-health.check'
 import { createCheckPool } from './link-health.pool'
@@ -45,6 +46,16 @@ export interface LinkHealthDeps {
 
 /** The hook of `link.broken` / `link.recovered`: a link's record after a change of its health, and the change. */
 export type OnHealthChange = (link: LinkRecord, from: HealthStatus, to: HealthStatus) => void | Promise<void>
+
+const checksDone = metrics.counter('shortlink_link_health_checks_total', 'Destination checks made by this node, by result (pass, fail, refused).', ['result'])
+const checksBy = { pass: checksDone.labels('pass'), fail: checksDone.labels('fail'), refused: checksDone.labels('refused') }
+const checksPending = metrics.gauge('shortlink_link_health_checks_pending', 'Destination checks queued or running on this node.')
+const changes = metrics.counter('shortlink_link_health_changes_total', "Changes of a link's health written by this node, by the status it entered.", ['to'])
+const changesTo = { ok: changes.labels('ok'), broken: changes.labels('broken'), unknown: changes.labels('unknown') }
+const checking = metrics.gauge(
+  'shortlink_link_health_scheduled',
+  '1 while this node runs the scheduled destination checks (the lease holder of a cluster), else 0.',
+)
 
 /** Requests per host at a time (contract). */
 const PER_HOST = 2
@@ -83,6 +94,7 @@ export function createLinkHealth(deps: LinkHealthDeps) {
         signal: stopping.signal,
         resolveHost: deps.resolveHost,
       })
+      checksBy[outcome.result].inc()
       return { outcome, at }
     },
   })
@@ -97,6 +109,7 @@ export function createLinkHealth(deps: LinkHealthDeps) {
       for (const fn of invalidateListeners) fn(link)
     }
     for (const t of s.transitions) {
+      changesTo[t.to].inc()
       log.info('link health changed', { linkId: t.link.id, from: t.from, to: t.to })
       if (changeListeners.length === 0 || !deps.recordOf) continue
       deps
@@ -195,6 +208,7 @@ export function createLinkHealth(deps: LinkHealthDeps) {
   }
 
   let rounds: Promise<void> | null = null
+  let stopCollecting: (() => void) | null = null
 
   return {
     healthOf,
@@ -235,24 +249,31 @@ export function createLinkHealth(deps: LinkHealthDeps) {
     /** Starts the scheduled checks (when `[health] every` is not "0"). */
     start(): void {
       if (deps.everyMs <= 0 || rounds) return
-      const work = (signal: AbortSignal) =>
-        runRounds(
-          {
-            store,
-            everyMs: deps.everyMs,
-            now: clock,
-            log,
-            check: (url, key) => {
-              // A slow or hanging host's URLs beyond a few wait for a later round (the walk starts elsewhere each round),
-              // instead of filling the queue every host's URLs go through.
-              if (!pool.congested(url)) void check(url, key)
+      stopCollecting = metrics.onCollect(() => checksPending.set(pool.pending))
+      const work = async (signal: AbortSignal) => {
+        checking.set(1)
+        try {
+          await runRounds(
+            {
+              store,
+              everyMs: deps.everyMs,
+              now: clock,
+              log,
+              check: (url, key) => {
+                // A slow or hanging host's URLs beyond a few wait for a later round (the walk starts elsewhere each round),
+                // instead of filling the queue every host's URLs go through.
+                if (!pool.congested(url)) void check(url, key)
+              },
+              queueBelow: (n) => pool.below(n),
+              onSettled: settled,
+              ...deps.rounds,
             },
-            queueBelow: (n) => pool.below(n),
-            onSettled: settled,
-            ...deps.rounds,
-          },
-          signal,
-        )
+            signal,
+          )
+        } finally {
+          checking.set(0)
+        }
+      }
       rounds = (deps.lead ? deps.lead(work, stopping.signal) : work(stopping.signal)).catch((e) =>
         log.error('link health: the scheduled checks stopped', { error: String(e) }),
       )
@@ -261,6 +282,7 @@ export function createLinkHealth(deps: LinkHealthDeps) {
     /** Stops checking: running checks end at once and are not recorded; written results stay. */
     async stop(): Promise<void> {
       stopping.abort()
+      stopCollecting?.()
       await rounds
       await Promise.allSettled([...inflight.values()])
       await writeBatch()

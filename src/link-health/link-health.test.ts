@@ -9,6 +9,7 @@ import { type Destination, startDestination } from '../../test/helpers/destinati
 import { type ApiHarness, createHarness } from '../../test/helpers/in-process'
 import { until } from '../../test/helpers/poll'
 import type { HealthStatus, LinkRecord } from '../links'
+import { metrics } from '../metrics'
 import { createRedirectHandler } from '../redirect'
 
 let d: Destination
@@ -22,6 +23,9 @@ beforeAll(() => {
   })
 })
 afterAll(() => d.stop())
+
+/** A series' value in the process's Prometheus text. */
+const metric = async (series: string) => Number(new RegExp(`^${series.replace(/[{}]/g, '\\$&')} (\\S+)$`, 'm').exec(await metrics.render())?.[1] ?? 0)
 
 const BROWSER = 'Mozilla/5.0 (X11; Linux x86_64; rv:125.0) Gecko/20100101 Firefox/125.0'
 const IPHONE = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1'
@@ -42,10 +46,17 @@ function redirects() {
   })
   deps.links.onChange((c) => handler.invalidate(c.domain, c.key))
   deps.linkHealth.onInvalidate((l) => handler.invalidate(l.domain, l.key))
-  return async (key: string, ua = BROWSER) =>
-    (
-      await handler.handle(new Request(`https://localhost/${key}`, { headers: { 'user-agent': ua } }), `/${key}`, '', 'localhost', () => '192.0.2.7')
-    ).headers.get('location')
+  return async (target: string, ua = BROWSER) => {
+    const [path, search = ''] = `/${target}`.split('?') as [string, string?]
+    const answer = await handler.handle(
+      new Request(`https://localhost/${target}`, { headers: { 'user-agent': ua } }),
+      path,
+      search,
+      'localhost',
+      () => '192.0.2.7',
+    )
+    return answer.headers.get('location')
+  }
 }
 
 describe('link health through the API', () => {
@@ -61,6 +72,8 @@ describe('link health through the API', () => {
     expect(created.body.healthFallbackUrl).toBe('https://brand.example/sorry')
     expect(created.body.health).toMatchObject({ status: 'unknown', checkedAt: null, since: created.body.createdAt, brokenUrls: [] })
     const check = async () => (await h.call('POST', `/links/${id}/health`, { key: h.keys.member })).body
+    const failedBefore = await metric('shortlink_link_health_checks_total{result="fail"}')
+    const brokeBefore = await metric('shortlink_link_health_changes_total{to="broken"}')
 
     const ok = await check()
     expect(ok).toMatchObject({ status: 'ok', brokenUrls: [], urls: [{ url, status: 'ok', httpStatus: 200, error: null }] })
@@ -73,6 +86,8 @@ describe('link health through the API', () => {
     expect(broken).toMatchObject({ status: 'broken', brokenUrls: [{ url, httpStatus: 503, error: null }], urls: [{ status: 'broken' }] })
     expect((await h.call('GET', `/links/${id}`)).body.health).toEqual(broken)
     expect(await visit('shop')).toBe('https://brand.example/sorry')
+    expect(await metric('shortlink_link_health_checks_total{result="fail"}')).toBe(failedBefore + 2)
+    expect(await metric('shortlink_link_health_changes_total{to="broken"}')).toBe(brokeBefore + 1)
     const listed = await h.call('GET', '/links?health=broken')
     expect(listed.body.links.map((l: LinkRecord) => l.id)).toEqual([id])
     expect((await h.call('GET', '/links/count?health=ok')).body.count).toBe(0)
@@ -110,6 +125,34 @@ describe('link health through the API', () => {
     expect(health.urls.map((u: { status: string }) => u.status)).toEqual(['ok', 'broken', 'ok'])
     expect(await visit('apps')).toBe(`${d.origin}/web`)
     expect(await visit('apps', IPHONE)).toBe('https://brand.example/app')
+  })
+
+  test("a GS1 product: every link and lot URL is checked; a broken one sends the resolver's visits for it to the fallback", async () => {
+    const visit = redirects()
+    d.set('/recipes-gone', 'gone')
+    const made = await h.call('POST', '/links/gs1', {
+      json: {
+        data: {
+          gtin: '09506000134352',
+          url: `${d.origin}/oil`,
+          links: [{ linkType: 'gs1:recipeInfo', url: `${d.origin}/recipes-gone` }],
+          lots: [{ lot: 'ABC', url: `${d.origin}/lot-abc` }],
+        },
+        linkOptions: { healthFallbackUrl: 'https://brand.example/products' },
+      },
+    })
+    expect(made.status).toBe(200)
+    for (let i = 0; i < 2; i++) await h.call('POST', `/links/${made.body.id}/health`)
+    const health = (await h.call('GET', `/links/${made.body.id}`)).body.health
+    expect(health.urls.map((u: { url: string; status: string }) => `${u.url.slice(d.origin.length)} ${u.status}`)).toEqual([
+      '/oil ok',
+      '/recipes-gone broken',
+      '/lot-abc ok',
+    ])
+    expect(health.status).toBe('broken')
+    expect(await visit('01/09506000134352?linkType=gs1:recipeInfo')).toBe('https://brand.example/products')
+    expect(await visit('01/09506000134352')).toBe(`${d.origin}/oil`)
+    expect(await visit('01/09506000134352/10/ABC')).toBe(`${d.origin}/lot-abc`)
   })
 
   test('who may check: owners and admins; readonly keys and other members are refused; types without a URL destination are 422', async () => {

@@ -1,4 +1,4 @@
-/** Links: the 16 types, validation, storage, list/count/search, the stored-link decoder, the URLs a link's health is checked on. Other modules import this file only. */
+/** Links: the create types (GS1 products included), validation, storage, list/count/search, the stored-link decoder, the URLs a link's health is checked on. Other modules import this file only. */
 export { isHosted } from './links.content'
 export {
   type BrokenUrl,
@@ -12,9 +12,9 @@ export {
   type UrlHealth,
   unknownHealth,
 } from './links.health'
-export { type LinkRecord, type StoredLinkView, storedDataOf, storedLinkViewOf } from './links.record'
+export { keyOfShortLinkPath, type LinkRecord, type StoredLinkView, shortLinkOf, storedDataOf, storedLinkViewOf } from './links.record'
 export { linkRoutes } from './links.routes'
-export { FILTER_TYPES, MAX_KEY_LENGTH } from './links.schema'
-export { createLinkService, type LinkService } from './links.service'
+export { FILTER_TYPES, LinkOptions, MAX_KEY_LENGTH } from './links.schema'
+export { createLinkService, type ImportedFacts, type LinkService } from './links.service'
 export { createLinkStore, type LinkRow, type LinkStore, type LinkStorePort } from './links.store'
 export { createPgLinkStore, LINKS_CHANNEL, type PgLinkStoreOptions } from './links.store.pg'

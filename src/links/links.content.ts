@@ -4,6 +4,7 @@
  */
 import { createHash } from 'node:crypto'
 import type { Static } from '@sinclair/typebox'
+import { gtinProblem } from '../gs1'
 import { assertValid, normaliseUrl, parameterError } from '../shared'
 import { DATA_BY_TYPE, DeviceTargets, HOSTED_TYPES, type LinkType, TARGET_ITEM_SCHEMA, type Targeting } from './links.schema'
 
@@ -41,6 +42,9 @@ export function checkData(type: LinkType, data: unknown): LinkDataValue {
       if (d.query !== undefined && (d.latitude !== undefined || d.longitude !== undefined))
         throw parameterError(`'data' takes query or coordinates for map links, not both`)
       break
+    case 'gs1':
+      checkProduct(d)
+      break
     case 'wi-fi': {
       const enc = d.encryption ?? 'WPA'
       const pw: string = d.password ?? ''
@@ -54,6 +58,36 @@ export function checkData(type: LinkType, data: unknown): LinkDataValue {
 }
 
 /**
+ * A GS1 product's rules beyond its schema: the GTIN's check digit (then its 14-digit form), URLs
+ * normalised, lots unique, languages as `xx` or `xx-XX`.
+ */
+function checkProduct(d: LinkDataValue): void {
+  const problem = gtinProblem(d.gtin)
+  if (problem) throw parameterError(`'data.gtin' ${d.gtin} ${problem}`)
+  d.gtin = d.gtin.padStart(14, '0')
+  const links = (list: LinkDataValue[] | undefined, field: string) =>
+    list?.map((l, i) => ({
+      ...l,
+      url: normaliseUrl(l.url, `${field}.${i}.url`),
+      ...(l.lang ? { lang: l.lang.length === 2 ? l.lang.toLowerCase() : `${l.lang.slice(0, 2).toLowerCase()}-${l.lang.slice(3).toUpperCase()}` } : {}),
+    }))
+  if (d.links) d.links = links(d.links, 'data.links')
+  if (d.lots) {
+    const seen = new Set<string>()
+    d.lots = d.lots.map((lot: LinkDataValue, i: number) => {
+      if (seen.has(lot.lot)) throw parameterError(`'data.lots.${i}.lot' ${lot.lot} is listed twice`)
+      seen.add(lot.lot)
+      if (lot.url === undefined && !lot.links?.length) throw parameterError(`'data.lots.${i}' needs a url or links`)
+      return {
+        ...lot,
+        ...(lot.url !== undefined ? { url: normaliseUrl(lot.url, `data.lots.${i}.url`) } : {}),
+        ...(lot.links ? { links: links(lot.links, `data.lots.${i}.links`) } : {}),
+      }
+    })
+  }
+}
+
+/**
  * Where a visitor is sent. Hosted types land on the page this service serves at the
  * short link itself, so their destination is the short link.
  */
@@ -61,6 +95,7 @@ export function destinationOf(type: LinkType, d: LinkDataValue, shortLink: strin
   switch (type) {
     case 'link':
     case 'google-form':
+    case 'gs1':
       return d.url
     case 'email': {
       const q = new URLSearchParams()
@@ -93,6 +128,8 @@ export const isHosted = (type: string) => HOSTED_TYPES.has(type)
  * types; for hosted types (whose destination is their own short link) the content.
  */
 export function matchKeyOf(type: LinkType, d: LinkDataValue, destination: string): string {
+  // A product is its GTIN: upsert never answers another product that shares the default URL.
+  if (type === 'gs1') return `gs1:${d.gtin} ${destination}`
   if (!isHosted(type)) return destination
   return `data:${createHash('sha256').update(canonicalJson(d)).digest('base64url')}`
 }

@@ -30,7 +30,19 @@ export interface StoredOptions {
 /** The URLs a record names: short links on their domain, QR images under the API. */
 export type RecordOrigins = Pick<Settings, 'baseUrl' | 'shortOrigin'>
 
-export const shortLinkOf = (origins: RecordOrigins, domain: string, key: string) => `${origins.shortOrigin(domain)}/${key}`
+/**
+ * The key a short link's path names: `/abc` → `abc`; a GS1 product's `/01/<gtin>` (any GTIN
+ * length) → its 14-digit GTIN. Throws on a malformed percent-escape.
+ */
+export function keyOfShortLinkPath(pathname: string): string {
+  const gs1 = /^\/01\/([0-9]{8,14})\/?$/.exec(pathname)
+  if (gs1) return gs1[1]!.padStart(14, '0')
+  return decodeURIComponent(pathname.replace(/^\/+/, ''))
+}
+
+/** A GS1 product's short link is its Digital Link URI, `/01/<gtin>`. */
+export const shortLinkOf = (origins: RecordOrigins, domain: string, key: string, linkType?: string) =>
+  `${origins.shortOrigin(domain)}/${linkType === 'gs1' ? '01/' : ''}${key}`
 
 export const storedOptionsOf = (row: Pick<LinkRow, 'options'>): StoredOptions => JSON.parse(row.options) as StoredOptions
 export const storedDataOf = (row: Pick<LinkRow, 'data'>): LinkDataValue => JSON.parse(row.data) as LinkDataValue
@@ -42,11 +54,12 @@ export function linkRecordOf(row: LinkRow, tags: string[], origins: RecordOrigin
     id: row.id,
     domain: row.domain,
     key: row.key,
-    shortLink: shortLinkOf(origins, row.domain, row.key),
+    shortLink: shortLinkOf(origins, row.domain, row.key, row.link_type),
     qrCode: `${origins.baseUrl}/qr/${row.id}`,
     linkType: row.link_type,
     destination: row.destination,
     clicks: row.clicks,
+    importedClicks: row.imported_clicks,
     hasPassword: row.password_hash !== null,
     createdAt: toIso(row.created_at)!,
     updatedAt: toIso(row.updated_at)!,

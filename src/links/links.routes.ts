@@ -20,7 +20,9 @@ import type { LinkService } from './links.service'
 
 const errorsA = errorResponses(400, 401, 403, 422, 429, 500)
 const errorsB = errorResponses(400, 401, 403, 404, 410, 422, 429, 500)
-const TypeParams = t.Object({ type: t.String({ description: `One of the 16 create types: ${LinkTypeParam.anyOf.map((x) => x.const).join(', ')}` }) })
+const TypeParams = t.Object({
+  type: t.String({ description: `One of the ${LinkTypeParam.anyOf.length} create types: ${LinkTypeParam.anyOf.map((x) => x.const).join(', ')}` }),
+})
 const IdParams = t.Object({ id: t.String({ minLength: 1, maxLength: 100 }) })
 const doc = (summary: string, description?: string, extra: object = {}) => ({ tags: ['Links'], summary, description, ...extra })
 const query = (request: Request) => new URL(request.url).searchParams

@@ -4,6 +4,7 @@
  * validate requests and write the OpenAPI document.
  */
 import { type Static, type TLiteral, type TSchema, type TUnion, Type as t } from '@sinclair/typebox'
+import { Gs1Data } from '../gs1'
 import { FILE_ID_PATTERN, PlainText, pagingQuery, sortOrderQuery } from '../shared'
 import { HealthFilter, LinkHealthSchema } from './links.health'
 
@@ -24,6 +25,7 @@ export const CREATE_TYPES = [
   'text',
   'sms',
   'svg',
+  'gs1',
 ] as const
 export type LinkType = (typeof CREATE_TYPES)[number]
 /** The longest link key: longer short-link paths can never name a link. */
@@ -51,6 +53,7 @@ export const FILTER_TYPES = [
   'sms',
   'svg',
   'code',
+  'gs1',
 ] as const
 /** Types whose visitors land on a page this service hosts. */
 export const HOSTED_TYPES: ReadonlySet<string> = new Set(['document', 'file', 'image', 'audio', 'video', 'svg', 'menu', 'text', 'wi-fi', 'app-stores'])
@@ -62,8 +65,8 @@ const literalUnion = <const V extends readonly string[]>(values: V, opts: object
     values.map((v) => t.Literal(v)),
     opts,
   ) as unknown as TUnion<LiteralsOf<V>>
-export const LinkTypeParam = literalUnion(CREATE_TYPES, { description: 'One of the 16 create types.' })
-export const LinkTypeFilter = literalUnion(FILTER_TYPES, { description: 'One of the 19 link-type filter values.' })
+export const LinkTypeParam = literalUnion(CREATE_TYPES, { description: `One of the ${CREATE_TYPES.length} create types.` })
+export const LinkTypeFilter = literalUnion(FILTER_TYPES, { description: `One of the ${FILTER_TYPES.length} link-type filter values.` })
 
 const Url = (description: string, min = 1) =>
   t.String({ minLength: min, maxLength: 2000, format: 'uri', description: `${description} http or https, ${min}-2000 characters.` })
@@ -148,6 +151,7 @@ export const DATA_BY_TYPE: Record<LinkType, TSchema> = {
     { ...strict, description: 'query, or latitude and longitude.' },
   ),
   text: t.Object({ text: t.String({ minLength: 1, maxLength: 5000 }), title: t.Optional(Title) }, strict),
+  gs1: Gs1Data,
 }
 
 function fileData(what: string) {
@@ -333,6 +337,11 @@ export const LinkRecord = t.Object({
   linkType: t.String(),
   destination: t.String({ description: 'Redirect URL, hosted page URL, or the mailto:/sms:/wa.me/maps URL the type implies.' }),
   clicks: t.Number(),
+  importedClicks: t.Integer({
+    minimum: 0,
+    description:
+      'Clicks another service counted before the link was imported (POST /imports); 0 otherwise. Never part of `clicks`, statistics or number targeting.',
+  }),
   hasPassword: t.Boolean(),
   createdAt: t.String({ format: 'date-time' }),
   updatedAt: t.String({ format: 'date-time' }),

@@ -12,8 +12,8 @@ import { checkData, destinationOf, matchKeyOf, searchTextOf } from './links.cont
 import { type LinkHealth, unknownHealth } from './links.health'
 import { type LinkRecord, linkRecordOf, mergeStoredOptions, shortLinkOf as shortLinkAt, storedDataOf, storedOptionsOf } from './links.record'
 import type { CountLinksQuery, LinkType, ListLinksQuery } from './links.schema'
-import type { LinkFilter, LinkRow, LinkStore, LinkStorePort, LinkWrite, WriteRefusal } from './links.store'
-import { createLinkRules, type LinkBody, type LinkRulesDeps, type PreparedUpdate, parseShortLink } from './links.validate'
+import type { LinkFilter, LinkRow, LinkStore, LinkStorePort, LinkWrite, NewLink, WriteRefusal } from './links.store'
+import { createLinkRules, type LinkBody, type LinkRulesDeps, type PreparedCreate, type PreparedUpdate, parseShortLink } from './links.validate'
 
 export type { LinkRecord } from './links.record'
 export type { LinkBody } from './links.validate'
@@ -30,6 +30,12 @@ export interface LinkServiceDeps<S extends LinkStorePort = LinkStore> extends Li
 }
 
 export type LinkChange = { domain: string; key: string; id: string }
+
+/** What an import keeps beyond a link body: the other service's creation time and click total. */
+export interface ImportedFacts {
+  createdAt?: number
+  importedClicks?: number
+}
 
 /** `f(value)`, at once when `value` is not a promise: a synchronous store's path stays free of promises. */
 function then<T, R>(value: T | Promise<T>, f: (v: T) => R): R | Promise<R> {
@@ -53,6 +59,8 @@ export function createLinkService<S extends LinkStorePort = LinkStore>(deps: Lin
   }
 
   const shortLinkOf = (domain: string, key: string) => shortLinkAt(settings, domain, key)
+  /** The key a type fixes itself: a GS1 product's is its GTIN. */
+  const fixedKeyOf = (type: LinkType, data: { gtin?: string }): string | null => (type === 'gs1' ? data.gtin! : null)
 
   const healthOf = (rows: LinkRow[]) => deps.healthOf?.(rows) ?? new Map<number, LinkHealth | null>()
   const withHealth = (row: LinkRow, health: Map<number, LinkHealth | null>) => (health.has(row.seq) ? health.get(row.seq)! : unknownHealth(row))
@@ -76,15 +84,15 @@ export function createLinkService<S extends LinkStorePort = LinkStore>(deps: Lin
     r.refused === 'gone'
       ? new AppError('record_gone', `link ${r.id} was deleted`)
       : r.refused === 'key_taken'
-        ? rules.keyTakenError(r.domain, r.key)
+        ? rules.keyTakenError(r.domain, r.key, /^[0-9]{14}$/.test(r.key) ? 'gs1' : undefined)
         : new AppError('internal_server_error', `link ${r.id} kept changing while it was written; retry`)
 
-  async function create(caller: Caller, typeParam: string, body: LinkBody): Promise<LinkRecord> {
-    const { type, data, o, domain, options, now } = await rules.prepareCreate(caller.userId, typeParam, body)
-    for (let attempt = 0; attempt < FRESH_KEY_TRIES; attempt++) {
-      const key = o.key ?? (await rules.freshKey(domain))
-      const destination = destinationOf(type, data, shortLinkOf(domain, key))
-      const row = {
+  /** The new link a checked create writes at `key`. */
+  function newLinkOf(caller: Caller, p: PreparedCreate, key: string, body: LinkBody, imported: ImportedFacts): NewLink {
+    const { type, data, o, domain, options, now } = p
+    const destination = destinationOf(type, data, shortLinkOf(domain, key))
+    return {
+      row: {
         id: newId('lnk'),
         user_id: caller.userId,
         domain,
@@ -98,26 +106,95 @@ export function createLinkService<S extends LinkStorePort = LinkStore>(deps: Lin
         password_hash: options.passwordHash ?? null,
         expires_at: options.expiresAt ?? null,
         archived: o.archived ? 1 : 0,
-        created_at: now,
+        imported_clicks: imported.importedClicks ?? 0,
+        created_at: Math.min(imported.createdAt ?? now, now),
         updated_at: now,
-      }
+      },
+      tags: o.tags ?? [],
+      searchText: `${key} ${destination} ${searchTextOf(data)}`,
+    }
+  }
+
+  async function create(caller: Caller, typeParam: string, body: LinkBody, imported: ImportedFacts = {}): Promise<LinkRecord> {
+    const prepared = await rules.prepareCreate(caller.userId, typeParam, body)
+    const { type, data, o, domain } = prepared
+    // A gs1 product's key is its GTIN, never a random one.
+    const fixedKey = fixedKeyOf(type, data) ?? o.key
+    for (let attempt = 0; attempt < FRESH_KEY_TRIES; attempt++) {
+      const key = fixedKey ?? (await rules.freshKey(domain))
+      const link = newLinkOf(caller, prepared, key, body, imported)
       // The key is checked again by the store, in the insert's transaction.
-      const saved = await store.createLink(row, o.tags ?? [], `${key} ${destination} ${searchTextOf(data)}`)
+      const saved = await store.createLink(link.row, link.tags, link.searchText)
       if (saved) {
         emit(saved)
         return recordOf(saved)
       }
-      if (o.key !== undefined) throw rules.keyTakenError(domain, key)
+      if (fixedKey !== undefined) throw rules.keyTakenError(domain, key, type)
     }
     throw new AppError('internal_server_error', 'could not find a free random key')
   }
 
+  /**
+   * Many new links checked one by one as create() checks them and written in one store
+   * transaction (an import's batch). Per input, in order: the error that refused it, or null.
+   */
+  async function createMany(caller: Caller, inputs: { type: string; body: LinkBody; imported?: ImportedFacts }[]): Promise<(AppError | null)[]> {
+    const refused: (AppError | null)[] = inputs.map(() => null)
+    const pending: { at: number; link: NewLink; keyGiven: boolean }[] = []
+    const keys = new Set<string>()
+    // Checked side by side (each is reads only: round trips overlap on PostgreSQL); keys assigned in order.
+    const checked = await Promise.all(
+      inputs.map((input) =>
+        rules.prepareCreate(caller.userId, input.type, input.body).then(
+          (prepared) => ({ prepared }),
+          (error: unknown) => ({ error }),
+        ),
+      ),
+    )
+    for (const [at, input] of inputs.entries()) {
+      try {
+        const c = checked[at]!
+        if ('error' in c) throw c.error
+        const { prepared } = c
+        const fixedKey = fixedKeyOf(prepared.type, prepared.data) ?? prepared.o.key
+        let key = fixedKey
+        if (key !== undefined && keys.has(`${prepared.domain}/${key}`)) throw rules.keyTakenError(prepared.domain, key, prepared.type)
+        while (key === undefined || keys.has(`${prepared.domain}/${key}`)) key = await rules.freshKey(prepared.domain)
+        keys.add(`${prepared.domain}/${key}`)
+        pending.push({ at, link: newLinkOf(caller, prepared, key, input.body, input.imported ?? {}), keyGiven: fixedKey !== undefined })
+      } catch (e) {
+        if (!(e instanceof AppError)) throw e
+        refused[at] = e
+      }
+    }
+    const saved = pending.length ? await store.createLinks(pending.map((p) => p.link)) : []
+    for (const [i, row] of saved.entries()) {
+      const p = pending[i]!
+      if (row) emit(row)
+      else if (p.keyGiven) refused[p.at] = rules.keyTakenError(p.link.row.domain, p.link.row.key, p.link.row.link_type as LinkType)
+      else {
+        // A random key taken meanwhile (another node): this one alone, with fresh keys.
+        const input = inputs[p.at]!
+        try {
+          await create(caller, input.type, input.body, input.imported)
+        } catch (e) {
+          if (!(e instanceof AppError)) throw e
+          refused[p.at] = e
+        }
+      }
+    }
+    return refused
+  }
+
   /** The next row of a link under a prepared update, with the checks that depend on the link. */
-  async function writeOf(row: LinkRow, p: PreparedUpdate, now: number): Promise<LinkWrite> {
+  async function writeOf(row: LinkRow, p: PreparedUpdate & ImportedFacts, now: number): Promise<LinkWrite> {
     const type = row.link_type as LinkType
     const domain = p.o.domain ?? row.domain
-    const key = p.o.key ?? row.key
-    if (domain !== row.domain || key !== row.key) await rules.checkKey(domain, key, row.seq)
+    const fixed = type === 'gs1' ? (p.data?.gtin ?? row.key) : null
+    if (fixed !== null && p.o.key !== undefined && p.o.key !== fixed)
+      throw parameterError(`'linkOptions.key' of a gs1 link is its GTIN (${fixed}): change data.gtin instead`)
+    const key = fixed ?? p.o.key ?? row.key
+    if (domain !== row.domain || key !== row.key) await rules.checkKey(domain, key, row.seq, type)
     if (p.o.tags !== undefined) await rules.checkTags(row.user_id, p.o.tags ?? [])
     if (p.data?.fileId) await rules.checkFiles(p.data, row.user_id)
     if (p.qrOptions) await deps.checkQrOptions?.(p.qrOptions, row.user_id)
@@ -136,6 +213,7 @@ export function createLinkService<S extends LinkStorePort = LinkStore>(deps: Lin
       password_hash: p.options.passwordHash === undefined ? row.password_hash : p.options.passwordHash,
       expires_at: p.options.expiresAt === undefined ? row.expires_at : p.options.expiresAt,
       archived: p.o.archived === undefined ? row.archived : p.o.archived ? 1 : 0,
+      imported_clicks: p.importedClicks ?? row.imported_clicks,
       updated_at: now,
     }
     return { base: row, row: next, tags: p.o.tags === undefined ? undefined : (p.o.tags ?? []), searchText: `${key} ${destination} ${searchTextOf(data)}` }
@@ -145,7 +223,7 @@ export function createLinkService<S extends LinkStorePort = LinkStore>(deps: Lin
    * Reads the links, computes their next rows and writes them all or none, then tells listeners
    * their old and new addresses. A link written by someone else meanwhile is read again.
    */
-  async function save(caller: Caller, ids: string[], p: PreparedUpdate): Promise<void> {
+  async function save(caller: Caller, ids: string[], p: PreparedUpdate & ImportedFacts): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       const now = clock()
       const current: LinkRow[] = []
@@ -167,10 +245,10 @@ export function createLinkService<S extends LinkStorePort = LinkStore>(deps: Lin
     }
   }
 
-  async function update(caller: Caller, id: string, body: LinkBody): Promise<LinkRecord> {
+  async function update(caller: Caller, id: string, body: LinkBody, imported: Pick<ImportedFacts, 'importedClicks'> = {}): Promise<LinkRecord> {
     const row = await getRowOrThrow(caller, id)
     const prepared = await rules.prepareUpdate(row.link_type as LinkType, body, row.user_id)
-    await save(caller, [id], prepared)
+    await save(caller, [id], { ...prepared, importedClicks: imported.importedClicks })
     return recordOf((await store.getById(id))!)
   }
 
@@ -225,6 +303,17 @@ export function createLinkService<S extends LinkStorePort = LinkStore>(deps: Lin
 
   return {
     create,
+    createMany,
+    /** The checks a create runs, writing nothing (an import's dry run); tags are left to the caller. */
+    checkCreate: async (caller: Caller, typeParam: string, body: LinkBody): Promise<void> => {
+      await rules.prepareCreate(caller.userId, typeParam, body)
+    },
+    /** The caller's live link an upsert of this content would match, or null (imports match keyless rows with it). */
+    async findSame(caller: Caller, typeParam: string, data: unknown): Promise<LinkRow | null> {
+      const type = rules.assertType(typeParam)
+      const checked = checkData(type, data)
+      return store.findForUpsert(caller.userId, type, matchKeyOf(type, checked, destinationOf(type, checked, '')))
+    },
     upsert,
     update,
     bulkUpdate,

@@ -275,6 +275,18 @@ test('both adapters gave the same answers', () => {
 })
 
 describe.each(adapters)('the link service over %s', (name, open) => {
+  test('createLinks (an import batch): rows in order, each with its tags; null where the key is taken, in the store or earlier in the batch', async () => {
+    const { store, tags } = await open()
+    await tags.insert({ id: 'tag_1', userId: 'usr_a', name: 'one', color: 'gray' })
+    await store.createLink(row(1, { key: 'taken' }), [], 'taken')
+    const batch = [row(2, { key: 'b1', imported_clicks: 42 }), row(3, { key: 'taken' }), row(4, { key: 'b2' }), row(5, { key: 'b1' })]
+    const saved = await store.createLinks(batch.map((r, i) => ({ row: r, tags: i === 0 ? ['tag_1'] : [], searchText: searchTextOf(r) })))
+    expect(saved.map((r) => r?.key ?? null)).toEqual(['b1', null, 'b2', null])
+    expect(saved[0]).toMatchObject({ id: 'lnk_02', imported_clicks: 42, clicks: 0, created_at: T0 + 2000 })
+    expect([...(await store.tagsOf([saved[0]!.seq])).values()]).toEqual([['tag_1']])
+    expect((await store.getByDomainKey('localhost', 'taken'))?.id).toBe('lnk_01')
+  })
+
   test('create, get, update, upsert, bulk update, list, search, count, delete', async () => {
     const { store, tags } = await open()
     await tags.insert({ id: 'tag_1', userId: 'usr_a', name: 'one', color: 'gray' })

@@ -22,6 +22,7 @@ import {
   type LinkSort,
   type LinkStorePort,
   type LinkWrite,
+  type NewLink,
   type NewLinkRow,
   unchangedSince,
   type WriteRefusal,
@@ -39,7 +40,7 @@ export interface PgLinkStoreOptions {
 const columnsOf = (p: string) =>
   `${p}seq::float8 AS seq, ${p}id, ${p}user_id, ${p}domain, ${p}key, ${p}link_type, ${p}destination, ${p}match_key, ${p}data, ${p}options,
   ${p}qr_options, ${p}password_hash, ${p}expires_at::float8 AS expires_at, ${p}archived, ${p}clicks::float8 AS clicks,
-  ${p}last_clicked::float8 AS last_clicked, ${p}created_at::float8 AS created_at, ${p}updated_at::float8 AS updated_at,
+  ${p}imported_clicks::float8 AS imported_clicks, ${p}last_clicked::float8 AS last_clicked, ${p}created_at::float8 AS created_at, ${p}updated_at::float8 AS updated_at,
   ${p}deleted_at::float8 AS deleted_at`
 const COLUMNS = columnsOf('')
 
@@ -68,6 +69,25 @@ export function createPgLinkStore(sql: SQL, { publish }: PgLinkStoreOptions = {}
   const setTags = async (tx: SQL, seq: number, tagIds: string[]) => {
     await tx`DELETE FROM link_tags WHERE link_seq = ${seq}`
     for (const [i, tag] of tagIds.entries()) await tx`INSERT INTO link_tags (tag_id, link_seq, pos) VALUES (${tag}, ${seq}, ${i})`
+  }
+  /**
+   * One new link with its tags, inside the caller's transaction; null when its key is taken.
+   * `precheck`: look first, so a refused insert uses no sequence number (ON CONFLICT covers a
+   * race); a batch, whose keys were checked just before, skips the extra round trip.
+   */
+  const insertLive = async (tx: SQL, r: NewLinkRow, tagIds: string[], precheck = true): Promise<LinkRow | null> => {
+    if (precheck && (await keyTaken(tx, r.domain, r.key))) return null
+    const [inserted] = await tx`INSERT INTO links
+      (id, user_id, domain, key, link_type, destination, match_key, data, options, qr_options, password_hash, expires_at, archived,
+        imported_clicks, created_at, updated_at)
+      VALUES (${r.id}, ${r.user_id}, ${r.domain}, ${r.key}, ${r.link_type}, ${r.destination}, ${r.match_key}, ${r.data}, ${r.options},
+        ${r.qr_options}, ${r.password_hash}, ${r.expires_at}, ${r.archived}, ${r.imported_clicks ?? 0}, ${r.created_at}, ${r.updated_at})
+      ON CONFLICT (domain, key) WHERE deleted_at IS NULL DO NOTHING
+      RETURNING ${sql.unsafe(COLUMNS)}`
+    if (!inserted) return null
+    const row = inserted as LinkRow
+    for (const [i, tag] of tagIds.entries()) await tx`INSERT INTO link_tags (tag_id, link_seq, pos) VALUES (${tag}, ${row.seq}, ${i})`
+    return row
   }
 
   function where(f: LinkFilter): { sql: string; args: Arg[] } {
@@ -136,19 +156,22 @@ export function createPgLinkStore(sql: SQL, { publish }: PgLinkStoreOptions = {}
     /** The search text is the generated `search_text` column here. */
     async createLink(r: NewLinkRow, tagIds: string[], _searchText: string): Promise<LinkRow | null> {
       return sql.begin(async (tx) => {
-        // Checked first, so a refused insert uses no sequence number (ON CONFLICT covers a race).
-        if (await keyTaken(tx, r.domain, r.key)) return null
-        const [inserted] = await tx`INSERT INTO links
-          (id, user_id, domain, key, link_type, destination, match_key, data, options, qr_options, password_hash, expires_at, archived, created_at, updated_at)
-          VALUES (${r.id}, ${r.user_id}, ${r.domain}, ${r.key}, ${r.link_type}, ${r.destination}, ${r.match_key}, ${r.data}, ${r.options},
-            ${r.qr_options}, ${r.password_hash}, ${r.expires_at}, ${r.archived}, ${r.created_at}, ${r.updated_at})
-          ON CONFLICT (domain, key) WHERE deleted_at IS NULL DO NOTHING
-          RETURNING seq::float8 AS seq`
-        if (!inserted) return null
-        await setTags(tx, inserted.seq as number, tagIds)
+        const row = await insertLive(tx, r, tagIds)
         // The address may be in a node's cache of missing links.
-        await announce(tx, [r])
-        return one(tx, 'seq = $1', [inserted.seq])
+        if (row) await announce(tx, [r])
+        return row
+      })
+    },
+    /** New links in one transaction (an import's batch); per link its row, or null when its key is taken. */
+    async createLinks(links: NewLink[]): Promise<(LinkRow | null)[]> {
+      return sql.begin(async (tx) => {
+        const rows: (LinkRow | null)[] = []
+        for (const l of links) rows.push(await insertLive(tx, l.row, l.tags, false))
+        await announce(
+          tx,
+          rows.filter((r): r is LinkRow => r !== null),
+        )
+        return rows
       })
     },
     async saveLinks(writes: LinkWrite[]): Promise<WriteRefusal | null> {
@@ -167,7 +190,8 @@ export function createPgLinkStore(sql: SQL, { publish }: PgLinkStoreOptions = {}
             try {
               await tx`UPDATE links SET domain = ${r.domain}, key = ${r.key}, destination = ${r.destination}, match_key = ${r.match_key},
                 data = ${r.data}, options = ${r.options}, qr_options = ${r.qr_options}, password_hash = ${r.password_hash},
-                expires_at = ${r.expires_at}, archived = ${r.archived}, updated_at = ${r.updated_at} WHERE seq = ${r.seq}`
+                expires_at = ${r.expires_at}, archived = ${r.archived}, imported_clicks = ${r.imported_clicks}, updated_at = ${r.updated_at}
+                WHERE seq = ${r.seq}`
             } catch (e) {
               // Another node took the key between the check and the write.
               if (isUniqueViolation(e)) refusal = { refused: 'key_taken', id: r.id, domain: r.domain, key: r.key }

@@ -20,13 +20,22 @@ export interface LinkRow {
   expires_at: number | null
   archived: number
   clicks: number
+  /** The click total another service reported when the link was imported; never counted in `clicks` or statistics. */
+  imported_clicks: number
   last_clicked: number | null
   created_at: number
   updated_at: number
   deleted_at: number | null
 }
 
-export type NewLinkRow = Omit<LinkRow, 'seq' | 'clicks' | 'last_clicked' | 'deleted_at'>
+export type NewLinkRow = Omit<LinkRow, 'seq' | 'clicks' | 'imported_clicks' | 'last_clicked' | 'deleted_at'> & { imported_clicks?: number }
+
+/** A link to create: its row, tag ids in order, and the text search matches. */
+export interface NewLink {
+  row: NewLinkRow
+  tags: string[]
+  searchText: string
+}
 
 export interface LinkFilter {
   ids?: string[]
@@ -74,7 +83,20 @@ export interface LinkWrite {
 export type WriteRefusal = { refused: 'gone' | 'key_taken' | 'changed'; id: string; domain: string; key: string }
 
 /** The columns an update writes: a row whose values differ from the base it was computed from has changed. */
-const WRITTEN = ['domain', 'key', 'destination', 'match_key', 'data', 'options', 'qr_options', 'password_hash', 'expires_at', 'archived', 'updated_at'] as const
+const WRITTEN = [
+  'domain',
+  'key',
+  'destination',
+  'match_key',
+  'data',
+  'options',
+  'qr_options',
+  'password_hash',
+  'expires_at',
+  'archived',
+  'imported_clicks',
+  'updated_at',
+] as const
 
 /** Whether the live row still holds what `base` held in every written column. */
 export const unchangedSince = (live: Pick<LinkRow, (typeof WRITTEN)[number]>, base: LinkRow) => WRITTEN.every((c) => live[c] === base[c])
@@ -97,10 +119,10 @@ export function createLinkStore(db: Db) {
     'SELECT * FROM links WHERE user_id = ? AND link_type = ? AND match_key = ? AND deleted_at IS NULL ORDER BY created_at LIMIT 1',
   )
   const insert = db.query<{ seq: number }, Arg[]>(`INSERT INTO links
-    (id, user_id, domain, key, link_type, destination, match_key, data, options, qr_options, password_hash, expires_at, archived, created_at, updated_at)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`)
+    (id, user_id, domain, key, link_type, destination, match_key, data, options, qr_options, password_hash, expires_at, archived, imported_clicks, created_at, updated_at)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`)
   const update = db.query(`UPDATE links SET domain = ?, key = ?, destination = ?, match_key = ?, data = ?, options = ?, qr_options = ?,
-    password_hash = ?, expires_at = ?, archived = ?, updated_at = ? WHERE seq = ?`)
+    password_hash = ?, expires_at = ?, archived = ?, imported_clicks = ?, updated_at = ? WHERE seq = ?`)
   const softDelete = db.query('UPDATE links SET deleted_at = ?, updated_at = ? WHERE seq = ? AND deleted_at IS NULL')
   const clearTags = db.query('DELETE FROM link_tags WHERE link_seq = ?')
   const addTag = db.query('INSERT INTO link_tags (tag_id, link_seq, pos) VALUES (?, ?, ?)')
@@ -287,6 +309,7 @@ export function createLinkStore(db: Db) {
       r.password_hash,
       r.expires_at,
       r.archived,
+      r.imported_clicks ?? 0,
       r.created_at,
       r.updated_at,
     )!.seq
@@ -297,6 +320,14 @@ export function createLinkStore(db: Db) {
   const indexSearch = (seq: number, text: string) => {
     searchDelete.run(seq)
     searchInsert.run(seq, text)
+  }
+  /** One new link with its tags and search text, inside the caller's transaction; null when its key is taken. */
+  const insertLive = (r: NewLinkRow, tagIds: string[], searchText: string): LinkRow | null => {
+    if (keyTaken.get(r.domain, r.key) !== null) return null
+    const seq = insertRow(r)
+    setTags(seq, tagIds)
+    indexSearch(seq, searchText)
+    return byId.get(r.id)
   }
   return {
     getById: (id: string) => byId.get(id),
@@ -313,15 +344,14 @@ export function createLinkStore(db: Db) {
     createLink(r: NewLinkRow, tagIds: string[], searchText: string): LinkRow | null {
       // Immediate: a transaction that reads before it writes must hold the write lock first, or a
       // commit by the click writer's thread in between fails it at once ("database is locked").
-      return db
-        .transaction(() => {
-          if (keyTaken.get(r.domain, r.key) !== null) return null
-          const seq = insertRow(r)
-          setTags(seq, tagIds)
-          indexSearch(seq, searchText)
-          return byId.get(r.id)
-        })
-        .immediate()
+      return db.transaction(() => insertLive(r, tagIds, searchText)).immediate()
+    },
+    /**
+     * New links in one transaction (an import's batch: one commit instead of one per link, which
+     * costs more than the inserts); per link its row, or null when its key is taken.
+     */
+    createLinks(links: NewLink[]): (LinkRow | null)[] {
+      return db.transaction(() => links.map((l) => insertLive(l.row, l.tags, l.searchText))).immediate()
     },
     /** Writes every link or none: refused when one is no longer live, changed since read, or its new key is taken. */
     saveLinks(writes: LinkWrite[]): WriteRefusal | null {
@@ -349,6 +379,7 @@ export function createLinkStore(db: Db) {
               r.password_hash,
               r.expires_at,
               r.archived,
+              r.imported_clicks,
               r.updated_at,
               r.seq,
             )

@@ -498,7 +498,12 @@ test('the OpenAPI document shows every link field with its limits', async () => 
   expect(options.key).toMatchObject({ minLength: 1, maxLength: 190 })
   expect(options.comment.anyOf[0]).toMatchObject({ maxLength: 2000 })
   expect(options.tags.anyOf[0]).toMatchObject({ maxItems: 30, uniqueItems: true })
-  expect(body.properties.data.anyOf.length).toBe(16)
+  expect(body.properties.data.anyOf.length).toBe(17)
+  // The GS1 product's data, with its rules, is one of them.
+  const gs1 = body.properties.data.anyOf.find((v: any) => v.properties?.gtin)
+  expect(gs1.properties.gtin.pattern).toBe('^([0-9]{8}|[0-9]{12,14})$')
+  expect(gs1.properties.lots).toMatchObject({ maxItems: 1000 })
+  expect(gs1.properties.links.items.properties.linkType.anyOf.map((x: any) => x.const)).toContain('gs1:recipeInfo')
   const list = doc.paths['/links'].get.parameters.map((p: any) => p.name)
   expect(list).toEqual(
     expect.arrayContaining([

@@ -11,7 +11,7 @@ import { AppError, parameterError } from '../shared'
 import type { TagStorePort } from '../tags'
 import { checkData, checkTargeting, type LinkDataValue, normaliseUrl } from './links.content'
 import { hasHealth } from './links.health'
-import type { StoredOptions } from './links.record'
+import { keyOfShortLinkPath, type StoredOptions } from './links.record'
 import { CREATE_TYPES, type LinkType, type UpdateLinkInput } from './links.schema'
 import type { LinkStorePort } from './links.store'
 
@@ -56,8 +56,11 @@ export interface LinkRulesDeps {
   now?: () => number
 }
 
-/** A write named a domain and key a live link holds. */
-const keyTakenError = (domain: string, key: string) => parameterError(`'linkOptions.key' '${key}' is already used on ${domain}`)
+/** A write named a domain and key a live link holds (a GS1 product's key is its GTIN). */
+const keyTakenError = (domain: string, key: string, type?: string) =>
+  type === 'gs1'
+    ? parameterError(`'data.gtin' ${key} is already used on ${domain} (one GTIN per domain)`)
+    : parameterError(`'linkOptions.key' '${key}' is already used on ${domain}`)
 
 export function createLinkRules(deps: LinkRulesDeps) {
   const clock = deps.now ?? Date.now
@@ -76,12 +79,12 @@ export function createLinkRules(deps: LinkRulesDeps) {
     return d
   }
 
-  async function checkKey(domain: string, key: string, exceptSeq?: number): Promise<void> {
+  async function checkKey(domain: string, key: string, exceptSeq?: number, type?: LinkType): Promise<void> {
     if (domain === settings.apiHost) {
       const reserved = [...RESERVED_KEYS, settings.apiPrefix.split('/')[1] ?? ''].filter(Boolean)
       if (reserved.includes(key.toLowerCase())) throw parameterError(`'linkOptions.key' '${key}' is reserved on ${domain}`)
     }
-    if (await store.keyTaken(domain, key, exceptSeq)) throw keyTakenError(domain, key)
+    if (await store.keyTaken(domain, key, exceptSeq)) throw keyTakenError(domain, key, type)
   }
 
   async function freshKey(domain: string): Promise<string> {
@@ -150,7 +153,10 @@ export function createLinkRules(deps: LinkRulesDeps) {
     const o = body.linkOptions ?? {}
     const now = clock()
     const domain = await checkDomain(o.domain ?? settings.defaultDomains[0]!)
-    if (o.key !== undefined) await checkKey(domain, o.key)
+    if (type === 'gs1') {
+      if (o.key !== undefined && o.key !== data.gtin) throw parameterError(`'linkOptions.key' of a gs1 link is its GTIN (${data.gtin}); leave it out`)
+      if (await store.keyTaken(domain, data.gtin)) throw keyTakenError(domain, data.gtin, type)
+    } else if (o.key !== undefined) await checkKey(domain, o.key)
     if (o.tags) await checkTags(ownerId, o.tags)
     const options = await prepareOptions(o, now)
     checkOptionsForType(type, options)
@@ -181,7 +187,7 @@ export type LinkRules = ReturnType<typeof createLinkRules>
 export function parseShortLink(s: string, i: number): { domain: string; key: string } {
   try {
     const u = new URL(s)
-    return { domain: u.hostname.toLowerCase(), key: decodeURIComponent(u.pathname.replace(/^\/+/, '')) }
+    return { domain: u.hostname.toLowerCase(), key: keyOfShortLinkPath(u.pathname) }
   } catch {
     throw parameterError(`'shortLinks.${i}' must be a full short link such as https://example.com/abc`)
   }

@@ -1,4 +1,8 @@
-/** QR codes: design rules, rendering (SVG/PNG) with a scan check, decoding (POST /qr/scan), user images (fetched or uploaded) within limits, QR templates. Other modules import this file only. */
+/** QR codes: design rules, rendering (SVG/PNG) with a scan check, decoding (POST /qr/scan), user images (fetched or uploaded) within limits, QR templates, print runs. Other modules import this file only. */
+export { batchRoutes } from './qr.batches.routes'
+export { type BatchService, createBatchService } from './qr.batches.service'
+export { type BatchStorePort, createBatchStore } from './qr.batches.store'
+export { createPgBatchStore } from './qr.batches.store.pg'
 export { createDesignFiles } from './qr.files'
 export { qrRoutes } from './qr.routes'
 export { createQrService, type QrService } from './qr.service'

@@ -1,8 +1,8 @@
 /** Image responses with ETag and 304, shared by the QR and template routes. */
 import type { RenderedQr } from './qr.render'
 
-/** The `format` of a QR image: PNG bytes, a JSON data URL, or SVG. */
-export const QR_FORMATS = ['image', 'base64', 'svg'] as const
+/** The `format` of a QR image: PNG bytes, a JSON data URL, SVG, or a one-page vector PDF. */
+export const QR_FORMATS = ['image', 'base64', 'svg', 'pdf'] as const
 export type ImageFormat = (typeof QR_FORMATS)[number]
 
 export const QR_HEADERS_DOC =

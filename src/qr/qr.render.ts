@@ -17,12 +17,14 @@ import type { DrawImageJob, DrawnImage } from './qr.image.worker'
 import { checkPixelBudget } from './qr.image-size'
 import { createJobWorker } from './qr.job-worker'
 import { LruCache } from './qr.lru'
+import { codePdf, type PdfCode } from './qr.pdf'
 import { compositeOver, encodePng } from './qr.png'
 import { rasterise, rasteriserReady, rasteriseText, releaseNativeMemory, textsAsPaths } from './qr.raster'
 import { buildSvg, type EmbeddedImage, frameLayout, type Matrix } from './qr.svg'
 import { sanitiseSvg } from './qr.svg-sanitise'
 
-export type QrFormat = 'png' | 'svg'
+/** `vector`: no bytes, the settled design for a PDF to draw (print-run sheets). */
+export type QrFormat = 'png' | 'svg' | 'pdf' | 'vector'
 
 export interface RenderInput {
   text: string
@@ -32,6 +34,8 @@ export interface RenderInput {
   texts?: string[]
   /** The uploaded files (`fil_…`) this design may draw (see qr.files); any other is drawn as if missing. */
   usableFiles?: readonly string[]
+  /** false: not kept in the render cache (a print run's thousands of one-off codes would evict the API's). */
+  cache?: boolean
 }
 
 export interface RenderedQr {
@@ -40,6 +44,8 @@ export interface RenderedQr {
   etag: string
   /** Repairs applied so the image scans (empty when the design rendered as given). */
   repairs: string[]
+  /** Format `vector`: the code as a PDF draws it. */
+  vector?: PdfCode
 }
 
 export interface QrRendererOptions {
@@ -47,6 +53,8 @@ export interface QrRendererOptions {
   /** Uploaded files (`fil_…`); RenderInput.usableFiles says which a design may draw. */
   readFile?: (id: string) => Promise<FetchedImage | null>
 }
+
+const CONTENT_TYPES: Record<QrFormat, string> = { png: 'image/png', svg: 'image/svg+xml', pdf: 'application/pdf', vector: 'application/pdf' }
 
 /** The sample content designs are checked with when saved (a typical short link). */
 export const SAMPLE_TEXT = 'https://example.com/AbC12xY?qr=1'
@@ -242,8 +250,12 @@ export function createQrRenderer(opts: QrRendererOptions) {
         const full = buildSvg({ ...svgInput, drawFrameImage: true }).svg
         // resvg's own SVG has the texts as paths: it looks the same without the font.
         body = new TextEncoder().encode(texts.length ? await textsAsPaths(full) : full)
+      } else if (input.format === 'pdf' || input.format === 'vector') {
+        const vector: PdfCode = { matrix, design: d, logo: logoImg, logoSize: attempt.logoSize, frameImage: frameImg, texts }
+        if (input.format === 'vector') return { body: new Uint8Array(0), contentType: CONTENT_TYPES.vector, etag: '""', repairs, vector }
+        body = await codePdf(vector, input.width)
       } else body = encodePng(pixels, w, h)
-      return { body, contentType: input.format === 'svg' ? 'image/svg+xml' : 'image/png', etag: etagOf(body), repairs }
+      return { body, contentType: CONTENT_TYPES[input.format], etag: etagOf(body), repairs }
     }
     throw parameterError(`'width' ${input.width} px is too small for this code (${matrix.size} modules); use a larger width or a shorter link`)
   }
@@ -251,6 +263,7 @@ export function createQrRenderer(opts: QrRendererOptions) {
   return {
     /** Renders (or returns from the cache) an image that decodes back to `text`. */
     renderQr(input: RenderInput): Promise<RenderedQr> {
+      if (input.cache === false) return renderUncached(input, false)
       const key = cacheKey(input)
       const hit = renders.get(key)
       if (hit) return hit

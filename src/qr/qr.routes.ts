@@ -40,7 +40,7 @@ export function qrRoutes({ qr, links, templates }: QrRouteDeps) {
           text,
           qrOptions: body.qrOptions ?? {},
           ownerId: caller.userId,
-          format: format === 'svg' ? 'svg' : 'png',
+          format: format === 'svg' || format === 'pdf' ? format : 'png',
           width: body.width ?? 300,
           texts: body.texts,
         })
@@ -82,7 +82,7 @@ export function qrRoutes({ qr, links, templates }: QrRouteDeps) {
         const rendered = await qr.renderQr({
           text: qrTextFor(link.shortLink),
           ...design,
-          format: format === 'svg' ? 'svg' : 'png',
+          format: format === 'svg' || format === 'pdf' ? format : 'png',
           width: q.width ?? 300,
           texts: q.texts,
         })
@@ -96,7 +96,7 @@ export function qrRoutes({ qr, links, templates }: QrRouteDeps) {
           summary: 'Retrieve a QR code image',
           description:
             "The QR code of the link, encoding its short link with `?qr=1` (so visits count as scans), in the link's design or a template's. " +
-            '`format=image` answers image/png, `svg` image/svg+xml, `base64` JSON `{ "image": "data:image/png;base64,…" }`. ' +
+            '`format=image` answers image/png, `svg` image/svg+xml, `base64` JSON `{ "image": "data:image/png;base64,…" }`, `pdf` application/pdf (one page, the code, frame and texts as vector paths and text, `width` in points). ' +
             'Every image is decoded in-process (ZXing and ZBar) before it is served. ' +
             "Uploaded files (`fil_…`) the design names are drawn only while they are live, not archived, and belong to the design's owner (the link's, or the template's with `templateId`; an admin's designs may draw any file); otherwise the code is served without them (`X-QR-Repaired: logo-unavailable` / `frame-unavailable`). " +
             QR_HEADERS_DOC,
@@ -107,6 +107,7 @@ export function qrRoutes({ qr, links, templates }: QrRouteDeps) {
               content: {
                 'image/png': { schema: { type: 'string', format: 'binary' } },
                 'image/svg+xml': { schema: { type: 'string' } },
+                'application/pdf': { schema: { type: 'string', format: 'binary' } },
                 'application/json': { schema: Base64Image },
               },
             },

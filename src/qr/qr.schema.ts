@@ -213,11 +213,12 @@ export const QrImageQuery = t.Object({
       QR_FORMATS.map((f) => t.Literal(f)),
       {
         default: 'image',
-        description: '`image`: image/png bytes; `svg`: image/svg+xml (text as paths); `base64`: JSON `{ "image": "data:image/png;base64,…" }`.',
+        description:
+          '`image`: image/png bytes; `svg`: image/svg+xml (text as paths); `base64`: JSON `{ "image": "data:image/png;base64,…" }`; `pdf`: application/pdf, one page the size of the code (`width` in points, 1/72 inch), the code, frame and texts as vector paths and text (an image the design names, a logo or frame picture, is embedded as that picture), for print shops.',
       },
     ),
   ),
-  width: t.Optional(t.Integer({ minimum: 100, maximum: 1000, default: 300, description: 'Image width in pixels, 100-1000.' })),
+  width: t.Optional(t.Integer({ minimum: 100, maximum: 1000, default: 300, description: 'Image width in pixels, 100-1000 (in points for pdf).' })),
 })
 
 export const RenderBody = t.Object(

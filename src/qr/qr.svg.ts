@@ -36,7 +36,7 @@ export interface SvgInput {
 }
 
 /** The built-in frame: 1000 units wide, code square at (50, 50, 900), texts below. */
-const BUILTIN = { width: 1000, code: 900, margin: 50, line: 100 }
+export const BUILTIN = { width: 1000, code: 900, margin: 50, line: 100 }
 
 const n3 = (v: number) => String(Math.round(v * 1000) / 1000)
 
@@ -114,8 +114,17 @@ function primaryColor(d: Design): string {
   return d.body.fill.kind === 'color' ? d.body.fill.color : d.body.fill.colors[0]
 }
 
-/** Modules, eyes and logo in module units, offset by the quiet zone. */
-function codeGroup(input: SvgInput, quiet: number, defs: string[]): string {
+/** The code's shapes in module units (origin at the symbol's corner, quiet zone outside): SVG and PDF draw the same paths. */
+export interface CodeParts {
+  n: number
+  body: string
+  rings: string
+  balls: string
+  crisp: boolean
+  logoBox: Box | null
+}
+
+export function codeParts(input: Pick<SvgInput, 'matrix' | 'design' | 'logo' | 'logoSize'>): CodeParts {
   const { matrix, design } = input
   const n = matrix.size
   const logoBox = input.logo ? logoRect(n, input.logoSize ?? design.logo!.size) : null
@@ -127,12 +136,6 @@ function codeGroup(input: SvgInput, quiet: number, defs: string[]): string {
     if (clearBox && c + 1 > clearBox.x && c < clearBox.x + clearBox.w && r + 1 > clearBox.y && r < clearBox.y + clearBox.h) return false
     return true
   }
-  const bodyFill = paint(design.body.fill, 'b', n, defs)
-  const crisp = design.body.style === 'square' ? ' shape-rendering="crispEdges"' : ''
-  let out = `<g transform="translate(${quiet} ${quiet})">`
-  out += `<path fill="${bodyFill}"${crisp} d="${bodyPath(design.body.style, n, on)}"/>`
-  const ringFill = paint(design.eye.frameFill, 'ef', n, defs)
-  const ballFill = design.eye.ballFill === design.eye.frameFill ? ringFill : paint(design.eye.ballFill, 'eb', n, defs)
   let rings = ''
   let balls = ''
   for (const [x, y] of [
@@ -143,12 +146,26 @@ function codeGroup(input: SvgInput, quiet: number, defs: string[]): string {
     rings += eyeRing(design.eye.frameStyle, x, y)
     balls += eyeBall(design.eye.ballStyle, x + 2, y + 2)
   }
-  out += `<path fill="${ringFill}" fill-rule="evenodd" d="${rings}"/><path fill="${ballFill}" d="${balls}"/>`
-  if (logoBox && input.logo) out += logoLayer(input, logoBox, defs)
+  return { n, body: bodyPath(design.body.style, n, on), rings, balls, crisp: design.body.style === 'square', logoBox }
+}
+
+/** Modules, eyes and logo in module units, offset by the quiet zone. */
+function codeGroup(input: SvgInput, quiet: number, defs: string[]): string {
+  const { design } = input
+  const parts = codeParts(input)
+  const n = parts.n
+  const bodyFill = paint(design.body.fill, 'b', n, defs)
+  const crisp = parts.crisp ? ' shape-rendering="crispEdges"' : ''
+  let out = `<g transform="translate(${quiet} ${quiet})">`
+  out += `<path fill="${bodyFill}"${crisp} d="${parts.body}"/>`
+  const ringFill = paint(design.eye.frameFill, 'ef', n, defs)
+  const ballFill = design.eye.ballFill === design.eye.frameFill ? ringFill : paint(design.eye.ballFill, 'eb', n, defs)
+  out += `<path fill="${ringFill}" fill-rule="evenodd" d="${parts.rings}"/><path fill="${ballFill}" d="${parts.balls}"/>`
+  if (parts.logoBox && input.logo) out += logoLayer(input, parts.logoBox, defs)
   return `${out}</g>`
 }
 
-interface Box {
+export interface Box {
   x: number
   y: number
   w: number
@@ -160,7 +177,7 @@ function logoRect(n: number, size: number): Box {
   const s = Math.sqrt(size / 100) * n
   return { x: (n - s) / 2, y: (n - s) / 2, w: s, h: s }
 }
-const pad = (b: Box, p: number): Box => ({ x: b.x - p, y: b.y - p, w: b.w + 2 * p, h: b.h + 2 * p })
+export const pad = (b: Box, p: number): Box => ({ x: b.x - p, y: b.y - p, w: b.w + 2 * p, h: b.h + 2 * p })
 
 function logoLayer(input: SvgInput, box: Box, defs: string[]): string {
   const logo = input.design.logo!
@@ -202,7 +219,7 @@ function paint(fill: Fill, id: string, n: number, defs: string[]): string {
   return `url(#${id})`
 }
 
-const GRADIENT_AXES: Record<Direction, [number, number, number, number]> = {
+export const GRADIENT_AXES: Record<Direction, [number, number, number, number]> = {
   'to-right': [0, 0, 1, 0],
   'to-left': [1, 0, 0, 0],
   'to-bottom': [0, 0, 0, 1],

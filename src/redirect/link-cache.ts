@@ -10,7 +10,11 @@
  * remembered and evicts nothing (the cache keeps serving what it holds while the store is
  * down); an unreachable store becomes AppError service_unavailable (503 + Retry-After).
  */
+import { metrics } from '../metrics'
 import { LruCache, orStoreUnavailable } from '../shared'
+
+const hits = metrics.counter('shortlink_link_cache_hits_total', 'Short-link lookups answered from memory (a known link, or a key known not to exist).')
+const misses = metrics.counter('shortlink_link_cache_misses_total', 'Short-link lookups that read the store.')
 
 export interface LinkCache<T> {
   get(domain: string, key: string): T | null | Promise<T | null>
@@ -85,8 +89,15 @@ export function createLinkCache<T>(
       if (key.length > opts.maxKeyLength) return null
       const k = `${domain}/${key}`
       const hit = positive.get(k)
-      if (hit !== undefined) return hit
-      if (negative.get(k)) return null
+      if (hit !== undefined) {
+        hits.inc()
+        return hit
+      }
+      if (negative.get(k)) {
+        hits.inc()
+        return null
+      }
+      misses.inc()
       return miss(k, domain, key)
     },
     invalidate(domain, key) {

@@ -1,7 +1,8 @@
 import { beforeAll, describe, expect, test } from 'bun:test'
 import { type ApiHarness, createHarness } from '../../test/helpers/in-process'
 import { PASSWORD_LIMITS } from './password-gate'
-import { createRedirectHandler, type RedirectHandler } from './redirect.handler'
+import type { RedirectHandler } from './redirect.handler'
+import { redirectHandlerFor } from './redirect.test-fixtures'
 
 let h: ApiHarness
 let redirects: RedirectHandler
@@ -17,17 +18,7 @@ const form = { 'content-type': 'application/x-www-form-urlencoded' }
 beforeAll(async () => {
   h = createHarness()
   const { deps } = h
-  redirects = createRedirectHandler({
-    settings: deps.settings,
-    findLiveRow: deps.links.findLiveRow,
-    domainOf: (host) => deps.domains.lookup(host),
-    storedClicks: () => 0,
-    recorder: deps.recorder,
-    geo: deps.geo,
-    passwords: deps.passwords,
-    renderHosted: () => new Response('hosted'),
-    serveFile: () => null,
-  })
+  redirects = redirectHandlerFor(deps)
   for (const key of ['locked', 'guessed'])
     expect(
       (await h.call('POST', '/links/link', { json: { data: { url: 'https://secret.example/' }, linkOptions: { key, password: 'letmein' } } })).status,

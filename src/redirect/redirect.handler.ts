@@ -5,26 +5,17 @@
  */
 import type { Settings } from '../config'
 import { type GeoIp, UNKNOWN_LOCATION } from '../geo'
+import { type Gs1Product, isGs1Path, productOf } from '../gs1'
 import { type LinkRow, MAX_KEY_LENGTH, storedDataOf, storedLinkViewOf } from '../links'
+import { metrics } from '../metrics'
 import { EXPIRED_PAGE, NOT_FOUND_PAGE, passwordPage, previewPage, TOO_MANY_ATTEMPTS_PAGE } from '../pages'
-import { LruCache, readCapped, withHsts, withPageHeaders } from '../shared'
+import { decodePathSegment, LruCache, readCapped, withHsts, withPageHeaders } from '../shared'
 import type { ClickRecorder } from '../stats'
+import { createGs1Resolver, gs1Redirect, resolverDescriptionResponse } from './gs1-resolver'
 import { createLinkCache } from './link-cache'
 import type { PasswordGate } from './password-gate'
 import { type Decision, type DomainFallbacks, mergeQuery, type ResolvableLink, resolve } from './resolve'
 import { parseVisitor, type Visitor } from './visitor'
-
-/** A percent-encoded path segment, or null when its escapes are malformed (`%E0`). */
-function decodeSegment(raw: string): string | null {
-  if (!raw.includes('%')) return raw
-  try {
-    const decoded = decodeURIComponent(raw)
-    // No key or file id holds a NUL, and PostgreSQL refuses one in a query: not found without asking.
-    return decoded.includes('\0') ? null : decoded
-  } catch {
-    return null
-  }
-}
 
 /** Largest password form body read; a password is at most a few hundred bytes. */
 const PASSWORD_FORM_MAX = 16 * 1024
@@ -68,6 +59,8 @@ export interface RedirectDeps {
   brokenUrlsOf?(row: LinkRow, fallback: string): ReadonlySet<string> | null | Promise<ReadonlySet<string> | null>
 }
 
+const clicksRecorded = metrics.counter('shortlink_clicks_recorded_total', 'Counted visits handed to the click recorder (written within the flush window).')
+
 const HTML = { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', 'x-robots-tag': 'noindex' }
 const html = (body: string, status = 200, extra: Record<string, string> = {}) => new Response(body, { status, headers: { ...HTML, ...extra } })
 // A 302 without freshness headers is not cached by browsers, so every visit comes back and counts.
@@ -92,6 +85,13 @@ export function createRedirectHandler(deps: RedirectDeps) {
     },
     { maxKeyLength: MAX_KEY_LENGTH, sizeOf: cachedLinkBytes },
   )
+  const gs1 = createGs1Resolver<CachedLink, ShortDomain>({
+    settings,
+    passwords: deps.passwords,
+    lookup: (domain, key) => cache.get(domain, key),
+    answerLink: (request, path, search, cached, domain, clientIp) => answerLink(request, path, search, domain, clientIp, null, cached),
+    notFound: (domain) => (domain.notFoundUrl ? redirect(domain.notFoundUrl) : html(NOT_FOUND_PAGE, 404)),
+  })
   /** A loaded link with its broken URLs when it has a fallback for them (one more read, on a miss only). */
   function withHealth(row: LinkRow | null): CachedLink | null | Promise<CachedLink | null> {
     const cached = cachedLinkOf(row)
@@ -120,6 +120,7 @@ export function createRedirectHandler(deps: RedirectDeps) {
   }
 
   function wellKnown(domain: ShortDomain, path: string): Response | null {
+    if (path === '/.well-known/gs1resolver') return resolverDescriptionResponse(settings.shortOrigin(domain.slug), domain.slug)
     const body =
       path === '/.well-known/assetlinks.json'
         ? domain.assetLinks
@@ -156,12 +157,13 @@ export function createRedirectHandler(deps: RedirectDeps) {
     if (!domain) return html(NOT_FOUND_PAGE, 404)
     if (path === '/') return redirect(domain.destination ?? `${settings.baseUrl}/docs`)
     if (path.startsWith('/.well-known/')) return wellKnown(domain, path) ?? html(NOT_FOUND_PAGE, 404)
+    if (isGs1Path(path)) return gs1.answer(request, path, search, domain.slug, domain, clientIp)
     const method = request.method
     if (method !== 'GET' && method !== 'HEAD' && method !== 'POST') return new Response(null, { status: 405, headers: { allow: 'GET, HEAD, POST' } })
 
     const fileRoute = path.indexOf('/', 1) > 0 ? FILE_ROUTE.exec(path) : null
     if (path.indexOf('/', 1) > 0 && !fileRoute) return html(NOT_FOUND_PAGE, 404)
-    const key = decodeSegment(fileRoute ? fileRoute[1]! : path.slice(1)) ?? ''
+    const key = decodePathSegment(fileRoute ? fileRoute[1]! : path.slice(1)) ?? ''
     const looked = key && !key.includes('/') ? cache.get(domain.slug, key) : null
     // A miss over PostgreSQL: the only await of the path.
     if (looked instanceof Promise) return afterLoad(looked, request, path, search, domain, clientIp, fileRoute)
@@ -199,7 +201,7 @@ export function createRedirectHandler(deps: RedirectDeps) {
     }
 
     if (fileRoute) {
-      const fileId = decodeSegment(fileRoute[2]!)
+      const fileId = decodePathSegment(fileRoute[2]!)
       return fileId === null ? html(NOT_FOUND_PAGE, 404) : linkFile(request, cached, fileId)
     }
 
@@ -301,6 +303,7 @@ export function createRedirectHandler(deps: RedirectDeps) {
           const landing = decision.kind === 'redirect' ? decision.location : null
           const utm = landing === null ? NO_UTM : landing === l.plainLocation ? cached!.plainUtm : utmOf(landing)
           const ref = refererOf(headers.get('referer'))
+          clicksRecorded.inc()
           deps.recorder.record({
             linkSeq: l.seq,
             domain: l.domain,
@@ -313,7 +316,7 @@ export function createRedirectHandler(deps: RedirectDeps) {
             refererUrl: ref.url,
           })
         }
-        if (decision.kind === 'redirect') return redirect(decision.location)
+        if (decision.kind === 'redirect') return cached?.gs1Link ? gs1Redirect(decision.location, cached.gs1Link) : redirect(decision.location)
         return deps.renderHosted(cached!.row, visitor.os)
       }
     }
@@ -379,7 +382,12 @@ export type RedirectHandler = ReturnType<typeof createRedirectHandler>
 function cachedLinkOf(row: LinkRow | null): CachedLink | null {
   if (!row) return null
   const link = toResolvable(row)
-  return { row, link, plainUtm: utmOf(link.plainLocation) }
+  return {
+    row,
+    link,
+    plainUtm: utmOf(link.plainLocation),
+    gs1: row.link_type === 'gs1' ? productOf(storedDataOf(row) as Parameters<typeof productOf>[0]) : null,
+  }
 }
 
 /** Estimated heap bytes of a cached link: its row's strings (JSON data and options) twice over (row and parsed link), plus objects. */
@@ -393,6 +401,10 @@ interface CachedLink {
   link: ResolvableLink
   /** UTM values of the plain location, for click events. */
   plainUtm: Utm
+  /** A GS1 product's links and lots (gs1 links only). */
+  gs1: Gs1Product | null
+  /** A GS1 answer: the redirect is a 307 with this Link header (see gs1-resolver.ts). */
+  gs1Link?: string
 }
 
 type Utm = { id: number; source: string | null; medium: string | null; campaign: string | null; term: string | null; content: string | null }

@@ -10,6 +10,7 @@ export const STATUS_BY_CODE = {
   not_found: 404,
   record_gone: 410,
   parameter_error: 422,
+  conflict: 409,
   rate_limit_exceeded: 429,
   internal_server_error: 500,
   bad_gateway: 502,

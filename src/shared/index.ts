@@ -31,6 +31,6 @@ export { isValidHostHeader, withApiHeaders, withPageHeaders } from './security-h
 export { escapeLike } from './sql'
 export { readCapped } from './streams'
 export { toIso } from './time'
-export { normaliseUrl } from './urls'
+export { decodePathSegment, normaliseUrl } from './urls'
 export { type AnySchema, assertValid, describeRule, PlainText, parseQuery, queryParameters } from './validate'
 export { workerSpec } from './worker-spec'

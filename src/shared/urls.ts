@@ -15,3 +15,18 @@ export function normaliseUrl(raw: string, field: string, min = 1): string {
   if (href.length > 2000 || href.length < min) throw parameterError(`'${field}' length must be ${min}-2000`)
   return href
 }
+
+/**
+ * A percent-encoded URL path segment decoded, or null when its escapes are malformed (`%E0`) or
+ * it decodes to a NUL: no key, file id or GS1 value holds one, and PostgreSQL refuses one in a
+ * query, so it is not found without asking.
+ */
+export function decodePathSegment(raw: string): string | null {
+  if (!raw.includes('%')) return raw
+  try {
+    const decoded = decodeURIComponent(raw)
+    return decoded.includes('\0') ? null : decoded
+  } catch {
+    return null
+  }
+}

@@ -34,3 +34,21 @@ export interface ClickEvent {
   /** Identical visits this row stands for. */
   n: number
 }
+
+/** Event columns holding strings, and the ClickEvent field of each. */
+export const EVENT_STRINGS = [
+  ['continent', 'continent'],
+  ['country', 'country'],
+  ['region', 'region'],
+  ['city', 'city'],
+  ['os', 'os'],
+  ['browser', 'browser'],
+  ['device', 'device'],
+  ['referer', 'referer'],
+  ['referer_url', 'refererUrl'],
+  ['utm_source', 'utmSource'],
+  ['utm_medium', 'utmMedium'],
+  ['utm_campaign', 'utmCampaign'],
+  ['utm_term', 'utmTerm'],
+  ['utm_content', 'utmContent'],
+] as const satisfies readonly (readonly [string, keyof ClickEvent])[]

@@ -1,7 +1,7 @@
 import { expect, test } from 'bun:test'
 import { createHarness } from '../../test/helpers/in-process'
 import type { Logger } from '../shared/log'
-import { createClickRecorder, type Visit } from './click-recorder'
+import { createClickRecorder, createEventsHandle, type Visit } from './click-recorder'
 
 const warnings: Record<string, unknown>[] = []
 const log: Logger = { info() {}, error() {}, warn: (_m, fields) => void warnings.push(fields ?? {}) }
@@ -9,9 +9,10 @@ const log: Logger = { info() {}, error() {}, warn: (_m, fields) => void warnings
 function setup(opts: { maxHeldRows?: number; maxHeldBytes?: number }) {
   const h = createHarness()
   const db = h.deps.db
-  // A store that keeps refusing click rows, so every flush fails and its rows stay held.
-  db.run(`CREATE TRIGGER refuse_clicks BEFORE INSERT ON click_events_compact BEGIN SELECT RAISE(ABORT, 'store refuses'); END`)
-  const recorder = createClickRecorder(db, ':memory:', log, { maxBatch: 1_000_000, ...opts })
+  // A store that keeps refusing a batch (numbering its link's groups fails before any event is written),
+  // so every flush fails and its rows stay held.
+  db.run(`CREATE TRIGGER refuse_clicks BEFORE INSERT ON stats_groups BEGIN SELECT RAISE(ABORT, 'store refuses'); END`)
+  const recorder = createClickRecorder(createEventsHandle(db, ':memory:', log), log, { maxBatch: 1_000_000, ...opts })
   const visit = (i: number, refererUrl: string): Visit => ({
     linkSeq: 1,
     domain: 'localhost',
@@ -56,7 +57,7 @@ test('a visit recorded while its location is still being looked up is written wi
   const h = createHarness()
   const made = await h.call('POST', '/links/link', { key: h.keys.member, json: { data: { url: 'https://dest.example/' }, linkOptions: { key: 'early' } } })
   const { seq } = h.deps.db.query('SELECT seq FROM links WHERE id = ?').get(made.body.id) as { seq: number }
-  const recorder = createClickRecorder(h.deps.db, ':memory:', log)
+  const recorder = createClickRecorder(h.deps.events, log)
   type Location = { continent: string; country: string; region: string; city: string }
   let located: (g: Location) => void = () => {}
   const resolved = new Promise<Location>((r) => {

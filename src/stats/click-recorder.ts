@@ -2,9 +2,9 @@
  * Click capture off the hot path. A visit is merged in memory with identical visits
  * (same link, kind, referer, and the same cached User-Agent, location and UTM objects,
  * compared by id, so the key is cheap), and the merged rows are written in one
- * transaction per flush (every `flushMs`, or sooner at `maxBatch` rows) together with
- * each link's `clicks` and `lastClicked`, by a worker thread for a store file (inline
- * for an in-memory store). SIGTERM flushes everything; a kill -9 loses at most the
+ * batch per flush (every `flushMs`, or sooner at `maxBatch` rows) by the events engine
+ * (events.engine.ts: the events in DuckDB, then each link's `clicks` and `lastClicked` in
+ * SQLite), in its worker thread for a store file (inline for an in-memory store). SIGTERM flushes everything; a kill -9 loses at most the
  * visits of one flush window (1 s by default).
  *
  * On PostgreSQL (`createPgClickRecorder`) each node writes its batches inline (the writing is
@@ -14,11 +14,17 @@
  * counted in a warning).
  */
 import type { Database } from 'bun:sqlite'
+import { tmpdir } from 'node:os'
+import { basename, dirname, join } from 'node:path'
 import type { SQL } from 'bun'
-import { type Logger, workerSpec } from '../shared'
+import { metrics } from '../metrics'
+import { AppError, type Logger, workerSpec } from '../shared'
 import type { ClickEvent } from './click-event'
-import { createEventWriter } from './click-writer'
 import { createPgEventWriter, type PgEventWriterOptions } from './click-writer.pg'
+import type { OpenMessage } from './click-writer.worker'
+import { type EventsEngine, openEventsEngine, QueryTimeoutError, type ReadTx, type Rolled } from './events.engine'
+import type { ResolvedExportSpec } from './events.export'
+import type { EventsReadPort } from './stats.store.events'
 
 export type { ClickEvent } from './click-event'
 
@@ -63,6 +69,11 @@ const MAX_HELD_BYTES = 64 * 2 ** 20
 /** A row object, its map entry and merge key, without its variable strings. */
 const ROW_OVERHEAD_BYTES = 400
 
+const clicksDropped = metrics.counter(
+  'shortlink_clicks_dropped_total',
+  'Counted visits dropped because the unwritten clicks held in memory were at their bound.',
+)
+
 function rowBytes(key: string, r: ClickEvent): number {
   const strings = [key, r.domain, r.referer, r.refererUrl, r.region, r.city, r.utmSource, r.utmMedium, r.utmCampaign, r.utmTerm, r.utmContent]
   let n = ROW_OVERHEAD_BYTES
@@ -70,46 +81,242 @@ function rowBytes(key: string, r: ClickEvent): number {
   return n
 }
 
-function inlineSink(db: Database): RowSink {
-  const write = createEventWriter(db)
-  return { write: async (rows) => write(rows), close: async () => {} }
+/** The events engine's options from the config ([stats]). */
+export interface EventsOptions {
+  memoryLimit?: string
+  threads?: number
+  /** Tests: clicks from which a link gets per-day dimension rollups. */
+  busyLinkClicks?: number
 }
 
-function workerSink(path: string): RowSink {
-  const worker = new Worker(workerSpec('stats/click-writer.worker.ts'))
-  let nextId = 1
-  const waiting = new Map<number, { resolve: () => void; reject: (e: Error) => void }>()
-  let closed: (() => void) | null = null
-  const opened = new Promise<void>((resolve, reject) => {
-    worker.onmessage = (ev: MessageEvent) => {
-      const m = ev.data
-      if (m.type === 'opened') resolve()
-      else if (m.type === 'open-failed') reject(new Error(m.error))
-      else if (m.type === 'written') {
-        waiting.get(m.id)?.resolve()
-        waiting.delete(m.id)
-      } else if (m.type === 'failed') {
-        waiting.get(m.id)?.reject(new Error(m.error))
-        waiting.delete(m.id)
-      } else if (m.type === 'closed') closed?.()
-    }
-  })
-  worker.postMessage({ type: 'open', path })
+/**
+ * The events engine of a single node (events.engine.ts), as the recorder's sink and the
+ * statistics' reads: in this thread for an in-memory store (tests), else in its worker. Opened
+ * on first use (a CLI command that never records or reads statistics never opens the DuckDB
+ * file a running server holds), or by `warm()`.
+ */
+export interface EventsHandle extends RowSink, EventsReadPort {
+  warm(): void
+  /** Rolls up the hours closed since the last time and promotes busy links now (benchmarks, tests). */
+  compact(): Promise<void>
+  /** Settles once open and, after an upgrade, once the previous release's events are all moved in. */
+  moved(): Promise<void>
+  /**
+   * A consistent copy of the events store at `dest` (a new file), taken between two batches;
+   * `whilePaused` runs after the copy and before writing resumes (copy SQLite there: both then
+   * hold the same batches). Restore with `restoreEventsStore`.
+   */
+  backup(dest: string, whilePaused?: () => Promise<void> | void): Promise<{ bytes: number; batch: number }>
+  /** Writes the raw export of `spec` into the file `dest` (GET /statistics/events). */
+  exportTo(spec: ResolvedExportSpec, dest: string): Promise<void>
+}
+
+/** The DuckDB file of a SQLite store: `events.duckdb` beside `shortlink.db` (any other name: `<name>.events.duckdb`). */
+export function eventsPathOf(dbPath: string): string {
+  const name = basename(dbPath)
+  return join(dirname(dbPath), name === 'shortlink.db' ? 'events.duckdb' : `${name.replace(/\.db$/, '')}.events.duckdb`)
+}
+
+export function createEventsHandle(db: Database, dbPath: string, log: Logger, opts: EventsOptions = {}): EventsHandle {
+  const handle = dbPath === ':memory:' ? inlineSink(db, opts) : workerSink(dbPath, log, opts)
+  return { ...handle, write: groupCommit(handle.write) }
+}
+
+/**
+ * One batch in flight at a time; the rows handed over meanwhile go together in the next one
+ * (each batch costs a DuckDB and a SQLite commit whatever its size: under load, batches grow
+ * instead of queueing). Every caller's promise settles with the batch its rows went in.
+ */
+function groupCommit(write: (rows: ClickEvent[]) => Promise<void>): (rows: ClickEvent[]) => Promise<void> {
+  let inFlight = false
+  let queued: ClickEvent[] = []
+  let next: PromiseWithResolvers<void> | null = null
+  const pump = () => {
+    const rows = queued
+    const done = next!
+    queued = []
+    next = null
+    inFlight = true
+    write(rows)
+      .then(done.resolve, done.reject)
+      .finally(() => {
+        inFlight = false
+        if (queued.length) pump()
+      })
+  }
+  return (rows) => {
+    for (const r of rows) queued.push(r)
+    next ??= Promise.withResolvers<void>()
+    const settled = next.promise
+    if (!inFlight) pump()
+    return settled
+  }
+}
+
+/** The engine in this thread, on an in-memory DuckDB (tests). */
+function inlineSink(db: Database, opts: EventsOptions): EventsHandle {
+  let engine: Promise<EventsEngine> | null = null
+  const open = () => {
+    engine ??= openEventsEngine(db, {
+      path: ':memory:',
+      dataDir: tmpdir(),
+      threads: opts.threads ?? 1,
+      memoryLimit: opts.memoryLimit,
+      busyLinkClicks: opts.busyLinkClicks,
+    })
+    return engine
+  }
   return {
+    warm: () => void open(),
+    compact: async () => void (await (await open()).compact()),
+    moved: async () => (await open()).imported(),
+    backup: async (dest, whilePaused) => (await open()).backup(dest, whilePaused),
+    exportTo: async (spec, dest) => (await open()).exportTo(spec, dest),
+    write: async (rows) => (await open()).write(rows),
+    snapshot: async (read, timeoutMs) => (await open()).snapshot(read, timeoutMs),
+    close: async () => {
+      if (engine) await (await engine).close()
+      engine = null
+    },
+  }
+}
+
+/** A store the events engine could not open: statistics answer 503 saying so. */
+const eventsUnavailable = (error: string) => new AppError('service_unavailable', `the events store cannot be opened: ${error}`, { 'Retry-After': '5' })
+
+function workerSink(path: string, log: Logger, opts: EventsOptions): EventsHandle {
+  let worker: Worker | null = null
+  let opened: Promise<void> | null = null
+  let nextId = 1
+  const waiting = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>()
+  let closed: (() => void) | null = null
+  let movedIn: () => void = () => {}
+  /** Backups paused in the worker until `whilePaused` has run here. */
+  const pausedFor = new Map<number, () => void>()
+  const moved = new Promise<void>((resolve) => {
+    movedIn = resolve
+  })
+  const settle = (id: number, value: unknown, error?: string) => {
+    const w = waiting.get(id)
+    waiting.delete(id)
+    if (error === undefined) w?.resolve(value)
+    else w?.reject(new Error(error))
+  }
+  const ask = <T>(message: Record<string, unknown>, id = nextId++): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
+      waiting.set(id, { resolve: resolve as (v: unknown) => void, reject })
+      worker!.postMessage({ ...message, id: message.id ?? id, req: id })
+    })
+  const open = () => {
+    opened ??= new Promise<void>((resolve, reject) => {
+      worker = new Worker(workerSpec('stats/click-writer.worker.ts'))
+      worker.onmessage = (ev: MessageEvent) => {
+        const m = ev.data
+        if (m.type === 'opened') resolve()
+        else if (m.type === 'open-failed') reject(new Error(m.error))
+        else if (m.type === 'written') settle(m.id, undefined)
+        else if (m.type === 'failed') settle(m.id, undefined, m.error)
+        else if (m.type === 'begun') settle(m.id, { rolled: m.rolled, legacy: m.legacy })
+        else if (m.type === 'begin-failed') settle(m.id, undefined, m.error)
+        else if (m.type === 'rows') settle(m.req, m.rows)
+        else if (m.type === 'run-failed') settle(m.req, undefined, m.error)
+        else if (m.type === 'log') log.info(m.message, m.fields)
+        else if (m.type === 'imported') movedIn()
+        else if (m.type === 'paused') pausedFor.get(m.id)?.()
+        else if (m.type === 'backed-up') settle(m.id, m.result)
+        else if (m.type === 'closed') closed?.()
+      }
+      const msg: OpenMessage = {
+        type: 'open',
+        path,
+        eventsPath: eventsPathOf(path),
+        dataDir: dirname(path),
+        memoryLimit: opts.memoryLimit ?? '256MB',
+        threads: opts.threads ?? 2,
+        busyLinkClicks: opts.busyLinkClicks,
+      }
+      worker.postMessage(msg)
+    })
+    return opened
+  }
+  return {
+    warm: () => void open().catch((e) => log.error('cannot open the events store', { file: eventsPathOf(path), error: String(e) })),
     async write(rows) {
-      await opened
+      await open()
       const id = nextId++
-      const done = new Promise<void>((resolve, reject) => waiting.set(id, { resolve, reject }))
-      worker.postMessage({ type: 'write', id, events: rows })
-      return done
+      await ask({ type: 'write', events: rows }, id)
+    },
+    async compact() {
+      await open()
+      await ask({ type: 'compact' })
+    },
+    async moved() {
+      await open()
+      await moved
+    },
+    async exportTo(spec, dest) {
+      await open()
+      const id = nextId++
+      await ask({ type: 'export', spec, dest }, id)
+    },
+    async backup(dest, whilePaused) {
+      await open()
+      const id = nextId++
+      let failed: unknown = null
+      pausedFor.set(id, () => {
+        pausedFor.delete(id)
+        Promise.resolve()
+          .then(whilePaused)
+          .catch((e) => {
+            failed = e
+          })
+          .finally(() => worker!.postMessage({ type: 'resume', id }))
+      })
+      const result = await ask<{ bytes: number; batch: number }>({ type: 'backup', dest }, id)
+      if (failed) throw failed
+      return result
+    },
+    async snapshot(read, timeoutMs = 0) {
+      try {
+        await open()
+      } catch (e) {
+        throw eventsUnavailable((e as Error).message)
+      }
+      const id = nextId++
+      const { rolled, legacy } = await ask<{ rolled: Rolled; legacy: boolean }>({ type: 'begin' }, id)
+      let timedOut = false
+      const timer =
+        timeoutMs > 0
+          ? setTimeout(() => {
+              timedOut = true
+              worker!.postMessage({ type: 'interrupt', id })
+            }, timeoutMs)
+          : null
+      const tx: ReadTx = {
+        rolled,
+        legacy,
+        interrupt: () => worker!.postMessage({ type: 'interrupt', id }),
+        run: (statements) => ask({ type: 'run', id, statements }),
+      }
+      try {
+        return await read(tx)
+      } catch (e) {
+        if (timedOut) throw new QueryTimeoutError(timeoutMs)
+        throw e
+      } finally {
+        if (timer) clearTimeout(timer)
+        worker!.postMessage({ type: 'end', id })
+      }
     },
     async close() {
+      if (!opened) return
       await opened.catch(() => {})
       await new Promise<void>((resolve) => {
         closed = resolve
-        worker.postMessage({ type: 'close' })
+        worker!.postMessage({ type: 'close' })
       })
-      worker.terminate()
+      worker!.terminate()
+      opened = null
     },
   }
 }
@@ -145,11 +352,11 @@ export interface RecorderOptions {
   maxHeldBytes?: number
 }
 
-export function createClickRecorder(db: Database, dbPath: string, log: Logger, opts: RecorderOptions = {}) {
-  let sink: RowSink | null = dbPath === ':memory:' ? inlineSink(db) : null
+/** The recorder of a single node: batches written by the events engine (`events`, createEventsHandle). */
+export function createClickRecorder(events: EventsHandle, log: Logger, opts: RecorderOptions = {}) {
   return recorderOver(
-    () => (sink ??= workerSink(dbPath)),
-    () => sink,
+    () => events,
+    () => events,
     log,
     opts,
   )
@@ -262,6 +469,7 @@ function recorderOver(
     const bytes = rowBytes(key, row)
     if (pending.size + inFlightRows >= maxHeldRows || pendingBytes + inFlightBytes + bytes > maxHeldBytes) {
       dropped += row.n
+      clicksDropped.inc(row.n)
       return false
     }
     pending.set(key, row)
@@ -352,6 +560,11 @@ function recorderOver(
       }
     },
     flush,
+    /** Resolves once every visit recorded before the call is written (a backup's barrier). */
+    async drain(): Promise<void> {
+      await flush()
+      await Promise.all([...inFlight].map((b) => b.done))
+    },
     /** Visits recorded but not yet written. */
     pendingCount: () => visitsOf(pending.values()) + [...inFlight].reduce((n, b) => n + visitsOf(b.rows), 0),
     /** Rows held in memory (pending and in flight) and their estimated bytes. */

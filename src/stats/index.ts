@@ -1,8 +1,20 @@
 /** Statistics: the click-event vocabulary, click recording and batch writing (worker), rollups, GET /statistics. Other modules import this file only. */
 export type { Browser, Device, Os } from './click-event'
-export { type ClickRecorder, createClickRecorder, createPgClickRecorder, type RecorderOptions } from './click-recorder'
+export {
+  type ClickRecorder,
+  createClickRecorder,
+  createEventsHandle,
+  createPgClickRecorder,
+  type EventsHandle,
+  eventsPathOf,
+  type RecorderOptions,
+} from './click-recorder'
 export { createPgEventWriter, type PgEventWriterOptions } from './click-writer.pg'
+export { DUCKDB_VERSION } from './events.duckdb'
+export { inspectEventsStore, openEventsCopySource, restoreEventsStore } from './events.engine'
+export { createEventsExporter, createPgEventsExporter } from './events.export'
 export { statsRoutes } from './stats.routes'
 export { createStatsService, type StatsService } from './stats.service'
 export { createStatsStore, type StatsStorePort } from './stats.store'
+export { createEventsStatsStore } from './stats.store.events'
 export { createPgStatsStore } from './stats.store.pg'

@@ -15,7 +15,8 @@ import type { GroupBy, Interval, StatisticsQuery } from './stats.schema'
 import { ask, runSteps, type Steps } from './stats.steps'
 import { bucketBoundaries, canonicalZone, type Granularity } from './stats.time'
 
-export type SqlArg = string | number
+/** An argument of a statement; DuckDB's also take lists, and link sets its store resolves into their seqs. */
+export type SqlArg = string | number | number[] | { seqsOf: LinkSet; busy?: boolean }
 
 /**
  * The links a query is about, as conditions on them (each present field is one; all
@@ -225,7 +226,23 @@ export interface PlanFacts {
   countLinks(links: LinkSet): number
   /** Start (ms) of the first hour with a click in the scope, or null. */
   firstClickHour(scope: Scope): number | null
+  /**
+   * How far the rollups reach (the events engine derives them from the events as hours close):
+   * rows of a level exist for units ending at or before its limit; later time is read raw.
+   * Absent: the rollups hold every click (SQLite and PostgreSQL write them with the events).
+   */
+  rolledUp?(): RolledUp
 }
+
+/** Per level, the instant (ms) up to which its rollup rows are complete. */
+export interface RolledUp {
+  hour: number
+  day: number
+  week: number
+}
+
+/** The limit of a level (quarter hours and hours are rolled together). */
+const limitOf = (level: Level, rolled: RolledUp) => (level.ms >= 7 * 86_400_000 ? rolled.week : level.ms >= 86_400_000 ? rolled.day : rolled.hour)
 /** The facts of a store that may answer with promises (PostgreSQL). */
 export type PlanFactsPort = Awaitable<PlanFacts>
 
@@ -295,11 +312,22 @@ export function decompose(from: number, to: number, levels: Level[]): { level: L
   return [...decompose(from, a, finer), { level, from: a, to: b }, ...decompose(b, to, finer)]
 }
 
+/** [a, b) cut where a level's rollups end, each part with the levels that hold it. */
+function withinRollups(a: number, b: number, levels: Level[], rolled: RolledUp | null): { from: number; to: number; levels: Level[] }[] {
+  if (!rolled) return [{ from: a, to: b, levels }]
+  const cuts = [...new Set(levels.map((l) => limitOf(l, rolled)))].filter((c) => c > a && c < b).sort((x, y) => x - y)
+  const bounds = [a, ...cuts, b]
+  return bounds.slice(0, -1).map((from, i) => {
+    const to = bounds[i + 1]!
+    return { from, to, levels: levels.filter((l) => limitOf(l, rolled) >= to) }
+  })
+}
+
 /** Aligned ranges of the pieces per level, merged where contiguous: one read each. */
-function spansOf(pieces: (readonly [number, number])[], levels: Level[]): Map<Level | null, { from: number; to: number }[]> {
+function spansOf(pieces: (readonly [number, number])[], levels: Level[], rolled: RolledUp | null = null): Map<Level | null, { from: number; to: number }[]> {
   const spans = new Map<Level | null, { from: number; to: number }[]>()
   for (const [a, b] of pieces)
-    for (const r of decompose(a, b, levels)) {
+    for (const r of withinRollups(a, b, levels, rolled).flatMap((part) => decompose(part.from, part.to, part.levels))) {
       const list = spans.get(r.level) ?? []
       const last = list[list.length - 1]
       if (last && last.to === r.from) last.to = r.to
@@ -338,9 +366,10 @@ export function* planReadsSteps(query: QueryPlan, links: LinkSet, facts: PlanFac
   const start = from!
   const pieces = series ? bounds.slice(0, -1).map((b, i) => [Math.max(b, start), Math.min(bounds[i + 1]!, end)] as const) : [[start, end] as const]
   const reads: Read[] = []
+  const rolled = facts.rolledUp ? yield* ask(facts.rolledUp()) : null
   if (!query.empty)
     for (const src of sources)
-      for (const [level, list] of spansOf(pieces, src.levels)) {
+      for (const [level, list] of spansOf(pieces, src.levels, rolled)) {
         // A group without a rollup number has no rows (and no events).
         if (level && src.scope.kind === 'group' && src.scope.num === null) continue
         for (const span of list) reads.push({ level, scope: src.scope, from: span.from, to: span.to })

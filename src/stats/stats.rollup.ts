@@ -63,12 +63,12 @@ function dimValueOf(dim: number, e: ClickEvent): string {
   return e[DIMENSIONS[dim - 1]!.key] ?? ''
 }
 
-/** The same value computed in SQL from click_events `e` (the rebuilds). */
-function valueSql(dim: number): string {
+/** The same value computed in SQL from click_events `e` (the rebuilds; `chr` is DuckDB's name of SQLite's `char`). */
+export function valueSql(dim: number, charFn: 'char' | 'chr' = 'char'): string {
   if (dim === TOTAL) return "''"
   const cc = "(CASE WHEN length(e.country) = 2 THEN e.country ELSE '--' END)"
   if (dim === 2) return `${cc} || coalesce(e.region, '')`
-  if (dim === 3) return `${cc} || coalesce(e.region, '') || char(31) || coalesce(e.city, '')`
+  if (dim === 3) return `${cc} || coalesce(e.region, '') || ${charFn}(31) || coalesce(e.city, '')`
   return `coalesce(e.${DIMENSIONS[dim - 1]!.column}, '')`
 }
 
@@ -117,7 +117,7 @@ export function levelsFor(kind: ScopeKind, dim: number): Level[] {
 }
 
 /** Dims kept for a scope kind at a level (the same table as levelsFor, read the other way). */
-function dimsKept(kind: ScopeKind, level: Level): number[] {
+export function dimsKept(kind: ScopeKind, level: Level): number[] {
   const all = [TOTAL, ...DIMENSIONS.map((d) => d.code)]
   return all.filter((dim) => levelsFor(kind, dim).includes(level))
 }

@@ -2,16 +2,49 @@ import { Elysia } from 'elysia'
 import { callerOf } from '../auth'
 import { errorResponses } from '../docs'
 import { parseQuery, queryParameters } from '../shared'
-import { StatisticsQuery, StatisticsResult } from './stats.schema'
+import { CONTENT_TYPES } from './events.export'
+import { EventsExportQuery, StatisticsQuery, StatisticsResult } from './stats.schema'
 import type { StatsService } from './stats.service'
 
 const errors = errorResponses(400, 401, 403, 422, 429)
 
 export function statsRoutes({ stats }: { stats: StatsService }) {
-  return new Elysia({ name: 'stats', normalize: false }).get(
-    '/statistics',
-    ({ request }) => stats.statistics(callerOf(request), parseQuery(StatisticsQuery, new URL(request.url).searchParams)),
-    {
+  return new Elysia({ name: 'stats', normalize: false })
+    .get(
+      '/statistics/events',
+      async ({ request }) => {
+        const { stream, format } = await stats.exportEvents(callerOf(request), parseQuery(EventsExportQuery, new URL(request.url).searchParams))
+        return new Response(stream, {
+          headers: { 'content-type': CONTENT_TYPES[format], 'content-disposition': `attachment; filename="events.${format}"`, 'cache-control': 'no-store' },
+        })
+      },
+      {
+        response: errors,
+        detail: {
+          tags: ['Statistics'],
+          summary: 'Export the raw click events',
+          description: [
+            'The visits behind the statistics, one row per recorded visit (merged identical visits carry `count`), oldest first,',
+            'with the same filters, range (`start`/`end`/`interval`, default all) and scope rules as GET /statistics (members: their own links), no groupBy.',
+            '`format`: `csv` (default, a header row), `ndjson` (one JSON object a line) or `parquet`. Fields: at (ISO 8601 UTC; a timestamp in Parquet),',
+            'linkId, domain, key (the link as it is now), scan, count, continent, country, region, city, os, browser, device, referer, refererUrl,',
+            'utmSource, utmMedium, utmCampaign, utmTerm, utmContent. The answer streams in bounded memory, millions of rows included.',
+          ].join(' '),
+          parameters: queryParameters(EventsExportQuery),
+          responses: {
+            200: {
+              description: 'The events file.',
+              content: {
+                'text/csv': { schema: { type: 'string' } },
+                'application/x-ndjson': { schema: { type: 'string' } },
+                'application/vnd.apache.parquet': { schema: { type: 'string', format: 'binary' } },
+              },
+            },
+          },
+        },
+      },
+    )
+    .get('/statistics', ({ request }) => stats.statistics(callerOf(request), parseQuery(StatisticsQuery, new URL(request.url).searchParams)), {
       response: { 200: StatisticsResult, ...errors },
       detail: {
         tags: ['Statistics'],
@@ -29,6 +62,5 @@ export function statsRoutes({ stats }: { stats: StatsService }) {
         ].join(' '),
         parameters: queryParameters(StatisticsQuery),
       },
-    },
-  )
+    })
 }

@@ -60,7 +60,7 @@ export const StatisticsQuery = t.Object({
   linkIds: Ids(100, 'Links (repeated, 1-100); combined with linkId.'),
   domain: Str(1, 200, 'Links on this short domain.'),
   url: Str(1, 2500, 'A full short link (https://domain/key); takes precedence over domain.'),
-  linkType: t.Optional(literalUnion(FILTER_TYPES, { description: 'One of the 19 link-type filter values.' })),
+  linkType: t.Optional(literalUnion(FILTER_TYPES, { description: `One of the ${FILTER_TYPES.length} link-type filter values.` })),
   tagNames: t.Optional(
     t.Array(t.String({ minLength: 1, maxLength: 50 }), {
       minItems: 1,
@@ -100,3 +100,17 @@ export const GroupRow = t.Object(
   },
 )
 export const StatisticsResult = t.Union([CountResult, t.Array(TimeRow), t.Array(GroupRow)])
+
+/** GET /statistics/events: the same filters and scope, no groupBy; the file format. */
+export const EventsExportQuery = t.Composite([
+  t.Omit(StatisticsQuery, ['groupBy', 'granularity', 'timezone']),
+  t.Object({
+    format: t.Optional(
+      t.Union([t.Literal('csv'), t.Literal('ndjson'), t.Literal('parquet')], {
+        default: 'csv',
+        description: 'csv (a header row), ndjson (one JSON object a line) or parquet.',
+      }),
+    ),
+  }),
+])
+export type EventsExportQuery = Static<typeof EventsExportQuery>

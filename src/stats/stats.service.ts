@@ -16,9 +16,11 @@
 
 import type { Caller } from '../auth'
 import type { Settings } from '../config'
-import { forbidden, parameterError } from '../shared'
+import { keyOfShortLinkPath, shortLinkOf } from '../links'
+import { AppError, forbidden, parameterError } from '../shared'
+import type { EventsExporter, ExportFormat } from './events.export'
 import { type LinkSet, planQuery, planReadsSteps, type ReadPlan } from './stats.plan'
-import type { StatisticsQuery, StatisticsResult } from './stats.schema'
+import type { EventsExportQuery, StatisticsQuery, StatisticsResult } from './stats.schema'
 import { mergeReads, perLinkSql, readSql } from './stats.sql'
 import { ask, runSteps, type Steps } from './stats.steps'
 import type { LinkInfo, StatsReader, StatsStore, StatsStorePort } from './stats.store'
@@ -55,7 +57,7 @@ function compareKeys(a: unknown, b: unknown): number {
  * (stats.steps.ts): on SQLite they run synchronously inside the snapshot's transaction, on
  * PostgreSQL each store call is awaited. `statistics` returns a promise only on PostgreSQL.
  */
-export function createStatsService<Store extends StatsStorePort>(deps: { store: Store; settings: Settings; now?: () => number }) {
+export function createStatsService<Store extends StatsStorePort>(deps: { store: Store; settings: Settings; now?: () => number; exporter?: EventsExporter }) {
   const { store, settings } = deps
   const now = deps.now ?? Date.now
 
@@ -79,7 +81,7 @@ export function createStatsService<Store extends StatsStorePort>(deps: { store: 
       try {
         const u = new URL(q.url)
         domain = u.hostname.toLowerCase()
-        key = decodeURIComponent(u.pathname.replace(/^\/+/, ''))
+        key = keyOfShortLinkPath(u.pathname)
       } catch {
         throw parameterError(`'url' must be a full short link such as ${settings.shortOrigin(settings.defaultDomains[0] ?? 'example.com')}/abc`)
       }
@@ -104,7 +106,7 @@ export function createStatsService<Store extends StatsStorePort>(deps: { store: 
     const measured = linkRows.map((r) => ({ r, m: measure({ c: r.c, s: r.s }, plan.qr) })).filter((x) => x.m.clicks > 0)
     measured.sort((a, b) => b.m.clicks - a.m.clicks || compareKeys(by === 'link' ? a.r.id : a.r.k, by === 'link' ? b.r.id : b.r.k))
     if (by === 'link')
-      return measured.map(({ r, m }) => ({ linkId: r.id, shortLink: `${settings.shortOrigin(r.domain!)}/${r.key}`, destination: r.destination, ...m }))
+      return measured.map(({ r, m }) => ({ linkId: r.id, shortLink: shortLinkOf(settings, r.domain!, r.key!, r.link_type), destination: r.destination, ...m }))
     const name = by === 'link_type' ? 'linkType' : 'destination'
     return measured.map(({ r, m }) => ({ [name]: r.k, ...m }))
   }
@@ -160,6 +162,22 @@ export function createStatsService<Store extends StatsStorePort>(deps: { store: 
   return {
     /** Every read of one answer in one snapshot of the store (the writer commits in between). */
     statistics: (caller: Caller, q: StatisticsQuery) => store.snapshot((r) => runSteps(answer(r, caller, q))) as AnswerOf<Store>,
+    /** GET /statistics/events: the visits of the same scope, filters and range, as a stream of the format asked. */
+    async exportEvents(caller: Caller, q: EventsExportQuery): Promise<{ stream: ReadableStream<Uint8Array>; format: ExportFormat }> {
+      if (!deps.exporter) throw new AppError('service_unavailable', 'this store cannot export events')
+      const links = await runSteps(linksOf(store, caller, q))
+      const plan = planQuery({ ...q, groupBy: 'count' }, now())
+      const format = q.format ?? 'csv'
+      const stream = await deps.exporter.exportEvents({
+        links: Object.values(links).some((v) => v !== undefined) ? links : null,
+        filters: [...plan.filters],
+        start: plan.start ?? 0,
+        end: plan.end,
+        qr: q.qr,
+        format,
+      })
+      return { stream, format }
+    },
   }
 }
 
@@ -170,6 +188,7 @@ type AnswerOf<Store> = Store extends StatsStore ? StatisticsAnswer : Promise<Sta
 /** The service over either store: the route awaits whatever it answers. */
 export interface StatsService {
   statistics(caller: Caller, q: StatisticsQuery): StatisticsAnswer | Promise<StatisticsAnswer>
+  exportEvents(caller: Caller, q: EventsExportQuery): Promise<{ stream: ReadableStream<Uint8Array>; format: ExportFormat }>
 }
 
 export { MAX_BUCKETS } from './stats.plan'

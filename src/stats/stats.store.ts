@@ -25,6 +25,7 @@ export interface PerLinkRow {
   id?: string
   domain?: string
   key?: string
+  link_type?: string
   destination?: string
 }
 
@@ -32,7 +33,7 @@ export interface PerLinkRow {
 export type LinkInfo = Pick<LinkRow, 'seq' | 'id' | 'user_id' | 'domain' | 'key' | 'link_type' | 'destination' | 'deleted_at'>
 
 export function createStatsStore(db: Database) {
-  const all = <T>({ sql, args }: Statement) => db.query<T, SQLQueryBindings[]>(sql).all(...args)
+  const all = <T>({ sql, args }: Statement) => db.query<T, SQLQueryBindings[]>(sql).all(...(args as SQLQueryBindings[]))
   const byId = db.query<LinkInfo, [string]>('SELECT seq, id, user_id, domain, key, link_type, destination, deleted_at FROM links WHERE id = ?')
   const liveByDomainKey = db.query<LinkInfo, [string, string]>(
     'SELECT seq, id, user_id, domain, key, link_type, destination, deleted_at FROM links WHERE domain = ? AND key = ? AND deleted_at IS NULL',

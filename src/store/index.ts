@@ -13,6 +13,7 @@ export {
   createLeader,
   createLeaseLocks,
   createVisitCounter,
+  type ExternalTables,
   ensureClickPartitions,
   FLUSH,
   type InvalidationBus,

@@ -306,11 +306,18 @@ describe('upgrade from a store left at each earlier migration, with data', () =>
   let expected: unknown[]
   let expectedRollups: ReturnType<typeof rollups>
   let refCounts: Map<string, number>
+  let refEvents: unknown[]
   beforeAll(async () => {
     await buildReference()
-    expected = await answers(ref.call, ref.keys)
+    // Taken before the first statistics read: the events engine then moves the SQLite events out (issue 26).
     expectedRollups = rollups(ref.deps.db)
     refCounts = new Map(userTables(ref.deps.db).map((t) => [t, (ref.deps.db.query(`SELECT count(*) AS n FROM "${t}"`).get() as { n: number }).n]))
+    refEvents = ref.deps.db.query('SELECT * FROM click_events ORDER BY id').all()
+    // The reference answers once its events are in the engine. (While they moved, one answer of this
+    // in-process engine came back empty in a run: not understood yet, see the issue 26 report; the
+    // upgraded stores below answer during their move, in the worker, and match.)
+    await ref.deps.events.moved()
+    expected = await answers(ref.call, ref.keys)
   })
 
   test('the reference reads what it holds (the comparisons below are not empty)', () => {
@@ -338,7 +345,7 @@ describe('upgrade from a store left at each earlier migration, with data', () =>
       try {
         expect(rollups(deps.db)).toEqual(expectedRollups)
         // Every event, each string read back through the dictionary (0011), as the reference holds it.
-        expect(deps.db.query('SELECT * FROM click_events ORDER BY id').all()).toEqual(ref.deps.db.query('SELECT * FROM click_events ORDER BY id').all())
+        expect(deps.db.query('SELECT * FROM click_events ORDER BY id').all()).toEqual(refEvents)
         expect(await answers(call, ref.keys)).toEqual(expected)
       } finally {
         await deps.recorder.stop()

@@ -12,11 +12,14 @@
  * (CertMagic's model: one order per domain however many nodes see the trigger).
  */
 import { type DomainState, toAsciiDomain } from '../domains'
+import { metrics } from '../metrics'
 import type { LeaseLocks } from '../store'
 import type { AcmeIssuer } from './acme'
 import { type CertStore, renewAt, type StoredCertificate } from './cert-store'
 import type { Tls } from './tls'
 import type { TlsStorePort } from './tls.store'
+
+const acmeOrders = metrics.counter('shortlink_acme_orders_total', 'ACME certificate orders by result (issued, renewed, failed).', ['result'])
 
 const MAX_SLEEP_MS = 3600_000
 /** After the store could not be read while planning, look again this much later. */
@@ -242,10 +245,12 @@ export function createCertificateManager(opts: {
       await certs.put(issued)
       if (custom) await domains.setSsl(name, { sslStatus: 'active', sslError: null, sslAttempts: 0, sslNextAt: null })
       ownState.delete(name)
+      acmeOrders.labels(renewing ? 'renewed' : 'issued').inc()
       log.info(renewing ? 'certificate renewed' : 'certificate issued', { name, notAfter: new Date(issued.notAfter).toISOString(), ms: now() - t0 })
       opts.onCertificates()
     } catch (e) {
       const reason = (e as Error).message
+      acmeOrders.labels('failed').inc()
       const cur = custom ? domains.stateOf(name) : null
       const attempts = (custom ? (cur?.sslAttempts ?? 0) : (ownState.get(name)?.attempts ?? 0)) + 1
       const nextAt = now() + domains.backoffMs(attempts)

@@ -19,3 +19,13 @@ declare module '*.mmdb' {
   const path: string
   export default path
 }
+
+/** fontkit ships no types; qr.pdf.ts types the little it reads. */
+declare module 'fontkit' {
+  export function create(buffer: Uint8Array): unknown
+}
+
+declare module '*.so' {
+  const path: string
+  export default path
+}

@@ -1,12 +1,13 @@
 /**
- * CSV import in a real browser: a file with 3 good rows and 2 bad ones shows both problems in
- * the preview while nothing is written yet; importing then creates exactly the 3 good links
- * (with their tags, one created on the way), checked through the API.
+ * The import screen in real Chromium against the compiled binary: this dashboard's CSV shows a
+ * preview (the server's dry run) with each problem row while nothing is written; importing then
+ * creates exactly the good links with their tags; the same file again finds them all there. A
+ * Bitly export chosen as such lands on the chosen domain with its titles and creation dates.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
 import { type DashboardBrowser, type DashboardPage, dashboardBrowser } from '../helpers/dashboard'
 import { startServer, type TestServer } from '../helpers/server'
 
@@ -48,20 +49,40 @@ afterAll(async () => {
   await server?.stop()
 }, 60_000)
 
-async function preview(p: DashboardPage, ready: number) {
+async function preview(p: DashboardPage, file: string, source = 'CSV (this dashboard)') {
   await p.goto('/links/import')
-  await p.page.getByLabel('CSV file', { exact: true }).setInputFiles(csvPath)
-  await p.page.getByText(`${ready} ready to import`).waitFor()
+  await p.page.getByLabel('Exported from').selectOption({ label: source })
+  await p.page.getByLabel('Export file', { exact: true }).setInputFiles(file)
+  await p.page.getByRole('heading', { name: /^Preview of / }).waitFor()
 }
 
-test('the preview shows each bad row with its problem before anything is written', async () => {
+test('the choice: six sources, each saying what file to send; the domain for links not on a domain served here', async () => {
   const { page } = desktop
-  await preview(desktop, 3)
-  await page.getByText('2 with problems').waitFor()
+  await desktop.goto('/links/import')
+  expect(await page.getByLabel('Exported from').locator('option').allTextContents()).toEqual([
+    'CSV (this dashboard)',
+    'Bitly',
+    'Shlink',
+    'YOURLS',
+    'Kutt',
+    'Rebrandly',
+  ])
+  await page.getByLabel('Exported from').selectOption({ label: 'Kutt' })
+  await page.getByText("Send the JSON of Kutt's API GET /api/v2/links.").waitFor()
+  await page.getByLabel('Short domain for links on domains not served here').waitFor()
+  await desktop.screenshot('import-choose')
+  expect(await desktop.seriousA11yViolations()).toEqual([])
+})
+
+test('the preview (a dry run on the server) shows each bad row with its problem before anything is written', async () => {
+  const { page } = desktop
+  await preview(desktop, csvPath)
+  await page.getByText('3 links will be created').waitFor()
+  await page.getByText('2 rows with problems').waitFor()
   await page.getByText('url "ftp://bistro.example/old" is not an http or https address').waitFor()
   await page.getByText('key "bad key!" may hold only letters, digits, - and _').waitFor()
-  await page.getByText('New tags will be created: Autumn.').waitFor()
-  expect(await page.locator('.import-table tbody tr').count()).toBe(5)
+  expect(await page.locator('.import-table tbody tr').count()).toBe(2)
+  expect(await page.locator('.import-table tbody tr td.num').allTextContents()).toEqual(['5', '6'])
   // Nothing written: no link, no new tag.
   expect(await count()).toBe(0)
   expect(((await (await api('/tags')).json()) as { name: string }[]).map((t) => t.name)).toEqual(['menu'])
@@ -72,10 +93,8 @@ test('the preview shows each bad row with its problem before anything is written
 test('import creates exactly the 3 good links, with their tags, type and comment', async () => {
   const { page } = desktop
   await page.getByRole('button', { name: 'Import 3 links' }).click()
-  await page.getByText('3 created, 0 failed.').waitFor()
-  expect(await page.locator('progress').getAttribute('value')).toBe('3')
-  expect(await page.getByText('created', { exact: true }).count()).toBe(3)
-  expect(await page.getByText('skipped', { exact: true }).count()).toBe(2)
+  await page.getByText('3 created, 0 updated, 0 already there, 2 failed.').waitFor()
+  expect(Number(await page.locator('progress').getAttribute('value'))).toBe(Number(await page.locator('progress').getAttribute('max')))
 
   const tags = (await (await api('/tags')).json()) as { id: string; name: string }[]
   const tagName = new Map(tags.map((t) => [t.id, t.name]))
@@ -95,15 +114,50 @@ test('import creates exactly the 3 good links, with their tags, type and comment
   expect(desktop.externalRequests).toEqual([])
 })
 
-test('the same file again: the server already has those keys, so the preview says so', async () => {
+test('the same file again: the preview finds every good link already there, and nothing is to create', async () => {
   const { page } = desktop
-  await preview(desktop, 1)
-  await page.getByText('key "menu-card" is already used on localhost (https://bistro.example/menu)').waitFor()
+  await preview(desktop, csvPath)
+  await page.getByText('0 links will be created, 3 already there, 2 rows with problems').waitFor()
+  expect(await page.getByRole('button', { name: 'Import 0 links' }).isDisabled()).toBe(true)
   expect(await count()).toBe(3)
 })
 
+test('a Bitly export (API JSON): links move to the chosen domain with their titles and creation dates', async () => {
+  const { page } = desktop
+  await page.getByRole('button', { name: 'Choose another file' }).click()
+  await preview(desktop, resolve(import.meta.dir, '../fixtures/imports/bitly.json'), 'Bitly')
+  await page.getByText('3 links will be created').waitFor()
+  await page.getByText('url "javascript:alert(1)" is not an http or https address').waitFor()
+  await page.getByRole('button', { name: 'Import 3 links' }).click()
+  await page.getByText('3 created, 0 updated, 0 already there, 1 failed.').waitFor()
+  const { links } = (await (await api('/links?pageSize=100&includeArchived=true')).json()) as { links: any[] }
+  const careers = links.find((l) => l.key === 'acme-careers')
+  expect(careers).toMatchObject({
+    domain: 'localhost',
+    destination: 'https://acme.example/careers',
+    comments: 'Careers at ACME',
+    createdAt: '2020-11-30T08:00:00.000Z',
+  })
+  expect(desktop.errors).toEqual([])
+})
+
+test("a YOURLS export's click totals show in the links list as imported, apart from the clicks counted here", async () => {
+  const { page } = desktop
+  await page.getByRole('button', { name: 'Import another file' }).click()
+  await preview(desktop, resolve(import.meta.dir, '../fixtures/imports/yourls.csv'), 'YOURLS')
+  await page.getByRole('button', { name: 'Import 3 links' }).click()
+  await page.getByText('3 created, 0 updated, 0 already there, 1 failed.').waitFor()
+  await page.getByRole('link', { name: 'View links' }).click()
+  const row = page.locator('tr', { hasText: 'ozh.example' })
+  await row.getByText('+1,012 imported').waitFor()
+  expect((await row.locator('td.num').textContent())?.startsWith('0')).toBe(true)
+  await desktop.screenshot('import-links')
+  expect(desktop.errors).toEqual([])
+})
+
 test('phone width: the preview stays readable', async () => {
-  await preview(phone, 1)
+  await preview(phone, csvPath)
+  await phone.page.getByText('3 already there').waitFor()
   await phone.screenshot('import')
   expect(await phone.seriousA11yViolations()).toEqual([])
   expect(phone.errors).toEqual([])

@@ -71,7 +71,8 @@ async function openSection(title: string) {
 test('a link of each of the 16 types, created through the form', async () => {
   await dash.goto('/links/new')
   await page.getByRole('list', { name: 'Link types' }).waitFor()
-  expect(await page.getByRole('list', { name: 'Link types' }).getByRole('link').count()).toBe(16)
+  // The 16 below and GS1 products (test/dashboard/gs1-print.browser.test.ts).
+  expect(await page.getByRole('list', { name: 'Link types' }).getByRole('link').count()).toBe(17)
   expect(await dash.seriousA11yViolations()).toEqual([])
   await dash.screenshot('link-editor-types')
 

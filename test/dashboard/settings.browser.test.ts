@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { type DashboardBrowser, type DashboardPage, dashboardBrowser } from '../helpers/dashboard'
-import { startServer, type TestServer } from '../helpers/server'
+import { onPostgres, startServer, type TestServer } from '../helpers/server'
 
 let server: TestServer
 let browser: DashboardBrowser
@@ -107,4 +107,34 @@ test('a member sees only their own keys and no users', async () => {
     expect(member.externalRequests).toEqual([])
     await member.close()
   }
+}, 60_000)
+
+test('an admin sees when the node was last backed up; members do not see backups', async () => {
+  const { page } = admin
+  await admin.goto('/settings')
+  const section = page.getByRole('region', { name: 'Backups' })
+  if (onPostgres()) {
+    await section.getByText('back it up with pg_dump').waitFor()
+    return
+  }
+  await section.getByText('None yet').waitFor()
+  const made = await server.run(['backup', `${server.dir}/settings-test.tar.zst`])
+  expect(made.code).toBe(0)
+  const status = (await (await server.api('/backups/status')).json()) as { lastSuccess: { at: string; bytes: number } }
+  await page.reload()
+  const shown = await section.getByRole('definition').first().textContent()
+  // The time the API answers, as the browser writes it, and how the backup was made.
+  const expected = await page.evaluate((at) => new Date(at).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' }), status.lastSuccess.at)
+  expect(shown).toContain(expected)
+  expect(shown).toContain('by shortlink backup')
+  await admin.screenshot('settings-backups')
+  expect(await admin.seriousA11yViolations()).toEqual([])
+
+  const memberKey = await server.keyFor('noor', 'member')
+  const member = await browser.open(server, { signIn: { apiKey: memberKey } })
+  await member.goto('/settings')
+  await member.page.getByRole('heading', { name: 'Your API keys' }).waitFor()
+  expect(await member.page.getByRole('heading', { name: 'Backups' }).count()).toBe(0)
+  expect((await server.api('/backups/status', { key: memberKey })).status).toBe(403)
+  await member.close()
 }, 60_000)

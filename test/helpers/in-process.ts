@@ -16,11 +16,13 @@ export interface ApiHarness {
     path: string,
     opts?: { key?: string | null; json?: unknown; body?: BodyInit; headers?: Record<string, string>; ip?: string },
   ): Promise<{ status: number; body: any; headers: Headers }>
+  /** The response itself (binary bodies), as the admin key. */
+  fetch(path: string, key?: string): Promise<Response>
 }
 
-export function createHarness(toml: Record<string, unknown> = {}): ApiHarness {
+export function createHarness(toml: Record<string, unknown> = {}, opts: { busyLinkClicks?: number } = {}): ApiHarness {
   const config = buildConfig(toml, {})
-  const deps = createDeps(config, ':memory:', createLogger(true), { now: steppingClock() })
+  const deps = createDeps(config, ':memory:', createLogger(true), { now: steppingClock(), ...opts })
   const app = createApiApp(deps)
   for (const u of ['alice', 'bob', 'carol']) deps.auth.addUser(u)
   const keys = {
@@ -49,6 +51,8 @@ export function createHarness(toml: Record<string, unknown> = {}): ApiHarness {
       } catch {}
       return { status: res.status, body: parsed, headers: res.headers }
     },
+    fetch: (path, key = keys.admin) =>
+      app.handle(new Request(`https://localhost${deps.settings.apiPrefix}${path}`, { headers: { authorization: `Bearer ${key}` } }), '127.0.0.1'),
   }
 }
 

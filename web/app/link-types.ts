@@ -16,6 +16,7 @@ export const LINK_TYPES = [
   'text',
   'sms',
   'svg',
+  'gs1',
 ] as const
 export type LinkType = (typeof LINK_TYPES)[number]
 export const isLinkType = (s: string | null | undefined): s is LinkType => (LINK_TYPES as readonly string[]).includes(s ?? '')
@@ -41,4 +42,5 @@ export const FILTER_LINK_TYPES = [
   'sms',
   'svg',
   'code',
+  'gs1',
 ] as const

@@ -15,6 +15,7 @@ export const ROUTES: Route[] = [
   { pattern: '/links/:id/qr', load: () => import('./screens/qr-designer').then((m) => m.QrDesignerScreen) },
   { pattern: '/links/:id/stats', load: () => import('./screens/stats').then((m) => m.StatsScreen) },
   { pattern: '/qr', load: () => import('./screens/qr-designer').then((m) => m.QrDesignerScreen) },
+  { pattern: '/print', load: () => import('./screens/print-runs').then((m) => m.PrintRunsScreen) },
   { pattern: '/stats', load: () => import('./screens/stats').then((m) => m.StatsScreen) },
   { pattern: '/domains', load: () => import('./screens/domains').then((m) => m.DomainsScreen) },
   { pattern: '/files', load: () => import('./screens/library').then((m) => m.FilesScreen) },

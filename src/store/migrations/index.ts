@@ -10,7 +10,9 @@ import { usersKeys } from './0009_users_keys'
 import { statsGroups } from './0010_stats_groups'
 import { clickValues } from './0011_click_values'
 import { sessions } from './0012_sessions'
-import { linkHealth } from './0013_link_health'
+import { imports } from './0013_imports'
+import { qrBatches } from './0014_qr_batches'
+import { linkHealth } from './0015_link_health'
 
 export interface Migration {
   id: number
@@ -32,5 +34,7 @@ export const migrations: Migration[] = [
   statsGroups,
   clickValues,
   sessions,
+  imports,
+  qrBatches,
   linkHealth,
 ]

@@ -129,7 +129,24 @@ export interface CopyProgress {
   done: boolean
 }
 
+/**
+ * Tables whose rows come from elsewhere than the SQLite file: a single node keeps its click events
+ * and their rollups in the events engine (DuckDB, src/stats), which hands them over in the target's
+ * columns. The SQLite tables of those names are then not read.
+ */
+export interface ExternalTables {
+  tables: readonly CopiedTable[]
+  count(table: CopiedTable): Promise<number>
+  columns(table: CopiedTable): readonly string[]
+  /** Rows in `columns` order, in chunks. */
+  rows(table: CopiedTable): AsyncIterable<unknown[][]>
+  /** An instant of every month holding click events (each gets its partition first). */
+  clickMonths(): Promise<number[]>
+}
+
 export interface CopyOptions {
+  /** Tables read from the events engine instead of SQLite. */
+  external?: ExternalTables
   /** Empty the copied tables of a non-empty target first. */
   force?: boolean
   onProgress?: (p: CopyProgress) => void
@@ -158,7 +175,10 @@ export async function copySqliteToPostgres(source: SqliteSource, sql: SQL, opts:
   await migratePostgres(sql, { onMigration: opts.onMigration })
   const lite = source.db
   const totals = new Map<CopiedTable, number>()
-  for (const t of COPIED_TABLES) totals.set(t, lite.query<{ n: number }, []>(`SELECT count(*) AS n FROM ${t}`).get()!.n)
+  const external = opts.external
+  const isExternal = (t: CopiedTable) => external?.tables.includes(t) ?? false
+  for (const t of COPIED_TABLES)
+    totals.set(t, isExternal(t) ? await external!.count(t) : lite.query<{ n: number }, []>(`SELECT count(*) AS n FROM ${t}`).get()!.n)
 
   const nonEmpty: string[] = []
   for (const t of COPIED_TABLES) {
@@ -177,7 +197,10 @@ export async function copySqliteToPostgres(source: SqliteSource, sql: SQL, opts:
         const report = (copied: number, done = false) => opts.onProgress?.({ table, copied, total, elapsedMs: performance.now() - started, done })
         report(0)
         if (table === 'files') await copyFiles(lite, tx, source.filesDir, missingBlobs, report)
-        else {
+        else if (isExternal(table)) {
+          if (table === 'click_events') for (const at of await external!.clickMonths()) await tx`SELECT click_events_month(${at}::bigint)`
+          await copyExternal(external!, tx, table, report)
+        } else {
           if (table === 'click_events') await makeClickPartitions(lite, tx)
           await copyTable(lite, tx, table, opts.chunkRows ?? 5000, report)
         }
@@ -241,6 +264,22 @@ async function copyTable(lite: Database, tx: SQL, table: CopiedTable, chunkRows:
   } finally {
     stmt.finalize()
   }
+  report(copied, true)
+}
+
+async function copyExternal(external: ExternalTables, tx: SQL, table: CopiedTable, report: (copied: number, done?: boolean) => void) {
+  const list = external
+    .columns(table)
+    .map((c) => `"${c}"`)
+    .join(', ')
+  const writer = tx.unsafe(`COPY ${table} (${list}) FROM STDIN`).writable().getWriter()
+  let copied = 0
+  for await (const chunk of external.rows(table)) {
+    await writer.write(chunk.map((row) => `${row.map(copyField).join('\t')}\n`).join(''))
+    copied += chunk.length
+    report(copied)
+  }
+  await writer.close()
   report(copied, true)
 }
 

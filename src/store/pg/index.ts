@@ -10,6 +10,7 @@ export {
   CopyRefusedError,
   type CopyResult,
   copySqliteToPostgres,
+  type ExternalTables,
   openSqliteSource,
   type SqliteSource,
   type TableCount,

@@ -1,54 +1,70 @@
 /**
- * CSV import: the file is read in the browser and every row checked before anything is
- * written; then the good rows are created one by one, each with its own result.
+ * Import: a file exported from this dashboard or from Bitly, Shlink, YOURLS, Kutt or Rebrandly
+ * goes to POST /imports. First as a dry run (the server reads and checks every row and writes
+ * nothing), shown as a preview with each problem row; then for real, with the record's counts
+ * moving as it runs. The server does the reading, so every format, file size and rule is the
+ * API's own and a file imported twice creates nothing new.
  */
-import { useMemo, useState } from 'preact/hooks'
-import { errorText } from '../api'
-import { CsvError, parseCsv } from '../csv'
+import type { Static } from '@sinclair/typebox'
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks'
+import type { ImportRecord } from '../../../src/imports/imports.schema'
+import { IMPORT_SOURCES, type ImportSourceName, SOURCE_HELP } from '../../../src/imports/imports.sources'
+import { api, errorText, get } from '../api'
 import { Link } from '../router'
 import type { ScreenProps } from '../routes'
 import { canWrite, useSession } from '../session'
 import { Button, Empty, ErrorBox, Field, Loading, Page, useResource } from '../ui'
-import { type ImportRow, type ParsedImport, readImport } from './import/rows'
-import { keysInUse, missingTags, type RowResult, runImport } from './import/run'
-import { fetchDomains, fetchTags } from './links/model'
+import { fetchDomains } from './links/model'
 
-const MAX_FILE_BYTES = 5 * 1024 * 1024
-/** Rows drawn in the preview; the rest are counted (rows with problems are always drawn first). */
-const PREVIEW_ROWS = 500
+type ImportResult = Static<typeof ImportRecord>
 
-interface Loaded {
-  file: File
-  fileName: string
-  table: string[][]
-  /** Lines the server already knows a link for (its key is taken). */
-  taken: Map<number, string>
+/** How often a running import's record is read. */
+const POLL_MS = 500
+
+type Phase =
+  | { step: 'choose' }
+  | { step: 'checking'; record: ImportResult | null }
+  | { step: 'preview'; record: ImportResult }
+  | { step: 'importing'; record: ImportResult }
+  | { step: 'done'; record: ImportResult }
+
+/** Sends the file, then reads the record until the import ends; `onRecord` hears every reading. */
+async function runImport(
+  file: File,
+  fields: { source: ImportSourceName; domain: string; dryRun: boolean },
+  onRecord: (r: ImportResult) => void,
+  signal: AbortSignal,
+): Promise<ImportResult> {
+  const form = new FormData()
+  form.set('source', fields.source)
+  if (fields.domain) form.set('domain', fields.domain)
+  form.set('dryRun', String(fields.dryRun))
+  form.set('file', file, file.name)
+  let record = (await api<ImportResult>('POST', '/imports', { form, signal })).data
+  onRecord(record)
+  while (record.status === 'running') {
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS))
+    if (signal.aborted) throw new DOMException('left the screen', 'AbortError')
+    record = await get<ImportResult>(`/imports/${record.id}`, undefined, signal)
+    onRecord(record)
+  }
+  return record
 }
+
+const plural = (n: number, one: string, many = `${one}s`) => `${n.toLocaleString()} ${n === 1 ? one : many}`
 
 export function ImportScreen(_: ScreenProps) {
   const session = useSession()
   const domains = useResource((signal) => fetchDomains(signal), [])
-  const tags = useResource((signal) => fetchTags(signal), [])
-  const ownTags = useMemo(() => (tags.data ?? []).filter((t) => t.userId === session.userId), [tags.data, session.userId])
   const domainNames = useMemo(() => (domains.data ?? []).map((d) => d.slug), [domains.data])
-  const [defaultDomain, setDefaultDomain] = useState('')
-  const domain = defaultDomain || domainNames[0] || ''
-
-  const [loaded, setLoaded] = useState<Loaded | null>(null)
-  const [fileError, setFileError] = useState<string | null>(null)
-  const [checking, setChecking] = useState(false)
-  const [results, setResults] = useState<Map<number, RowResult> | null>(null)
-  const [running, setRunning] = useState<AbortController | null>(null)
-
-  const parsed: ParsedImport | null = useMemo(() => {
-    if (!loaded) return null
-    const p = readImport(loaded.table, new Set(domainNames), domain)
-    for (const r of p.rows) {
-      const taken = loaded.taken.get(r.line)
-      if (taken && r.errors.length === 0) r.errors.push(taken)
-    }
-    return p
-  }, [loaded, domainNames, domain])
+  const [source, setSource] = useState<ImportSourceName>('csv')
+  const [chosenDomain, setChosenDomain] = useState('')
+  const domain = chosenDomain || domainNames[0] || ''
+  const [file, setFile] = useState<File | null>(null)
+  const [phase, setPhase] = useState<Phase>({ step: 'choose' })
+  const [error, setError] = useState<string | null>(null)
+  const running = useRef<AbortController | null>(null)
+  useEffect(() => () => running.current?.abort(), [])
 
   if (!canWrite(session))
     return (
@@ -56,72 +72,39 @@ export function ImportScreen(_: ScreenProps) {
         <Empty title="Your account can only read">Importing creates links; ask an admin for a member account.</Empty>
       </Page>
     )
-  if (domains.error || tags.error)
-    return (
-      <ErrorBox
-        error={domains.error ?? tags.error}
-        retry={() => {
-          domains.reload()
-          tags.reload()
-        }}
-      />
-    )
-  if (!domains.data || !tags.data) return <Loading />
+  if (domains.error) return <ErrorBox error={domains.error} retry={domains.reload} />
+  if (!domains.data) return <Loading />
 
-  const readFile = async (file: File, rowDomain = domain) => {
-    setFileError(null)
-    setLoaded(null)
-    setResults(null)
-    if (file.size > MAX_FILE_BYTES) {
-      setFileError(`${file.name} is ${(file.size / 1024 / 1024).toFixed(1)} MB; import at most 5 MB at a time (split the file)`)
-      return
-    }
-    let table: string[][]
-    try {
-      table = parseCsv(await file.text())
-    } catch (e) {
-      setFileError(e instanceof CsvError ? `${file.name} cannot be read as CSV: ${e.message}` : errorText(e))
-      return
-    }
-    setChecking(true)
-    try {
-      const local = readImport(table, new Set(domainNames), rowDomain)
-      const taken = local.fileErrors.length ? new Map<number, string>() : await keysInUse(local.rows)
-      setLoaded({ file, fileName: file.name, table, taken })
-    } catch (e) {
-      setFileError(`The rows could not be checked with the server: ${errorText(e)}`)
-    } finally {
-      setChecking(false)
-    }
-  }
-
-  const ready = parsed?.rows.filter((r) => r.errors.length === 0) ?? []
-  const bad = (parsed?.rows.length ?? 0) - ready.length
-
-  const start = async () => {
+  const send = async (f: File, dryRun: boolean) => {
+    running.current?.abort()
     const controller = new AbortController()
-    const out = new Map<number, RowResult>()
-    setResults(new Map(out))
-    setRunning(controller)
+    running.current = controller
+    setError(null)
+    setPhase(dryRun ? { step: 'checking', record: null } : { step: 'importing', record: (phase as { record: ImportResult }).record })
     try {
-      await runImport(
-        ready,
-        ownTags,
-        (line, result) => {
-          out.set(line, result)
-          setResults(new Map(out))
-        },
+      const record = await runImport(
+        f,
+        { source, domain, dryRun },
+        (r) => setPhase(dryRun ? { step: 'checking', record: r } : { step: 'importing', record: r }),
         controller.signal,
       )
-    } finally {
-      setRunning(null)
-      tags.reload()
+      setPhase(dryRun ? { step: 'preview', record } : { step: 'done', record })
+    } catch (e) {
+      if ((e as Error).name === 'AbortError') return
+      setError(dryRun ? `${f.name} could not be checked: ${errorText(e)}` : `The import could not run: ${errorText(e)}`)
+      setPhase({ step: 'choose' })
     }
   }
-
-  const created = results ? [...results.values()].filter((r) => r.ok).length : 0
-  const failed = results ? results.size - created : 0
-  const finished = results !== null && !running
+  const choose = (f: File) => {
+    setFile(f)
+    void send(f, true)
+  }
+  const restart = () => {
+    running.current?.abort()
+    setFile(null)
+    setError(null)
+    setPhase({ step: 'choose' })
+  }
 
   return (
     <Page
@@ -132,92 +115,28 @@ export function ImportScreen(_: ScreenProps) {
         </Link>
       }
     >
-      {results === null ? (
+      {phase.step === 'choose' || phase.step === 'checking' ? (
         <ChooseFile
+          source={source}
+          setSource={setSource}
           domains={domainNames}
           domain={domain}
-          setDomain={(d) => {
-            setDefaultDomain(d)
-            // Keys are checked per domain: check the file's again for the new one.
-            if (loaded) readFile(loaded.file, d)
-          }}
-          onFile={readFile}
-          error={fileError}
-          checking={checking}
+          setDomain={setChosenDomain}
+          onFile={choose}
+          error={error}
+          checking={phase.step === 'checking' ? phase.record : undefined}
         />
       ) : null}
-      {parsed ? (
-        <section class="card import-preview" aria-labelledby="import-preview-title">
-          <h2 id="import-preview-title">{results === null ? `Preview of ${loaded!.fileName}` : 'Import'}</h2>
-          {parsed.fileErrors.length ? (
-            <div role="alert" class="import-file-errors">
-              {parsed.fileErrors.map((e) => (
-                <p key={e}>{e}</p>
-              ))}
-            </div>
-          ) : (
-            <>
-              <p class="import-summary" role="status">
-                {results === null ? (
-                  <>
-                    <strong>{ready.length}</strong> ready to import
-                    {bad ? (
-                      <>
-                        , <strong class="import-bad">{bad}</strong> with problems (they will be skipped; fix them in the file and import it again)
-                      </>
-                    ) : null}
-                    .{missingTags(ready, ownTags).length ? ` New tags will be created: ${missingTags(ready, ownTags).join(', ')}.` : ''}
-                  </>
-                ) : (
-                  <>
-                    {created} created, {failed} failed{running ? `, ${ready.length - results.size} to go` : ''}.
-                  </>
-                )}
-              </p>
-              {parsed.ignoredColumns.length ? <p class="hint">Columns ignored: {parsed.ignoredColumns.join(', ')}.</p> : null}
-              {results !== null ? (
-                <label class="import-progress">
-                  <span class="visually-hidden">Import progress</span>
-                  <progress class="progress" max={Math.max(ready.length, 1)} value={results.size} />
-                </label>
-              ) : null}
-              <div class="import-actions">
-                {results === null ? (
-                  <>
-                    <Button kind="primary" disabled={ready.length === 0} onClick={start}>
-                      Import {ready.length} link{ready.length === 1 ? '' : 's'}
-                    </Button>
-                    <Button onClick={() => setLoaded(null)}>Choose another file</Button>
-                  </>
-                ) : running ? (
-                  <Button onClick={() => running.abort()}>Stop</Button>
-                ) : (
-                  <>
-                    <Link href="/links" class="btn btn-primary">
-                      View links
-                    </Link>
-                    <Button
-                      onClick={() => {
-                        setLoaded(null)
-                        setResults(null)
-                      }}
-                    >
-                      Import another file
-                    </Button>
-                  </>
-                )}
-              </div>
-              {finished && failed === 0 && created > 0 ? <p class="import-done">All {created} links were created.</p> : null}
-              <PreviewTable rows={parsed.rows} results={results} />
-            </>
-          )}
-        </section>
+      {phase.step === 'preview' || phase.step === 'importing' || phase.step === 'done' ? (
+        <Report phase={phase} fileName={file?.name ?? ''} onImport={() => file && send(file, false)} onRestart={restart} />
       ) : null}
     </Page>
   )
 }
 
 function ChooseFile({
+  source,
+  setSource,
   domains,
   domain,
   setDomain,
@@ -225,22 +144,47 @@ function ChooseFile({
   error,
   checking,
 }: {
+  source: ImportSourceName
+  setSource: (s: ImportSourceName) => void
   domains: string[]
   domain: string
   setDomain: (d: string) => void
   onFile: (f: File) => void
   error: string | null
-  checking: boolean
+  /** Set while the file is checked (null until the server answers). */
+  checking: ImportResult | null | undefined
 }) {
   const [over, setOver] = useState(false)
+  const busy = checking !== undefined
   return (
     <section class="card import-choose" aria-labelledby="import-choose-title">
-      <h2 id="import-choose-title">Choose a CSV file</h2>
-      <p>
-        The first row names the columns: <code>url</code> (required), <code>key</code>, <code>domain</code>, <code>tags</code> (names separated by{' '}
-        <code>;</code>), <code>comment</code> and <code>type</code> (<code>link</code> or <code>google-form</code>). A file exported from the links page imports
-        as it is. Nothing is created until you have seen the preview.
-      </p>
+      <h2 id="import-choose-title">Choose a file</h2>
+      <Field label="Exported from" hint={`Send ${SOURCE_HELP[source].file}.`}>
+        {(p) => (
+          <select {...p} value={source} disabled={busy} onChange={(e) => setSource(e.currentTarget.value as ImportSourceName)}>
+            {IMPORT_SOURCES.map((s) => (
+              <option key={s} value={s}>
+                {SOURCE_HELP[s].label}
+              </option>
+            ))}
+          </select>
+        )}
+      </Field>
+      <Field
+        label={source === 'csv' ? 'Short domain for rows without one' : 'Short domain for links on domains not served here'}
+        hint={source === 'csv' ? undefined : 'Links on a domain this server serves keep it; the others (bit.ly, kutt.it, …) move here with their keys.'}
+      >
+        {(p) => (
+          <select {...p} value={domain} disabled={busy} onChange={(e) => setDomain(e.currentTarget.value)}>
+            {domains.map((d) => (
+              <option key={d} value={d}>
+                {d}
+              </option>
+            ))}
+          </select>
+        )}
+      </Field>
+      <p>Nothing is created until you have seen what the import will do. Importing the same file again creates nothing new.</p>
       {/* biome-ignore lint/a11y/noStaticElementInteractions: dropping is a pointer shortcut; the file input inside serves keyboards */}
       <div
         class={`import-drop${over ? ' import-drop-over' : ''}`}
@@ -253,16 +197,16 @@ function ChooseFile({
           e.preventDefault()
           setOver(false)
           const f = e.dataTransfer?.files[0]
-          if (f) onFile(f)
+          if (f && !busy) onFile(f)
         }}
       >
-        <Field label="CSV file" hint="Drop the file here or choose it; up to 5 MB and 10,000 rows." error={error}>
+        <Field label="Export file" hint="Drop the file here or choose it (CSV or JSON, as the service exports it)." error={error}>
           {(p) => (
             <input
               {...p}
               type="file"
-              accept=".csv,text/csv"
-              disabled={checking}
+              accept=".csv,.json,text/csv,application/json"
+              disabled={busy}
               onChange={(e) => {
                 const f = e.currentTarget.files?.[0]
                 if (f) onFile(f)
@@ -271,114 +215,133 @@ function ChooseFile({
             />
           )}
         </Field>
-        {checking ? <Loading label="Checking the rows…" /> : null}
+        {busy ? (
+          <Loading
+            label={
+              checking && checking.total > 0
+                ? `Checking the rows… ${rowsRead(checking).toLocaleString()} of ${checking.total.toLocaleString()}`
+                : 'Checking the rows…'
+            }
+          />
+        ) : null}
       </div>
-      <Field label="Short domain for rows without one">
-        {(p) => (
-          <select {...p} value={domain} onChange={(e) => setDomain(e.currentTarget.value)}>
-            {domains.map((d) => (
-              <option key={d} value={d}>
-                {d}
-              </option>
-            ))}
-          </select>
-        )}
-      </Field>
     </section>
   )
 }
 
-function PreviewTable({ rows, results }: { rows: ImportRow[]; results: Map<number, RowResult> | null }) {
-  const shown = useMemo(() => {
-    const withErrors = rows.filter((r) => r.errors.length > 0)
-    const rest = rows.filter((r) => r.errors.length === 0)
-    const picked = [...withErrors.slice(0, PREVIEW_ROWS), ...rest.slice(0, Math.max(0, PREVIEW_ROWS - withErrors.length))]
-    return picked.sort((a, b) => a.line - b.line)
-  }, [rows])
+const rowsRead = (r: ImportResult) => r.created + r.updated + r.skipped + r.failed
+
+function Report({
+  phase,
+  fileName,
+  onImport,
+  onRestart,
+}: {
+  phase: Extract<Phase, { step: 'preview' | 'importing' | 'done' }>
+  fileName: string
+  onImport: () => void
+  onRestart: () => void
+}) {
+  const r = phase.record
+  const importable = r.created + r.updated
   return (
-    <>
-      {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a table wider than a phone scrolls sideways; keyboards reach it only when it can take focus (axe scrollable-region-focusable) */}
-      <section class="table-wrap import-table" tabIndex={0} aria-label="Rows of the file">
-        <table>
-          <caption class="visually-hidden">Rows of the file</caption>
-          <thead>
-            <tr>
-              <th scope="col" class="num">
-                Line
-              </th>
-              <th scope="col">Destination</th>
-              <th scope="col" class="hide-phone">
-                Key
-              </th>
-              <th scope="col" class="hide-phone">
-                Domain
-              </th>
-              <th scope="col" class="hide-phone">
-                Tags
-              </th>
-              <th scope="col" class="hide-phone">
-                Type
-              </th>
-              <th scope="col">Status</th>
-            </tr>
-          </thead>
-          <tbody>
-            {shown.map((r) => {
-              const result = results?.get(r.line)
-              return (
-                <tr key={r.line} class={r.errors.length || (result && !result.ok) ? 'import-row-bad' : undefined}>
-                  <td class="num">{r.line}</td>
-                  <td class="import-url">{r.url || <span class="muted">(empty)</span>}</td>
-                  <td class="hide-phone mono">{r.key || <span class="muted">random</span>}</td>
-                  <td class="hide-phone">{r.domain}</td>
-                  <td class="hide-phone">{r.tags.join(', ')}</td>
-                  <td class="hide-phone">{r.type}</td>
-                  <td class="import-status">
-                    <RowStatus row={r} result={result} importing={results !== null} />
-                  </td>
-                </tr>
-              )
-            })}
-          </tbody>
-        </table>
-      </section>
-      {rows.length > shown.length ? (
-        <p class="hint">
-          Showing {shown.length} of {rows.length.toLocaleString()} rows (every row with a problem first).
+    <section class="card import-preview" aria-labelledby="import-report-title">
+      <h2 id="import-report-title">{phase.step === 'preview' ? `Preview of ${fileName}` : `Import of ${fileName}`}</h2>
+      {phase.step === 'preview' ? (
+        <p class="import-summary" role="status">
+          <strong>{plural(r.created, 'link')}</strong> will be created
+          {r.updated ? (
+            <>
+              , <strong>{r.updated.toLocaleString()}</strong> of yours updated
+            </>
+          ) : null}
+          {r.skipped ? (
+            <>
+              , <strong>{r.skipped.toLocaleString()}</strong> already there
+            </>
+          ) : null}
+          {r.failed ? (
+            <>
+              , <strong class="import-bad">{plural(r.failed, 'row')} with problems</strong> (they will be skipped; fix them in the file and import it again)
+            </>
+          ) : null}
+          .
+        </p>
+      ) : (
+        <>
+          <p class="import-summary" role="status">
+            {r.created.toLocaleString()} created, {r.updated.toLocaleString()} updated, {r.skipped.toLocaleString()} already there, {r.failed.toLocaleString()}{' '}
+            failed
+            {phase.step === 'importing' && r.total ? `, ${(r.total - rowsRead(r)).toLocaleString()} to go` : ''}.
+          </p>
+          <label class="import-progress">
+            <span class="visually-hidden">Import progress</span>
+            <progress class="progress" max={Math.max(r.total, 1)} value={phase.step === 'done' ? Math.max(r.total, 1) : rowsRead(r)} />
+          </label>
+        </>
+      )}
+      {phase.step === 'done' && r.status === 'failed' ? (
+        <p role="alert" class="import-file-errors">
+          The import stopped before the end of the file (see the last problem below). The rows before it were imported; import the file again to finish.
         </p>
       ) : null}
-    </>
+      <div class="import-actions">
+        {phase.step === 'preview' ? (
+          <>
+            <Button kind="primary" disabled={importable === 0} onClick={onImport}>
+              Import {plural(importable, 'link')}
+            </Button>
+            <Button onClick={onRestart}>Choose another file</Button>
+          </>
+        ) : phase.step === 'importing' ? (
+          <Loading label="Importing…" />
+        ) : (
+          <>
+            <Link href="/links" class="btn btn-primary">
+              View links
+            </Link>
+            <Button onClick={onRestart}>Import another file</Button>
+          </>
+        )}
+      </div>
+      {phase.step === 'done' && r.status === 'done' && r.failed === 0 && r.created + r.updated > 0 ? (
+        <p class="import-done">All {plural(r.created + r.updated, 'link')} are in.</p>
+      ) : null}
+      {r.errors.length ? <Problems record={r} /> : null}
+    </section>
   )
 }
 
-function RowStatus({ row, result, importing }: { row: ImportRow; result: RowResult | undefined; importing: boolean }) {
-  if (row.errors.length)
-    return (
-      <>
-        <span class="badge badge-bad">{importing ? 'skipped' : 'error'}</span>
-        <ul class="import-errors">
-          {row.errors.map((e) => (
-            <li key={e}>{e}</li>
-          ))}
-        </ul>
-      </>
-    )
-  if (!result) return <span class="badge">{importing ? 'waiting' : 'ready'}</span>
-  if (result.ok)
-    return (
-      <>
-        <span class="badge badge-ok">created</span>{' '}
-        <a href={result.link.shortLink} target="_blank" rel="noopener noreferrer" class="mono">
-          {result.link.shortLink.replace(/^https?:\/\//, '')}
-        </a>
-      </>
-    )
+function Problems({ record }: { record: ImportResult }) {
   return (
     <>
-      <span class="badge badge-bad">failed</span>
-      <ul class="import-errors">
-        <li>{result.message}</li>
-      </ul>
+      {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a table wider than a phone scrolls sideways; keyboards reach it only when it can take focus (axe scrollable-region-focusable) */}
+      <section class="table-wrap import-table" tabIndex={0} aria-label="Rows with problems">
+        <table>
+          <caption class="visually-hidden">Rows with problems</caption>
+          <thead>
+            <tr>
+              <th scope="col" class="num">
+                Row
+              </th>
+              <th scope="col">Problem</th>
+            </tr>
+          </thead>
+          <tbody>
+            {record.errors.map((e) => (
+              <tr key={`${e.row}-${e.message}`} class="import-row-bad">
+                <td class="num">{e.row || '–'}</td>
+                <td class="import-errors-cell">{e.message}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </section>
+      {record.failed > record.errors.length ? (
+        <p class="hint">
+          Showing the first {record.errors.length.toLocaleString()} of {record.failed.toLocaleString()} rows with problems.
+        </p>
+      ) : null}
     </>
   )
 }

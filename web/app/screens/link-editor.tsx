@@ -5,7 +5,7 @@
  * it names (or in a toast when no field on screen matches).
  */
 import { useEffect, useRef, useState } from 'preact/hooks'
-import type { LinkHealth } from '../../../src/links/links.health.values'
+import { hasHealth, type LinkHealth } from '../../../src/links/links.health.values'
 import { ApiError, del, errorText, get, patch, post } from '../api'
 import { Link, navigate } from '../router'
 import type { ScreenProps } from '../routes'
@@ -141,7 +141,9 @@ function Editor({ type, record: initial, readOnly }: { type: LinkType; record: L
     if (readOnly) return
     setBusy(true)
     setError(null)
-    const body = { data: dataOf(type, content), linkOptions: linkOptionsOf(options, { editing, utmInUrl: URL_TYPES.has(type) }) }
+    const body = { data: dataOf(type, content), linkOptions: linkOptionsOf(options, { editing, utmInUrl: URL_TYPES.has(type), health: hasHealth(type) }) }
+    // A GS1 product's key is its GTIN.
+    if (type === 'gs1' && body.linkOptions) delete body.linkOptions.key
     try {
       if (!record) {
         const created = await post<LinkRecord>(`/links/${type}`, body)
@@ -190,9 +192,13 @@ function Editor({ type, record: initial, readOnly }: { type: LinkType; record: L
   }
 
   const url = URL_TYPES.has(type) ? content.url : null
+  const gs1Key = type === 'gs1' ? `01/${content.gs1.gtin.replace(/\s+/g, '').padStart(14, '0') || '<GTIN>'}` : null
   const shortLink = record
-    ? `https://${options.domain || record.domain}/${options.key || record.key}`.replace(`https://${record.domain}/${record.key}`, record.shortLink)
-    : `${options.domain || 'default domain'}/${options.key || '(7 random characters)'}`
+    ? `https://${options.domain || record.domain}/${gs1Key ?? (options.key || record.key)}`.replace(
+        `https://${record.domain}/${gs1Key ?? record.key}`,
+        record.shortLink,
+      )
+    : `${options.domain || 'default domain'}/${gs1Key ?? (options.key || '(7 random characters)')}`
   const title = editing ? (readOnly ? `${info.label} link` : `Edit ${info.label.toLowerCase()} link`) : `New ${info.label.toLowerCase()} link`
 
   return (
@@ -235,7 +241,7 @@ function Editor({ type, record: initial, readOnly }: { type: LinkType; record: L
                   {info.label}
                 </h2>
                 <p class="hint le-type-hint">{info.description}</p>
-                <ContentFields type={type} form={content} set={setC} readOnly={readOnly} />
+                <ContentFields type={type} form={content} set={setC} readOnly={readOnly} origin={record ? new URL(record.shortLink).origin : undefined} />
               </section>
               <details class="card le-options-area" open={editing}>
                 <summary>
@@ -248,6 +254,7 @@ function Editor({ type, record: initial, readOnly }: { type: LinkType; record: L
                   url={url}
                   setUrl={(u) => setC({ url: u })}
                   hasPassword={!!record?.hasPassword}
+                  health={hasHealth(type)}
                   hosted={!URL_TYPES.has(type) && !['email', 'sms', 'whatsapp', 'map'].includes(type)}
                   readOnly={readOnly}
                 />

@@ -56,10 +56,15 @@ export function LinksScreen({ query }: ScreenProps) {
   const actions = (
     <>
       <ExportButton filters={filters} tags={tags.data ?? []} total={page?.total ?? null} />
+      {page && page.total > 0 ? (
+        <Link href={`/print?${query.toString()}`} class="btn">
+          Print run
+        </Link>
+      ) : null}
       {writer ? (
         <>
           <Link href="/links/import" class="btn">
-            Import CSV
+            Import
           </Link>
           <Link href="/links/new" class="btn btn-primary">
             New link
@@ -107,7 +112,7 @@ export function LinksScreen({ query }: ScreenProps) {
                     Create a link
                   </Link>
                   <Link href="/links/import" class="btn">
-                    Import CSV
+                    Import links
                   </Link>
                 </p>
               </>
@@ -398,7 +403,14 @@ function LinkRow({
           })}
         </ul>
       </td>
-      <td class="num">{l.clicks.toLocaleString()}</td>
+      <td class="num">
+        {l.clicks.toLocaleString()}
+        {l.importedClicks ? (
+          <small class="links-imported" title="Counted by the service this link was imported from; not part of the statistics here">
+            +{l.importedClicks.toLocaleString()} imported
+          </small>
+        ) : null}
+      </td>
       <td class="hide-phone">
         {l.lastClicked ? (
           <time dateTime={l.lastClicked} title={new Date(l.lastClicked).toLocaleString()}>
@@ -463,6 +475,9 @@ function BulkBar({ links, tags, onDone, onClear }: { links: LinkRecord[]; tags: 
       <Button kind="danger" onClick={() => setDialog('delete')}>
         Delete
       </Button>
+      <Link href={`/print?ids=${ids.join(',')}`} class="btn">
+        Print run
+      </Link>
       <Button kind="ghost" onClick={onClear}>
         Clear selection
       </Button>

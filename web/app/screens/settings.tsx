@@ -1,9 +1,10 @@
-/** Who you are, and (admins) users and every API key; everyone else their own keys. */
+/** Who you are, and (admins) users, every API key and the backups; everyone else their own keys. */
 import { useState } from 'preact/hooks'
 import { api } from '../api'
 import type { ScreenProps } from '../routes'
 import { canWrite, isAdmin, type Session, useSession } from '../session'
 import { Page, useResource } from '../ui'
+import { BackupsSection } from './settings/backups'
 import { KeysSection } from './settings/keys'
 import { ROLE_WORDS, shortUserId, type UserRecord, when } from './settings/records'
 import { USERS_PAGE_SIZE, UsersSection } from './settings/users'
@@ -23,6 +24,7 @@ function AdminSettings({ session }: { session: Session }) {
       <WhoAmI session={session} />
       <UsersSection me={session.userId} users={users} page={page} onPage={setPage} onChanged={() => setChanged((n) => n + 1)} />
       <KeysSection all me={session.userId} canCreate users={users.data?.data} changed={changed} />
+      <BackupsSection />
     </div>
   )
 }

@@ -2,7 +2,9 @@ import { schema } from './0001_schema'
 import { rollupStatistics } from './0002_rollup_statistics'
 import { filesUploadOrder } from './0003_files_upload_order'
 import { rateWindowLength } from './0004_rate_window_length'
-import { linkHealth } from './0005_link_health'
+import { imports } from './0005_imports'
+import { qrBatches } from './0006_qr_batches'
+import { linkHealth } from './0007_link_health'
 
 /** A PostgreSQL migration: statements run as one script inside its own transaction. */
 export interface PgMigration {
@@ -12,4 +14,4 @@ export interface PgMigration {
 }
 
 /** Ordered by id; never edit a migration that has shipped, add a new one. */
-export const pgMigrations: PgMigration[] = [schema, rollupStatistics, filesUploadOrder, rateWindowLength, linkHealth]
+export const pgMigrations: PgMigration[] = [schema, rollupStatistics, filesUploadOrder, rateWindowLength, imports, qrBatches, linkHealth]

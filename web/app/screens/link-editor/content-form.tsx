@@ -2,6 +2,7 @@
 import { Button } from '../../ui'
 import { Check, GroupError, Select, TextArea, TextInput } from './fields'
 import { FileSource } from './file-source'
+import { Gs1Fields } from './gs1-form'
 import { type ContentForm, emptyItem, emptySection, FILE_TYPES, type LinkType, type MenuItem, type MenuSection } from './types'
 
 export interface ContentProps {
@@ -9,6 +10,8 @@ export interface ContentProps {
   form: ContentForm
   set: (patch: Partial<ContentForm>) => void
   readOnly: boolean
+  /** The origin of the link's short domain (GS1 products preview their resolver URIs on it). */
+  origin?: string
 }
 
 export function ContentFields(props: ContentProps) {
@@ -49,6 +52,8 @@ export function ContentFields(props: ContentProps) {
       )
     case 'menu':
       return <MenuFields {...props} />
+    case 'gs1':
+      return <Gs1Fields form={form.gs1} set={(gs1) => set({ gs1 })} origin={props.origin ?? location.origin} />
     case 'app-stores':
       return (
         <>

@@ -201,7 +201,7 @@ export function targetingOf(t: TargetingForm): ApiData | null {
  * the form shows is what is stored; the UTM option is sent only for types without a URL
  * (for a typed URL the builder writes the parameters into the URL itself).
  */
-export function linkOptionsOf(o: OptionsForm, { editing, utmInUrl, health = utmInUrl }: { editing: boolean; utmInUrl: boolean; health?: boolean }): ApiData {
+export function linkOptionsOf(o: OptionsForm, { editing, utmInUrl, health = false }: { editing: boolean; utmInUrl: boolean; health?: boolean }): ApiData {
   const utm = compact(Object.fromEntries(Object.entries(o.utm).map(([k, v]) => [k, opt(v)])))
   const option = compact({
     isWaterMark: o.watermark || undefined,

@@ -1,11 +1,12 @@
 /**
- * The 16 link types as the editor sees them: a card for the picker, the form state each
+ * The link types as the editor sees them: a card for the picker, the form state each
  * type starts with, and the conversions between that state and the API's `data`
  * (contract: Links, "data per type"). Form state keeps strings as typed; `dataOf`
  * trims and drops empty optional fields so the API's own rules judge what is left.
  */
 
 import { isLinkType, LINK_TYPES, type LinkType } from '../../link-types'
+import { emptyGs1, type Gs1Form, gs1DataOf, gs1FormOf } from './gs1-model'
 
 export { isLinkType, LINK_TYPES, type LinkType }
 
@@ -34,6 +35,7 @@ export const TYPE_INFO: Record<LinkType, TypeInfo> = {
   audio: { label: 'Audio', description: 'Play a sound file: a podcast, a message, music.', icon: 'AUD' },
   svg: { label: 'SVG', description: 'Show a vector graphic (SVG).', icon: 'SVG' },
   file: { label: 'File', description: 'Offer any stored file for download.', icon: 'FILE' },
+  gs1: { label: 'GS1 product', description: 'Packaging: one code for the till (GTIN) and the phone.', icon: 'GTIN' },
 }
 
 /** The order of the picker: the everyday types first. */
@@ -54,6 +56,7 @@ export const PICKER_ORDER: LinkType[] = [
   'google-form',
   'svg',
   'file',
+  'gs1',
 ]
 
 /** Types whose content is an uploaded file (or a URL to one). */
@@ -112,6 +115,8 @@ export interface ContentForm {
   latitude: string
   longitude: string
   text: string
+  /** GS1 products (gs1-model.ts). */
+  gs1: Gs1Form
 }
 
 export const emptyItem = (): MenuItem => ({ name: '', description: '', price: '' })
@@ -137,6 +142,7 @@ export function emptyContent(type: LinkType): ContentForm {
     body: '',
     phone: '',
     message: '',
+    gs1: emptyGs1(),
     place: 'query',
     query: '',
     latitude: '',
@@ -198,6 +204,8 @@ export function dataOf(type: LinkType, f: ContentForm): ApiData {
       return f.place === 'query' ? { query: f.query.trim() } : compact({ latitude: num(f.latitude), longitude: num(f.longitude) })
     case 'text':
       return compact({ text: f.text, title: opt(f.title) })
+    case 'gs1':
+      return gs1DataOf(f.gs1)
   }
 }
 
@@ -230,6 +238,7 @@ export function contentOf(type: LinkType, d: ApiData): ContentForm {
   f.place = d.latitude !== undefined ? 'coordinates' : 'query'
   if (type === 'menu') f.source = d.sections ? 'sections' : d.fileId ? 'file' : 'url'
   else f.source = d.url ? 'url' : 'file'
+  if (type === 'gs1') f.gs1 = gs1FormOf(d)
   if (Array.isArray(d.sections))
     f.sections = d.sections.map((sec: ApiData) => ({
       name: s(sec.name),
@@ -258,6 +267,8 @@ export function destinationText(type: LinkType, f: ContentForm): string {
       return 'the App Store on iPhone, Google Play on Android'
     case 'text':
       return f.title ? `a page “${f.title}”` : 'a page with your text'
+    case 'gs1':
+      return f.gs1.url ? `${f.gs1.url}, or the link a scanner asks for (GS1 resolver)` : "the product's page, or the link a scanner asks for"
     case 'menu':
       return f.source === 'sections' ? `your menu (${f.sections.length} section${f.sections.length === 1 ? '' : 's'})` : 'your menu'
     default:

@@ -10,6 +10,8 @@ export interface LinkRecord {
   linkType: string
   destination: string
   clicks: number
+  /** Clicks the service it was imported from had counted (never part of `clicks`). */
+  importedClicks: number
   createdAt: string
   lastClicked: string | null
   tags: string[]

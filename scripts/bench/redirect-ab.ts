@@ -1,0 +1,77 @@
+/**
+ * A/B of the redirect path between two builds (say main and a branch): the same ordinary short
+ * link, wrk over HTTPS on loopback, passes alternating A, B, B, A… in one run; and, on B, a GS1
+ * Digital Link URI of a product. Both servers pinned to one core, wrk to the other.
+ *   bun scripts/bench/redirect-ab.ts --a /path/to/main/dist/shortlink --b dist/shortlink [--passes 6] [--seconds 6] [--connections 64]
+ *   [--b-print N]: B makes a print run of N codes (zip-png) while the passes go (A = B's build, to see what a run costs redirects)
+ * Prints req/s and p99 per pass, then min | median | max per side.
+ */
+import { resolve } from 'node:path'
+import { $ } from 'bun'
+import { minMedianMax } from './ab'
+import { arg } from './args'
+import { startBenchServer } from './redirect-server'
+
+const ROOT = resolve(import.meta.dir, '../..')
+const passes = Number(arg('passes', '6'))
+const seconds = Number(arg('seconds', '6'))
+const connections = Number(arg('connections', '64'))
+const BROWSER =
+  'User-Agent: Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1'
+const ms = (v: string) => (v.endsWith('us') ? Number.parseFloat(v) / 1000 : v.endsWith('ms') ? Number.parseFloat(v) : Number.parseFloat(v) * 1000)
+async function wrk(url: string, secs = seconds) {
+  const out = await $`taskset -c 0 wrk -t2 -c${connections} -d${secs}s --latency -H ${BROWSER} ${url}`.text()
+  return { rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? 0), p99: ms(/\s99%\s+(\S+)/.exec(out)?.[1] ?? 'NaN') }
+}
+
+const a = await startBenchServer({ root: ROOT, bin: resolve(arg('a', '')), cpus: '1' })
+const b = await startBenchServer({ root: ROOT, bin: resolve(arg('b', 'dist/shortlink')), cpus: '1' })
+const product = await fetch(`https://localhost:${b.httpsPort}/api/links/gs1`, {
+  method: 'POST',
+  headers: { authorization: `Bearer ${b.apiKey}`, 'content-type': 'application/json' },
+  body: JSON.stringify({ data: { gtin: '09506000134352', url: 'https://example.com/landing?from=bench' }, linkOptions: { utm: { source: 'qr' } } }),
+  tls: { ca: b.ca },
+} as RequestInit)
+if (product.status !== 200) throw new Error(`product: ${product.status}`)
+const printCodes = Number(arg('b-print', '0'))
+const bApi = (path: string, json?: unknown) =>
+  fetch(`https://localhost:${b.httpsPort}/api${path}`, {
+    method: json === undefined ? 'GET' : 'POST',
+    headers: { authorization: `Bearer ${b.apiKey}`, 'content-type': 'application/json' },
+    body: json === undefined ? undefined : JSON.stringify(json),
+    tls: { ca: b.ca },
+  } as RequestInit)
+let runId = ''
+if (printCodes) {
+  const ids: string[] = []
+  for (let i = 0; i < printCodes; i++)
+    ids.push(((await (await bApi('/links/link', { data: { url: `https://example.com/p/${i}` } })).json()) as { id: string }).id)
+  runId = ((await (await bApi('/qr/batches', { linkIds: ids, format: 'zip-png' })).json()) as { id: string }).id
+}
+const urls = {
+  a: `https://localhost:${a.httpsPort}/bench`,
+  b: `https://localhost:${b.httpsPort}/bench`,
+  gs1: `https://localhost:${b.httpsPort}/01/09506000134352/10/L42?17=271231`,
+}
+console.log(`load ${(await Bun.file('/proc/loadavg').text()).trim()}; wrk -c${connections} -d${seconds}s; ${passes} alternating passes`)
+for (const u of Object.values(urls)) await wrk(u, 2) // warm-up
+const res: Record<keyof typeof urls, { rps: number[]; p99: number[] }> = { a: { rps: [], p99: [] }, b: { rps: [], p99: [] }, gs1: { rps: [], p99: [] } }
+for (let i = 0; i < passes; i++) {
+  const order: (keyof typeof urls)[] = i % 2 ? ['gs1', 'b', 'a'] : ['a', 'b', 'gs1']
+  for (const side of order) {
+    const r = await wrk(urls[side])
+    res[side].rps.push(r.rps)
+    res[side].p99.push(r.p99)
+    console.log(`pass ${i + 1} ${side.padEnd(3)} ${r.rps.toFixed(0).padStart(7)} req/s  p99 ${r.p99.toFixed(2)} ms`)
+  }
+}
+for (const [side, label] of [
+  ['a', 'A ordinary link'],
+  ['b', 'B ordinary link'],
+  ['gs1', 'B GS1 URI'],
+] as const)
+  console.log(`${label.padEnd(16)} req/s min|median|max ${minMedianMax(res[side].rps)}   p99 ms ${minMedianMax(res[side].p99)}`)
+if (runId) console.log(`B's print run after the passes: ${JSON.stringify(await (await bApi(`/qr/batches/${runId}`)).json(), ['status', 'done', 'total'])}`)
+await a.stop()
+await b.stop()
+process.exit(0)

@@ -1,0 +1,86 @@
+import { expect, test } from 'bun:test'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { openStore } from '../store'
+import { openEventsEngine } from './events.engine'
+import { event, T } from './stats.test-fixtures'
+
+function storeWithTwoLinks(dir: string) {
+  const db = openStore(join(dir, 'shortlink.db'))
+  db.run("INSERT INTO users (id, created_at, role) VALUES ('usr_a', 0, 'member')")
+  for (const seq of [1, 2])
+    db.run(
+      `INSERT INTO links (seq, id, user_id, domain, key, link_type, destination, match_key, data, created_at, updated_at)
+       VALUES (?, ?, 'usr_a', 's.test', ?, 'link', 'https://d.example/', ?, '{}', 0, 0)`,
+      [seq, `lnk_${seq}`, `k${seq}`, `m${seq}`],
+    )
+  return db
+}
+
+test('a batch interrupted by kill -9 between its events (DuckDB) and its counters (SQLite) is counted once at the next open', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'events-crash-'))
+  try {
+    storeWithTwoLinks(dir).close()
+    const child = Bun.spawn([process.execPath, join(import.meta.dir, 'events.crash.test-fixtures.ts'), dir, '2'], { stderr: 'pipe' })
+    await child.exited
+    expect(child.signalCode).toBe('SIGKILL')
+    const db = openStore(join(dir, 'shortlink.db'))
+    const clicks = () => db.query<{ seq: number; clicks: number }, []>('SELECT seq, clicks FROM links ORDER BY seq').all()
+    // Batch 1 counted, batch 2's events stored but not its counters, batch 3 never written.
+    expect(clicks()).toEqual([
+      { seq: 1, clicks: 1 },
+      { seq: 2, clicks: 1 },
+    ])
+    const logs: string[] = []
+    const engine = await openEventsEngine(db, { path: join(dir, 'events.duckdb'), dataDir: dir, threads: 1, log: (m) => void logs.push(m) })
+    expect(logs).toContain('click counters derived from stored events')
+    expect(clicks()).toEqual([
+      { seq: 1, clicks: 3 },
+      { seq: 2, clicks: 2 },
+    ])
+    expect(db.query("SELECT value FROM kv WHERE key = 'events_batch'").get()).toEqual({ value: '2' })
+    // The next batch is number 3, counted once; the stored events match the counters.
+    await engine.write([event(1, T('2025-05-01T11:00:00Z'), { n: 4 })])
+    expect(clicks()[0]).toEqual({ seq: 1, clicks: 7 })
+    const stored = await engine.snapshot(
+      async (tx) =>
+        (
+          await tx.run([{ sql: 'SELECT link_seq, sum(n)::DOUBLE AS n, count(DISTINCT batch)::DOUBLE AS batches FROM events GROUP BY 1 ORDER BY 1', args: [] }])
+        )[0],
+    )
+    expect(stored).toEqual([
+      { link_seq: 1, n: 7, batches: 3 },
+      { link_seq: 2, n: 2, batches: 2 },
+    ])
+    await engine.close()
+    // Opened again: nothing to derive, nothing counted twice.
+    const again = await openEventsEngine(db, { path: join(dir, 'events.duckdb'), dataDir: dir, threads: 1 })
+    expect(clicks()).toEqual([
+      { seq: 1, clicks: 7 },
+      { seq: 2, clicks: 2 },
+    ])
+    await again.close()
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
+
+test('a statistics query past its deadline is interrupted and says so', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'events-deadline-'))
+  const db = storeWithTwoLinks(dir)
+  const engine = await openEventsEngine(db, { path: ':memory:', dataDir: dir, threads: 1 })
+  try {
+    // A cross join of ten million rows runs for seconds; the deadline is 50 ms.
+    const slow = engine.snapshot(
+      (tx) => tx.run([{ sql: 'SELECT count(*) FROM range(100000) a, range(100000) b WHERE a.range * b.range % 7 = 1', args: [] }]),
+      50,
+    )
+    await expect(slow).rejects.toThrow('statistics query took longer than 50 ms')
+    // The connection is free again for the next query.
+    expect(await engine.snapshot(async (tx) => (await tx.run([{ sql: 'SELECT 1::DOUBLE AS one', args: [] }]))[0])).toEqual([{ one: 1 }])
+  } finally {
+    await engine.close()
+    rmSync(dir, { recursive: true, force: true })
+  }
+})

@@ -1,0 +1,137 @@
+/**
+ * The events engine (DuckDB) answers every statistics query exactly as today's SQLite rollups
+ * do: the seeded store of the contract (stats.contract.test-fixtures.ts) is written once through
+ * the SQLite writer and once, batch by batch in the same order, through the events engine (its
+ * clock following the data, so hours are rolled up as they close and busy links promoted on the
+ * way; two batches written out of order take the late-event path), and ~4,000 generated queries
+ * go through the service over each. Every answer (or error) must be the same.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { type Db, openStore } from '../store'
+import { type EventsEngine, openEventsEngine } from './events.engine'
+import {
+  admin,
+  answer,
+  countDifferences,
+  errorCases,
+  groupByMatrix,
+  links,
+  NOW,
+  SPAN,
+  START,
+  seedSqlite,
+  settings,
+  storedBatches,
+  timeMatrix,
+} from './stats.contract.test-fixtures'
+import { createStatsService } from './stats.service'
+import { createStatsStore, type StatsStorePort } from './stats.store'
+import { createEventsStatsStore } from './stats.store.events'
+
+let dir: string
+let engine: EventsEngine
+let eventsDb: Db
+let sqliteService: ReturnType<typeof createStatsService<StatsStorePort>>
+let eventsService: ReturnType<typeof createStatsService<StatsStorePort>>
+let clock = 0
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'stats-events-'))
+  const path = join(dir, 'shortlink.db')
+  seedSqlite(path)
+  const rollups = openStore(path)
+  // The same links and tags, no clicks yet: the engine writes them again.
+  copyFileSync(path, join(dir, 'events.db'))
+  eventsDb = openStore(join(dir, 'events.db'))
+  eventsDb.run('UPDATE links SET clicks = 0, last_clicked = NULL')
+  for (const t of ['click_events_compact', 'stats_quarter', 'stats_hour', 'stats_day', 'stats_week', 'stats_busy_links']) eventsDb.run(`DELETE FROM ${t}`)
+  engine = await openEventsEngine(eventsDb, { path: join(dir, 'events.duckdb'), dataDir: dir, busyLinkClicks: 400, now: () => clock, threads: 1 })
+  const batches = storedBatches(rollups)
+  // Batches 10 and 11 swapped: 10 arrives after its hours were rolled up (a late batch).
+  ;[batches[10], batches[11]] = [batches[11]!, batches[10]!]
+  for (const batch of batches) {
+    // The clock five days behind the data: the newest days stay raw, the rest is rolled up.
+    clock = Math.max(clock, batch[batch.length - 1]!.at - 5 * 86_400_000)
+    await engine.write(batch)
+  }
+  sqliteService = createStatsService<StatsStorePort>({ store: createStatsStore(rollups), settings, now: () => NOW })
+  eventsService = createStatsService({ store: createEventsStatsStore(eventsDb, engine), settings, now: () => NOW })
+})
+afterAll(async () => {
+  await engine?.close()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+const expectSame = (got: unknown, want: unknown) => expect(got).toEqual(want)
+
+describe('the events engine answers as the SQLite rollups do', () => {
+  test('same clicks and counters; part of the range rolled up, the rest raw; busy links promoted', async () => {
+    const lite = (await answer(sqliteService, admin, {})) as { clicks: number }
+    expect(lite.clicks).toBeGreaterThan(6000)
+    expect(await answer(eventsService, admin, {})).toEqual(lite)
+    for (const l of links) {
+      const q = (db: Db) => db.query<{ clicks: number; last_clicked: number }, [number]>('SELECT clicks, last_clicked FROM links WHERE seq = ?').get(l.seq)
+      expect(q(eventsDb)).toEqual(q(openStore(join(dir, 'shortlink.db'))))
+    }
+    const rolled = engine.rolled()
+    expect(rolled.hour).toBeGreaterThan(START + 30 * 86_400_000)
+    expect(rolled.hour).toBeLessThan(START + SPAN - 86_400_000)
+    const busy = await engine.exclusive(async (c) => (await c.runAndReadAll('SELECT count(*)::INT AS n FROM stats_busy_links')).getRowObjectsJS())
+    expect((busy[0] as { n: number }).n).toBeGreaterThan(0)
+  })
+
+  test('every groupBy × event filters × link filters × ranges, for an admin and for members', async () => {
+    const queries = groupByMatrix()
+    const { differing, withClicks } = await countDifferences(sqliteService, eventsService, queries, expectSame)
+    expect(differing).toBe(0)
+    expect(queries.length).toBeGreaterThan(1000)
+    expect(withClicks).toBeGreaterThan(queries.length / 2)
+  })
+
+  test('time series: every granularity, in UTC, DST zones and a :30 zone, with filters and link scopes', async () => {
+    const { differing } = await countDifferences(sqliteService, eventsService, timeMatrix(), expectSame)
+    expect(differing).toBe(0)
+  })
+
+  test('errors are the same', async () => {
+    for (const [caller, q] of errorCases()) {
+      const lite = await answer(sqliteService, caller, q)
+      expect(lite).toHaveProperty('error')
+      expect(await answer(eventsService, caller, q)).toEqual(lite)
+    }
+  })
+})
+
+describe('upgrade in place: a store of the previous release moves its events into the engine', () => {
+  test('in the background: statistics exact before, during and after; SQLite keeps no event afterwards', async () => {
+    const original = openStore(join(dir, 'shortlink.db'))
+    copyFileSync(join(dir, 'shortlink.db'), join(dir, 'upgraded.db'))
+    const db = openStore(join(dir, 'upgraded.db'))
+    const before = db.query<{ n: number }, []>('SELECT count(*) AS n FROM click_events_compact').get()!.n
+    expect(before).toBeGreaterThan(5000)
+    const logs: string[] = []
+    const moving = await openEventsEngine(db, {
+      path: join(dir, 'upgraded.duckdb'),
+      dataDir: dir,
+      busyLinkClicks: 400,
+      threads: 1,
+      log: (m, f) => void logs.push(`${m} ${JSON.stringify(f)}`),
+    })
+    const service = createStatsService({ store: createEventsStatsStore(db, moving), settings, now: () => NOW })
+    // Meanwhile (the first chunk may still be moving): the same answer.
+    expect(await answer(service, admin, { groupBy: 'country' })).toEqual(await answer(sqliteService, admin, { groupBy: 'country' }))
+    await moving.imported()
+    expect(logs.some((l) => l.startsWith('click events moved into the events store'))).toBe(true)
+    expect(db.query<{ n: number }, []>('SELECT count(*) AS n FROM click_events_compact').get()!.n).toBe(0)
+    expect(db.query<{ n: number }, []>('SELECT count(*) AS n FROM stats_day').get()!.n).toBe(0)
+    const counters = (d: Db) => d.query('SELECT seq, clicks, last_clicked FROM links ORDER BY seq').all()
+    expect(counters(db)).toEqual(counters(original))
+    const sample = [...groupByMatrix(), ...timeMatrix()].filter((_, i) => i % 9 === 0)
+    const { differing } = await countDifferences(sqliteService, service, sample, expectSame)
+    expect(differing).toBe(0)
+    await moving.close()
+  })
+})
