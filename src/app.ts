@@ -6,7 +6,7 @@
 
 import type { TSchema } from '@sinclair/typebox'
 import { Elysia, ValidationError } from 'elysia'
-import { assertMethodAllowed, authRoutes, type RequestContext, rateLimitHeaders, requestContextOf, setRequestContext } from './auth'
+import { assertMethodAllowed, authRoutes, type Caller, type RequestContext, rateLimitHeaders, requestContextOf, setRequestContext } from './auth'
 import { backupRoutes } from './backup'
 import type { Deps } from './deps'
 import { type AnyElysia, docsRoutes, PUBLIC_DOC_PATHS } from './docs'
@@ -21,6 +21,7 @@ import { batchRoutes, qrRoutes, templateRoutes } from './qr'
 import { AppError, describeRule, errorResponse, newId, orStoreUnavailable, parameterError, readCapped, withApiHeaders } from './shared'
 import { statsRoutes } from './stats'
 import { tagRoutes } from './tags'
+import { webhookRoutes } from './webhooks'
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
 
@@ -56,6 +57,7 @@ export function createApiApp(deps: Deps): ApiApp {
     .use(authRoutes(deps))
     .use(importRoutes({ imports: deps.imports, maxBytes: deps.config.imports.maxBytes }))
     .use(backupRoutes(deps))
+    .use(webhookRoutes({ webhooks: deps.webhooks.service, stream: deps.webhooks.stream }))
 
   const elysia = routes.use(docsRoutes(deps.settings, routes))
   elysia.compile()
@@ -79,6 +81,12 @@ export function createApiApp(deps: Deps): ApiApp {
       counters.set(route, c)
     }
     return c
+  }
+  /** The caller a request's credential authenticates now: a long-lived stream (GET /events) checks it again. */
+  const recheckOf = (headers: Headers) => async (): Promise<Caller> => {
+    const authorization = headers.get('authorization')
+    const token = authorization === null ? deps.sessions.tokenOf(headers.get('cookie')) : null
+    return token !== null ? (await deps.sessions.authenticate(token)).caller : await deps.auth.authenticate(authorization)
   }
 
   async function handle(request: Request, clientIp: string): Promise<Response> {
@@ -127,6 +135,7 @@ export function createApiApp(deps: Deps): ApiApp {
             ctx.caller = caller
             bucket = `key:${caller.keyId}`
           }
+          ctx.recheck = recheckOf(request.headers)
         } catch (e) {
           authError = e as AppError
         }

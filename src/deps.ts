@@ -96,6 +96,7 @@ import {
 } from './store'
 import { createPgTagStore, createTagService, createTagStore, type TagService, type TagStorePort } from './tags'
 import { createPgTlsStore, createTls, createTlsStore, type Tls, type TlsStorePort } from './tls'
+import { createPgWebhookStore, createWebhookStore, createWebhooks, type Webhooks, type WebhooksOptions } from './webhooks'
 
 /** Which store serves this node; a cluster node also has the invalidation bus its caches listen to. */
 export type StoreHandle = { kind: 'sqlite'; db: Db } | { kind: 'postgres'; sql: SQL; bus: InvalidationBus }
@@ -146,6 +147,8 @@ export interface StoreBundle<P extends Ports = Ports> {
   locks?: LeaseLocks
   /** Other nodes' writes (PostgreSQL); none on one node. */
   bus?: InvalidationBus
+  /** Webhooks' store, and where their deliveries run: a worker thread over its own connection (null: this thread, an in-memory store). */
+  webhooks: Pick<WebhooksOptions, 'store' | 'deliveryStore' | 'soleNode'>
   recorder: ClickRecorder
   /** The events engine beside the SQLite file (its backups go through it); PostgreSQL keeps events in its own tables. */
   events?: EventsHandle
@@ -191,6 +194,7 @@ export interface Deps<P extends Ports = Ports> {
   dashboard: Dashboard
   /** Destination checks (started and stopped with the server), the record's `health`, the redirect's fallback lookup. */
   linkHealth: LinkHealthService
+  webhooks: Webhooks
   /** GET /readyz: the store's check here; the server adds its listeners', other parts their own. */
   readiness: Readiness
   /** Backups of the embedded store (null on PostgreSQL: pg_dump's). */
@@ -266,6 +270,8 @@ function sqliteStores(
     imports: createImportStore(db),
     batches: createBatchStore(db),
     recorder: createClickRecorder(events, log),
+    // Deliveries run on a thread of their own over the same file; an in-memory store can only be used here.
+    webhooks: { store: createWebhookStore(db), soleNode: true, deliveryStore: dbPath === ':memory:' ? null : { sqlite: dbPath } },
     apiLimiter: (perMinute) => createRateLimiter(perMinute),
     passwordSecret: loadOrCreateSecret(db, 'password_cookie_secret'),
     alone: (_lockKey, fn) => fn(),
@@ -314,6 +320,7 @@ async function postgresStores(config: Config, log: Logger, now: () => number): P
       batches: createPgBatchStore(sql),
       locks: createLeaseLocks(sql),
       recorder: createPgClickRecorder(sql, log),
+      webhooks: { store: createPgWebhookStore(sql), soleNode: false, deliveryStore: { postgres: config.store.url } },
       apiLimiter: (perMinute) => createClusterApiLimiter(limits, perMinute, now),
       signInLimiter: createClusterSignInLimiter(limits, now),
       passwordLimits: createClusterPasswordLimits(limits),
@@ -403,7 +410,12 @@ function assemble<P extends Ports>(config: Config, stores: StoreBundle<P>, log: 
   })
   // A written link's URLs and status follow at once (a deleted one is forgotten).
   links.onChange((c) => linkHealth.linkChanged(c.id))
-  // link.broken / link.recovered (contract): webhooks connect here, to linkHealth.onHealthChange((record, from, to) => …).
+  const webhooks = createWebhooks({ ...stores.webhooks, config, log, now })
+  // link.broken / link.recovered (contract), once per change: the node that wrote the change announces it.
+  linkHealth.onHealthChange((record, from, to) => {
+    const type = to === 'broken' ? 'link.broken' : from === 'broken' && to === 'ok' ? 'link.recovered' : null
+    if (type) return webhooks.announce([{ type, userId: record.userId, linkId: record.id, tagIds: record.tags, data: record }])
+  })
 
   const tags = createTagService(stores.tags)
   // Imports write through the link and tag services, so an imported link is checked, cached and announced as any other.
@@ -447,6 +459,7 @@ function assemble<P extends Ports>(config: Config, stores: StoreBundle<P>, log: 
     imports,
     dashboard: createDashboard({ apiPrefix: settings.apiPrefix, log }),
     linkHealth,
+    webhooks,
     readiness: readinessOf(stores.handle),
     backups:
       stores.handle.kind === 'sqlite'

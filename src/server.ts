@@ -69,9 +69,13 @@ export function startServer(deps: Deps, cert: CertPair): RunningServer {
   })
   deps.invalidations.on('domains', () => redirects.clearCache())
   deps.recorder.onFlush((flushed) => deps.domains.addClicks(flushed.byDomain))
+  // A click batch may carry link.clicked events: deliver and stream them now.
+  deps.recorder.onFlush(() => deps.webhooks.wake())
   deps.recorder.start()
   deps.linkHealth.start()
+  void deps.webhooks.start().catch((e) => log.error('webhook delivery could not start', { error: String(e) }))
   const prefix = settings.apiPrefix
+  const eventsPath = `${prefix}/events`
 
   const isApiRequest = (host: string, path: string) => host === settings.apiHost && (prefix === '' || path === prefix || path.startsWith(`${prefix}/`))
   // The dashboard lives at <origin of baseUrl>/app/ (`app` is a reserved key on every domain).
@@ -114,7 +118,11 @@ export function startServer(deps: Deps, cert: CertPair): RunningServer {
             return withHsts(r)
           }, failed)
         // The API host always answers with HSTS; short domains get it from the redirect handler, which knows the domain.
-        if (isApiRequest(host, path)) return api.handle(request, clientIp()).then(withHsts, failed)
+        if (isApiRequest(host, path)) {
+          // A live stream is quiet between messages (a comment every 10 s at most): no idle timeout for it.
+          if (path === eventsPath) server.timeout(request, 0)
+          return api.handle(request, clientIp()).then(withHsts, failed)
+        }
         const started = performance.now()
         const res = redirects.handle(request, path, search, host, clientIp)
         if (res instanceof Promise) return res.then((r) => timedRedirect(r, started), failed)
@@ -179,8 +187,10 @@ export function startServer(deps: Deps, cert: CertPair): RunningServer {
       gc.stop()
       await deps.linkHealth.stop()
       http.stop(true)
+      deps.webhooks.stream.closeAll() // live streams never finish by themselves: their clients resume elsewhere
       await https.stop(false) // let in-flight requests finish
       await deps.recorder.stop() // then write every buffered click
+      await deps.webhooks.stop() // and the outcomes of deliveries in flight
     },
   }
 }

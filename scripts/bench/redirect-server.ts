@@ -23,8 +23,7 @@ export interface BenchServer {
   stop(): Promise<void>
 }
 
-/** `cpus`: pin the server to these CPUs (taskset), so it does not share a core with wrk. */
-/** `toml`: more configuration after the generated sections (e.g. `[metrics]`). */
+/** `cpus`: pin the server to these CPUs (taskset), so it does not share a core with wrk; `toml`: more config sections. */
 export async function startBenchServer(opts: { root: string; bin?: string; cpus?: string; toml?: string }): Promise<BenchServer> {
   const dir = mkdtempSync(join(tmpdir(), 'shortlink-bench-'))
   const httpsPort = await freePort()

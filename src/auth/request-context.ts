@@ -6,6 +6,8 @@ export interface RequestContext {
   requestId: string
   clientIp: string
   caller: Caller | null
+  /** The caller as the request's credential authenticates now (a long-lived stream checks it again); throws when it no longer does. */
+  recheck?: () => Promise<Caller>
 }
 
 const contexts = new WeakMap<Request, RequestContext>()

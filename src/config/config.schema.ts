@@ -97,6 +97,16 @@ export const ScanConfig = T.Object(
   { additionalProperties: false, default: {} },
 )
 
+export const WebhooksConfig = T.Object(
+  {
+    allowPrivateNetworks: T.Boolean({
+      default: false,
+      description: 'Let webhooks target private, loopback and link-local addresses (checked when a webhook is saved and again at every delivery).',
+    }),
+  },
+  { additionalProperties: false, default: {} },
+)
+
 export const LimitsConfig = T.Object(
   {
     apiPerMinute: T.Integer({ minimum: 1, maximum: 1_000_000, default: 600, description: 'API requests per key (or per client IP without a key) per minute.' }),
@@ -226,6 +236,7 @@ export const Config = T.Object(
     domains: DomainsConfig,
     auth: AuthConfig,
     scan: ScanConfig,
+    webhooks: WebhooksConfig,
     limits: LimitsConfig,
     files: FilesConfig,
     imports: ImportsConfig,

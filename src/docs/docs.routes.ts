@@ -83,6 +83,37 @@ function withDocumentedNames(path: string, item: Record<string, Operation>): [st
   return [documented, item]
 }
 
+/**
+ * A body-less answer (a `t.Void()` response, e.g. GET /session's 204) comes out of the
+ * generator as `content: { type: 'void' }`, which is not a map of media types: such a
+ * response has no `content` at all.
+ */
+function withoutBodylessContent(item: unknown): unknown {
+  for (const operation of Object.values((item ?? {}) as Record<string, { responses?: Record<string, { content?: Record<string, unknown> }> }>))
+    for (const response of Object.values(operation?.responses ?? {}))
+      if (response?.content && Object.values(response.content).some((media) => typeof media !== 'object' || media === null)) delete response.content
+  return item
+}
+
+type Parameter = { name: string; in: string }
+
+/**
+ * The generator replaces a route's declared `detail.parameters` (its query string, described
+ * from the schema that validates it) with the path parameters whenever the path has any, so
+ * GET /qr/{linkId} lost `format` and `width`: they are put back beside the path's.
+ */
+function keepDeclaredParameters(paths: Record<string, unknown>, api: AnyElysia) {
+  for (const route of api.routes as { method: string; path: string; hooks?: { detail?: { parameters?: Parameter[] } } }[]) {
+    const declared = route.hooks?.detail?.parameters
+    if (!declared?.length) continue
+    const path = route.path.replace(/:([^/]+)/g, '{$1}')
+    const operation = (paths[path] as Record<string, { parameters?: Parameter[] }> | undefined)?.[route.method.toLowerCase()]
+    if (!operation) continue
+    const have = operation.parameters ?? []
+    operation.parameters = [...have, ...declared.filter((d) => !have.some((p) => p.name === d.name && p.in === d.in))]
+  }
+}
+
 /** The API app whatever its routes: Elysia's type parameters describe them, which the docs do not need. */
 // biome-ignore lint/suspicious/noExplicitAny: any route set
 export type AnyElysia = Elysia<any, any, any, any, any, any, any>
@@ -95,10 +126,11 @@ export function docsRoutes(settings: Pick<Settings, 'apiPrefix' | 'baseUrl'>, ap
     if (cached) return cached
     // biome-ignore lint/suspicious/noExplicitAny: toOpenAPISchema's parameter is typed for a fresh Elysia instance
     const generated = toOpenAPISchema(api as any, { staticFile: true }, undefined, undefined, '3.1.0')
+    keepDeclaredParameters(generated.paths ?? {}, api)
     const paths: Record<string, unknown> = {}
     for (const [path, item] of Object.entries(generated.paths ?? {})) {
       if (path.startsWith(`${prefix}/docs`) || path === `${prefix}/openapi.json`) continue
-      const [documented, operations] = withDocumentedNames(path.slice(prefix.length) || '/', item as Record<string, Operation>)
+      const [documented, operations] = withDocumentedNames(path.slice(prefix.length) || '/', withoutBodylessContent(item) as Record<string, Operation>)
       paths[documented] = operations
     }
     cached = JSON.stringify({
@@ -116,6 +148,7 @@ export function docsRoutes(settings: Pick<Settings, 'apiPrefix' | 'baseUrl'>, ap
         { name: 'Statistics' },
         { name: 'Keys and users' },
         { name: 'Dashboard session' },
+        { name: 'Webhooks and events' },
       ],
       paths,
       components: {

@@ -19,7 +19,7 @@ import type { CnameChecker } from './cname'
 import { createCnameVerification } from './domains.cname-state'
 import { normaliseHost, parseDomainName } from './domains.names'
 import type { CnameStatus, SslStatus } from './domains.schema'
-import type { DomainSettings, DomainState, DomainStore, DomainStorePort, SslState } from './domains.store'
+import type { DomainEventOf, DomainSettings, DomainState, DomainStore, DomainStorePort, SslState } from './domains.store'
 
 /** A result that is synchronous when the store `S` is (the SQLite one), else maybe a promise. */
 export type StoreResult<S, T> = S extends DomainStore ? T : T | Promise<T>
@@ -148,17 +148,19 @@ export function createDomainService<S extends DomainStorePort = DomainStore>(opt
     isDefault: false,
     hsts: s.sslStatus === 'active',
   })
-  const toRecord = (s: DomainState): DomainRecord | Promise<DomainRecord> =>
-    then(store.clicksOf(s.slug), (clicks) => ({
-      ...recordPart(toLookup(s)),
-      clicks,
-      cnameStatus: s.cnameStatus,
-      cnameTarget: cname.target,
-      cnameDetail: s.cnameDetail,
-      sslStatus: s.sslStatus,
-      sslError: s.sslError,
-      createdAt: toIso(s.createdAt)!,
-    }))
+  const recordOf = (s: DomainState, clicks: number): DomainRecord => ({
+    ...recordPart(toLookup(s)),
+    clicks,
+    cnameStatus: s.cnameStatus,
+    cnameTarget: cname.target,
+    cnameDetail: s.cnameDetail,
+    sslStatus: s.sslStatus,
+    sslError: s.sslError,
+    createdAt: toIso(s.createdAt)!,
+  })
+  const toRecord = (s: DomainState): DomainRecord | Promise<DomainRecord> => then(store.clicksOf(s.slug), (clicks) => recordOf(s, clicks))
+  /** domain.updated (admins only), appended by the store in the status write's own transaction. */
+  const domainEvent: DomainEventOf = (s, clicks) => ({ type: 'domain.updated', userId: null, data: recordOf(s, clicks) })
 
   const withClicks = (d: DomainRecord): DomainRecord | Promise<DomainRecord> => then(store.clicksOf(d.slug), (clicks) => ({ ...d, clicks }))
 
@@ -233,7 +235,11 @@ export function createDomainService<S extends DomainStorePort = DomainStore>(opt
   }
 
   const cnameState = createCnameVerification({
-    store,
+    store: {
+      get: store.get,
+      updateCname: (slug, c) => store.updateCname(slug, c, domainEvent),
+      updateSsl: (slug, ssl) => store.updateSsl(slug, ssl, domainEvent),
+    },
     cname,
     retryMs: opts.retryMs,
     log,
@@ -361,7 +367,7 @@ export function createDomainService<S extends DomainStorePort = DomainStore>(opt
     checkCname: (slug: string) => cnameState.check(slug),
     setSsl(slug: string, ssl: SslState): StoreResult<S, void> {
       if (!states.has(slug)) return undefined as StoreResult<S, void>
-      return then(store.updateSsl(slug, ssl), () =>
+      return then(store.updateSsl(slug, ssl, domainEvent), () =>
         then(refresh(slug), () => {
           emit({ type: 'ssl', slug })
         }),

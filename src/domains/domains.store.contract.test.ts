@@ -29,12 +29,16 @@ afterAll(() => closePg?.())
 
 const T0 = Date.parse('2026-03-01T12:00:00Z')
 
+/** The outbox of the store `open` made last, per adapter: [type, user_id, data] oldest first. */
+const outbox: Record<string, () => Promise<{ type: string; user_id: string | null; data: string }[]>> = {}
+
 const adapters: [string, () => Promise<DomainStorePort>][] = [
   [
     'sqlite',
     async () => {
       const db = openStore(':memory:')
       createAuthStore(db).addUser('usr_admin', 'admin')
+      outbox.sqlite = async () => db.query('SELECT type, user_id, data FROM events ORDER BY seq').all() as never
       return createDomainStore(db)
     },
   ],
@@ -42,7 +46,8 @@ const adapters: [string, () => Promise<DomainStorePort>][] = [
     'postgres',
     async () => {
       const sql = pgSql!
-      await sql`TRUNCATE domains, domain_clicks`
+      await sql`TRUNCATE domains, domain_clicks, events`
+      outbox.postgres = async () => (await sql`SELECT type, user_id, data FROM events ORDER BY xid, seq`) as never
       return createPgDomainStore(sql)
     },
   ],
@@ -250,7 +255,7 @@ describe.each(adapters)('domain service on %s', (name, open) => {
     expect(second.lookup('go.example.com')).toBeNull()
   })
 
-  test('CNAME checks back off and tell the listeners; a valid name with a certificate order waiting starts it now', async () => {
+  test('CNAME checks back off and tell the listeners; a valid name with a certificate order waiting starts it now; each status change is a domain.updated event', async () => {
     const { s, cname } = await service()
     const events: string[] = []
     s.onChange((e) => events.push(`${e.type} ${e.slug}`))
@@ -273,6 +278,14 @@ describe.each(adapters)('domain service on %s', (name, open) => {
       'cname flaky.example.com',
     ])
     expect(await s.checkCname('gone.example.com')).toBeNull()
+    // A change of cnameStatus or sslStatus, never a re-check that changed neither; admins only (no user); data: the record.
+    const written = await outbox[name]!()
+    expect(written.map((e) => [e.type, e.user_id, JSON.parse(e.data).cnameStatus, JSON.parse(e.data).sslStatus])).toEqual([
+      ['domain.updated', null, 'invalid', 'pending'],
+      ['domain.updated', null, 'invalid', 'failed'],
+      ['domain.updated', null, 'valid', 'failed'],
+    ])
+    expect(JSON.parse(written[2]!.data)).toEqual(await s.get(admin, 'flaky.example.com'))
   })
 })
 

@@ -8,8 +8,9 @@
  * and never after a rollback.
  */
 import type { SQL } from 'bun'
-import type { CnameState, DomainRow, DomainSettings, DomainState, DomainStorePort, SslState } from './domains.store'
-import { toState } from './domains.store'
+import { appendEventsPg, eventsAppended } from '../events'
+import type { CnameState, DomainEventOf, DomainRow, DomainSettings, DomainState, DomainStorePort, SslState } from './domains.store'
+import { statusChanged, toState } from './domains.store'
 
 const COLUMNS = `slug, destination, not_found_url, expired_url, asset_links, apple_app_site_association, archived::int AS archived,
   cname_status, cname_detail, cname_checked_at::float8 AS cname_checked_at, cname_attempts, cname_next_at::float8 AS cname_next_at,
@@ -32,6 +33,26 @@ export function createPgDomainStore(sql: SQL, { publish }: PgDomainStoreOptions 
       if (publish && rows.length > 0) await publish(tx, DOMAINS_CHANNEL, slug)
       return rows
     }) as Promise<unknown[]>
+  const row = async (db: SQL, slug: string, lock = '') =>
+    ((await db.unsafe(`SELECT ${COLUMNS} FROM domains WHERE slug = $1${lock}`, [slug]))[0] as DomainRow | undefined) ?? null
+  /** A status write; with `eventOf`, domain.updated is appended in its transaction when a status changed. */
+  const announced = async (slug: string, eventOf: DomainEventOf | undefined, write: (tx: SQL) => Promise<unknown[]>) => {
+    if (!eventOf) return written(slug, write)
+    let appended = false
+    const rows = await written(slug, async (tx) => {
+      const before = await row(tx, slug, ' FOR UPDATE')
+      const result = await write(tx)
+      const after = await row(tx, slug)
+      if (before && after && statusChanged(before, after)) {
+        const [clicks] = await tx`SELECT clicks::float8 AS clicks FROM domain_clicks WHERE slug = ${slug}`
+        await appendEventsPg(tx, [eventOf(toState(after), (clicks?.clicks as number | undefined) ?? 0)], Date.now())
+        appended = true
+      }
+      return result
+    })
+    if (appended) eventsAppended()
+    return rows
+  }
   return {
     async get(slug: string): Promise<DomainState | null> {
       const [row] = await sql.unsafe(`SELECT ${COLUMNS} FROM domains WHERE slug = $1`, [slug])
@@ -60,17 +81,19 @@ export function createPgDomainStore(sql: SQL, { publish }: PgDomainStoreOptions 
         WHERE slug = ${slug} RETURNING 1`,
       )
     },
-    async updateCname(slug: string, c: CnameState): Promise<void> {
-      await written(
+    async updateCname(slug: string, c: CnameState, eventOf?: DomainEventOf): Promise<void> {
+      await announced(
         slug,
+        eventOf,
         (tx) => tx`UPDATE domains SET cname_status = ${c.cnameStatus}, cname_detail = ${c.cnameDetail}, cname_checked_at = ${c.cnameCheckedAt},
           cname_attempts = ${c.cnameAttempts}, cname_next_at = ${c.cnameNextAt}
         WHERE slug = ${slug} RETURNING 1`,
       )
     },
-    async updateSsl(slug: string, s: SslState): Promise<void> {
-      await written(
+    async updateSsl(slug: string, s: SslState, eventOf?: DomainEventOf): Promise<void> {
+      await announced(
         slug,
+        eventOf,
         (tx) => tx`UPDATE domains SET ssl_status = ${s.sslStatus}, ssl_error = ${s.sslError}, ssl_attempts = ${s.sslAttempts},
           ssl_next_at = ${s.sslNextAt}
         WHERE slug = ${slug} RETURNING 1`,

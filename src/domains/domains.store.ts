@@ -1,3 +1,4 @@
+import { appendEvents, type NewEvent } from '../events'
 import type { Awaitable } from '../shared'
 import type { Db } from '../store'
 import type { CnameStatus, SslStatus } from './domains.schema'
@@ -74,6 +75,16 @@ export type DomainSettings = Pick<DomainState, 'destination' | 'notFoundUrl' | '
 export type CnameState = Pick<DomainState, 'cnameStatus' | 'cnameDetail' | 'cnameCheckedAt' | 'cnameAttempts' | 'cnameNextAt'>
 export type SslState = Pick<DomainState, 'sslStatus' | 'sslError' | 'sslAttempts' | 'sslNextAt'>
 
+/**
+ * The domain.updated event of a domain whose cnameStatus or sslStatus a write changed (the
+ * service makes it: it knows how a record looks); the store appends it in the write's transaction.
+ */
+export type DomainEventOf = (state: DomainState, clicks: number) => NewEvent
+
+/** Whether a write changed what domain.updated tells of. */
+export const statusChanged = (before: Pick<DomainRow, 'cname_status' | 'ssl_status'>, after: Pick<DomainRow, 'cname_status' | 'ssl_status'>) =>
+  before.cname_status !== after.cname_status || before.ssl_status !== after.ssl_status
+
 export function createDomainStore(db: Db) {
   const clicksOf = db.query<{ clicks: number }, [string]>('SELECT clicks FROM domain_clicks WHERE slug = ?')
   const addClicks = db.query('INSERT INTO domain_clicks (slug, clicks) VALUES (?, ?) ON CONFLICT(slug) DO UPDATE SET clicks = clicks + excluded.clicks')
@@ -94,6 +105,16 @@ export function createDomainStore(db: Db) {
   const updateSsl = db.query('UPDATE domains SET ssl_status = ?, ssl_error = ?, ssl_attempts = ?, ssl_next_at = ? WHERE slug = ?')
   const remove = db.query('DELETE FROM domains WHERE slug = ?')
   const storeCreated = db.query<{ at: number }, []>('SELECT applied_at AS at FROM schema_migrations WHERE id = 1')
+  /** Runs a status write; with `eventOf`, in a transaction that appends domain.updated when a status changed. */
+  const announced = (slug: string, eventOf: DomainEventOf | undefined, write: () => unknown) => {
+    if (!eventOf) return void write()
+    db.transaction(() => {
+      const before = bySlug.get(slug)
+      write()
+      const after = bySlug.get(slug)
+      if (before && after && statusChanged(before, after)) appendEvents(db, [eventOf(toState(after), clicksOf.get(slug)?.clicks ?? 0)], Date.now())
+    }).immediate()
+  }
 
   return {
     get: (slug: string) => {
@@ -108,11 +129,11 @@ export function createDomainStore(db: Db) {
     updateSettings(slug: string, s: DomainSettings, now: number): void {
       updateSettings.run(s.destination, s.notFoundUrl, s.expiredUrl, s.assetLinks, s.appleAppSiteAssociation, s.archived ? 1 : 0, now, slug)
     },
-    updateCname(slug: string, c: CnameState): void {
-      updateCname.run(c.cnameStatus, c.cnameDetail, c.cnameCheckedAt, c.cnameAttempts, c.cnameNextAt, slug)
+    updateCname(slug: string, c: CnameState, eventOf?: DomainEventOf): void {
+      announced(slug, eventOf, () => updateCname.run(c.cnameStatus, c.cnameDetail, c.cnameCheckedAt, c.cnameAttempts, c.cnameNextAt, slug))
     },
-    updateSsl(slug: string, s: SslState): void {
-      updateSsl.run(s.sslStatus, s.sslError, s.sslAttempts, s.sslNextAt, slug)
+    updateSsl(slug: string, s: SslState, eventOf?: DomainEventOf): void {
+      announced(slug, eventOf, () => updateSsl.run(s.sslStatus, s.sslError, s.sslAttempts, s.sslNextAt, slug))
     },
     remove(slug: string): boolean {
       dropClicks.run(slug)

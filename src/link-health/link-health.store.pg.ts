@@ -1,6 +1,6 @@
 /**
  * Link health on PostgreSQL (docs/adr/0010): the SQLite store's methods and answers against
- * migration 0007. A change of statuses runs under one transaction-scoped advisory lock, so
+ * migration 0008. A change of statuses runs under one transaction-scoped advisory lock, so
  * the checker and an on-demand check on another node never both see (and announce) the same
  * transition. Links whose redirects change are announced on the `links` channel inside the
  * transaction: every node drops its cached copy at commit. Lists travel as one JSON parameter;

@@ -1,6 +1,6 @@
 /**
  * Link health on SQLite: URL states, which URLs each link uses, and each link's status
- * (migration 0015). The rules are link-health.rules.ts's; this file reads and writes rows,
+ * (migration 0016). The rules are link-health.rules.ts's; this file reads and writes rows,
  * each change of statuses in one transaction with the reads it was computed from. Lists of
  * keys and seqs travel as one JSON parameter (`json_each`), whatever their length.
  */

@@ -102,6 +102,20 @@ describe('link health through the API', () => {
       (c) => c.length >= 3,
     )
     expect(heard).toEqual(['shop unknown→ok ok', 'shop ok→broken broken', 'shop broken→ok ok'])
+    // The webhook events of the changes, in the outbox: once each, with the record as it was then.
+    const announced = await until(
+      'link.broken and link.recovered in the outbox',
+      async () =>
+        h.deps.db
+          .query<{ type: string; link_id: string; data: string }, []>("SELECT type, link_id, data FROM events WHERE type IN ('link.broken', 'link.recovered') ORDER BY seq")
+          .all()
+          .filter((e) => e.link_id === id),
+      (e) => e.length >= 2,
+    )
+    expect(announced.map((e) => [e.type, (JSON.parse(e.data) as LinkRecord).health?.status])).toEqual([
+      ['link.broken', 'broken'],
+      ['link.recovered', 'ok'],
+    ])
     expect(d.requests('/shop').every((r) => r.userAgent === `shortlink-health/1 (+${h.deps.settings.baseUrl})`)).toBe(true)
   })
 

@@ -41,7 +41,7 @@ export function keyOfShortLinkPath(pathname: string): string {
 }
 
 /** A GS1 product's short link is its Digital Link URI, `/01/<gtin>`. */
-export const shortLinkOf = (origins: RecordOrigins, domain: string, key: string, linkType?: string) =>
+export const shortLinkOf = (origins: Pick<RecordOrigins, 'shortOrigin'>, domain: string, key: string, linkType?: string) =>
   `${origins.shortOrigin(domain)}/${linkType === 'gs1' ? '01/' : ''}${key}`
 
 export const storedOptionsOf = (row: Pick<LinkRow, 'options'>): StoredOptions => JSON.parse(row.options) as StoredOptions

@@ -10,9 +10,10 @@ import { AppError, forbidden, newId, notFound, pageWindow, parameterError } from
 import type { TagStorePort } from '../tags'
 import { checkData, destinationOf, matchKeyOf, searchTextOf } from './links.content'
 import { type LinkHealth, unknownHealth } from './links.health'
+import { hasHealth } from './links.health.values'
 import { type LinkRecord, linkRecordOf, mergeStoredOptions, shortLinkOf as shortLinkAt, storedDataOf, storedOptionsOf } from './links.record'
 import type { CountLinksQuery, LinkType, ListLinksQuery } from './links.schema'
-import type { LinkFilter, LinkRow, LinkStore, LinkStorePort, LinkWrite, NewLink, WriteRefusal } from './links.store'
+import type { LinkEventsOf, LinkFilter, LinkRow, LinkStore, LinkStorePort, LinkWrite, NewLink, WriteRefusal } from './links.store'
 import { createLinkRules, type LinkBody, type LinkRulesDeps, type PreparedCreate, type PreparedUpdate, parseShortLink } from './links.validate'
 
 export type { LinkRecord } from './links.record'
@@ -61,6 +62,16 @@ export function createLinkService<S extends LinkStorePort = LinkStore>(deps: Lin
   const shortLinkOf = (domain: string, key: string) => shortLinkAt(settings, domain, key)
   /** The key a type fixes itself: a GS1 product's is its GTIN. */
   const fixedKeyOf = (type: LinkType, data: { gtin?: string }): string | null => (type === 'gs1' ? data.gtin! : null)
+  /** link.created / updated / deleted, appended by the store in the write's own transaction; `data` is the record. */
+  // The health a change event carries is the write's: a written link's URLs are checked anew (link.broken / link.recovered tell what follows).
+  const eventsOf: LinkEventsOf = (changes) =>
+    changes.map((c) => ({
+      type: c.type,
+      userId: c.row.user_id,
+      linkId: c.row.id,
+      tagIds: c.tags,
+      data: linkRecordOf(c.row, c.tags, settings, hasHealth(c.row.link_type) ? unknownHealth(c.row) : null),
+    }))
 
   const healthOf = (rows: LinkRow[]) => deps.healthOf?.(rows) ?? new Map<number, LinkHealth | null>()
   const withHealth = (row: LinkRow, health: Map<number, LinkHealth | null>) => (health.has(row.seq) ? health.get(row.seq)! : unknownHealth(row))
@@ -124,7 +135,7 @@ export function createLinkService<S extends LinkStorePort = LinkStore>(deps: Lin
       const key = fixedKey ?? (await rules.freshKey(domain))
       const link = newLinkOf(caller, prepared, key, body, imported)
       // The key is checked again by the store, in the insert's transaction.
-      const saved = await store.createLink(link.row, link.tags, link.searchText)
+      const saved = await store.createLink(link.row, link.tags, link.searchText, eventsOf)
       if (saved) {
         emit(saved)
         return recordOf(saved)
@@ -167,7 +178,12 @@ export function createLinkService<S extends LinkStorePort = LinkStore>(deps: Lin
         refused[at] = e
       }
     }
-    const saved = pending.length ? await store.createLinks(pending.map((p) => p.link)) : []
+    const saved = pending.length
+      ? await store.createLinks(
+          pending.map((p) => p.link),
+          eventsOf,
+        )
+      : []
     for (const [i, row] of saved.entries()) {
       const p = pending[i]!
       if (row) emit(row)
@@ -233,7 +249,7 @@ export function createLinkService<S extends LinkStorePort = LinkStore>(deps: Lin
         current.push(row)
         writes.push(await writeOf(row, p, now))
       }
-      const refused = await store.saveLinks(writes)
+      const refused = await store.saveLinks(writes, eventsOf)
       if (refused && (refused.refused !== 'changed' || attempt >= SAVE_TRIES)) throw refusalError(refused)
       if (refused) continue
       for (const [i, row] of current.entries()) {
@@ -334,7 +350,7 @@ export function createLinkService<S extends LinkStorePort = LinkStore>(deps: Lin
     count: async (caller: Caller, q: CountLinksQuery) => ({ count: await store.count(filterFor(caller, q)) }),
     async remove(caller: Caller, id: string): Promise<{ id: string }> {
       const row = await getRowOrThrow(caller, id)
-      await store.softDeleteLinks([row.seq], clock())
+      await store.softDeleteLinks([row.seq], clock(), eventsOf)
       emit(row)
       return { id }
     },
@@ -357,6 +373,7 @@ export function createLinkService<S extends LinkStorePort = LinkStore>(deps: Lin
       const deleted = await store.softDeleteLinks(
         rows.map((r) => r.seq),
         clock(),
+        eventsOf,
       )
       for (const r of rows) emit(r)
       return { deletedCount: deleted }

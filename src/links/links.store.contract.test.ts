@@ -36,6 +36,8 @@ interface Opened {
   setClicks(seq: number, clicks: number, last: number | null): Promise<void>
   /** What the adapter published: [channel, keys] per call. */
   published: [string, string[]][]
+  /** The outbox, oldest first. */
+  events(): Promise<{ type: string; user_id: string; link_id: string; tag_ids: string | null; data: string }[]>
 }
 
 const adapters: [string, () => Promise<Opened>][] = [
@@ -51,6 +53,7 @@ const adapters: [string, () => Promise<Opened>][] = [
         tags: createTagStore(db, () => T0),
         setClicks: async (seq, clicks, last) => void setClicks.run(clicks, last, seq),
         published: [],
+        events: async () => db.query('SELECT type, user_id, link_id, tag_ids, data FROM events ORDER BY seq').all() as never,
       }
     },
   ],
@@ -58,7 +61,7 @@ const adapters: [string, () => Promise<Opened>][] = [
     'postgres',
     async () => {
       const sql = pgSql!
-      await sql`TRUNCATE links, link_tags, tags, users RESTART IDENTITY CASCADE`
+      await sql`TRUNCATE links, link_tags, tags, users, events RESTART IDENTITY CASCADE`
       const auth = createPgAuthStore(sql)
       for (const id of USERS) if (!(await auth.getUser(id))) await auth.addUser(id)
       const published: [string, string[]][] = []
@@ -73,6 +76,7 @@ const adapters: [string, () => Promise<Opened>][] = [
           await sql`UPDATE links SET clicks = ${clicks}, last_clicked = ${last} WHERE seq = ${seq}`
         },
         published,
+        events: async () => (await sql`SELECT type, user_id, link_id, tag_ids, data FROM events ORDER BY xid, seq`) as never,
       }
     },
   ],
@@ -287,8 +291,8 @@ describe.each(adapters)('the link service over %s', (name, open) => {
     expect((await store.getByDomainKey('localhost', 'taken'))?.id).toBe('lnk_01')
   })
 
-  test('create, get, update, upsert, bulk update, list, search, count, delete', async () => {
-    const { store, tags } = await open()
+  test('create, get, update, upsert, bulk update, list, search, count, delete; each write appends its events in its own transaction', async () => {
+    const { store, tags, events } = await open()
     await tags.insert({ id: 'tag_1', userId: 'usr_a', name: 'one', color: 'gray' })
     const settings = deriveSettings(buildConfig({}, {}))
     let clock = T0
@@ -318,9 +322,9 @@ describe.each(adapters)('the link service over %s', (name, open) => {
     const racing = createLinkService<LinkStorePort>({
       store: {
         ...store,
-        saveLinks: async (writes) => {
+        saveLinks: async (writes, eventsOf) => {
           if (writes[0]!.base.archived === 0) await links.update(alice, a.id, { linkOptions: { archived: true } })
-          return store.saveLinks(writes)
+          return store.saveLinks(writes, eventsOf)
         },
       },
       tags,
@@ -348,6 +352,25 @@ describe.each(adapters)('the link service over %s', (name, open) => {
     out.push(await links.count(admin, { includeArchived: true }))
     out.push(changes)
     expect(changes).toContain('localhost/sa2')
+    // The outbox: one event per link written, none for refused or rolled-back writes, none for an upsert that changed nothing.
+    const written = (await events()).map((e) => ({ ...e, data: plain(JSON.parse(e.data)) }))
+    expect(written.map((e) => `${e.type} ${ids.get(e.link_id)}`)).toEqual([
+      'link.created link1',
+      'link.created link2',
+      'link.updated link1',
+      'link.updated link1',
+      'link.updated link1',
+      'link.updated link1',
+      'link.updated link1',
+      'link.updated link2',
+      'link.deleted link2',
+      'link.deleted link1',
+    ])
+    // Data: the record as the service answered it after that write; scope: the owner; tags for webhook filters.
+    expect(written[0]).toEqual({ type: 'link.created', user_id: 'usr_a', link_id: a.id, tag_ids: '["tag_1"]', data: plain(a) })
+    expect(written[4]!.data).toEqual(plain(raced))
+    expect(written[8]!.data).toMatchObject({ id: 'link2', key: 'sb' })
+    out.push(written.map((e) => ({ ...e, link_id: ids.get(e.link_id) })))
     transcripts[`service ${name}`] = out
   })
 })

@@ -13,10 +13,13 @@
  *   node's redirect cache drops it at commit.
  */
 import type { SQL } from 'bun'
+import { appendEventsPg, eventsAppended } from '../events'
 import { escapeLike } from '../shared'
 import type { InvalidationBus } from '../store'
 import {
   healthCondition,
+  type LinkChangeEvent,
+  type LinkEventsOf,
   type LinkFilter,
   type LinkRow,
   type LinkSort,
@@ -65,6 +68,33 @@ export function createPgLinkStore(sql: SQL, { publish }: PgLinkStoreOptions = {}
   const keyTaken = async (db: SQL, domain: string, key: string, exceptSeq?: number): Promise<boolean> => {
     const [row] = await db.unsafe('SELECT seq::float8 AS seq FROM links WHERE domain = $1 AND key = $2 AND deleted_at IS NULL', [domain, key])
     return row !== undefined && row.seq !== exceptSeq
+  }
+  const tagsIn = async (db: SQL, seqs: number[]): Promise<Map<number, string[]>> => {
+    const out = new Map<number, string[]>()
+    if (seqs.length === 0) return out
+    const rows = await db.unsafe(
+      `SELECT link_seq::float8 AS link_seq, tag_id FROM link_tags WHERE link_seq IN (${seqs.map((_, i) => `$${i + 1}`).join(',')}) ORDER BY link_seq, pos`,
+      seqs,
+    )
+    for (const r of rows as { link_seq: number; tag_id: string }[]) {
+      const list = out.get(r.link_seq) ?? []
+      list.push(r.tag_id)
+      out.set(r.link_seq, list)
+    }
+    return out
+  }
+  /** Appends the events of written links in `tx` (their rows read again there, with their tags). */
+  const appendLinkEvents = async (tx: SQL, type: LinkChangeEvent['type'], seqs: number[], now: number, eventsOf: LinkEventsOf | undefined) => {
+    if (!eventsOf || seqs.length === 0) return
+    const rows = (await tx.unsafe(`SELECT ${COLUMNS} FROM links WHERE seq IN (${seqs.map((_, i) => `$${i + 1}`).join(',')}) ORDER BY seq`, seqs)) as LinkRow[]
+    const tags = await tagsIn(tx, seqs)
+    await appendEventsPg(tx, eventsOf(rows.map((row) => ({ type, row, tags: tags.get(row.seq) ?? [] }))), now)
+  }
+  /** `write` in a transaction; this node's event readers are woken once it committed. */
+  const committed = async <T>(eventsOf: LinkEventsOf | undefined, write: (tx: SQL) => Promise<T>): Promise<T> => {
+    const result = (await sql.begin(write)) as T
+    if (eventsOf) eventsAppended()
+    return result
   }
   const setTags = async (tx: SQL, seq: number, tagIds: string[]) => {
     await tx`DELETE FROM link_tags WHERE link_seq = ${seq}`
@@ -154,19 +184,29 @@ export function createPgLinkStore(sql: SQL, { publish }: PgLinkStoreOptions = {}
     findForUpsert: (userId: string, type: string, matchKey: string) =>
       one(sql, 'user_id = $1 AND link_type = $2 AND match_key = $3 AND deleted_at IS NULL ORDER BY created_at, seq LIMIT 1', [userId, type, matchKey]),
     /** The search text is the generated `search_text` column here. */
-    async createLink(r: NewLinkRow, tagIds: string[], _searchText: string): Promise<LinkRow | null> {
-      return sql.begin(async (tx) => {
+    async createLink(r: NewLinkRow, tagIds: string[], _searchText: string, eventsOf?: LinkEventsOf): Promise<LinkRow | null> {
+      return committed(eventsOf, async (tx) => {
         const row = await insertLive(tx, r, tagIds)
+        if (row) await appendLinkEvents(tx, 'link.created', [row.seq], r.created_at, eventsOf)
         // The address may be in a node's cache of missing links.
         if (row) await announce(tx, [r])
         return row
       })
     },
     /** New links in one transaction (an import's batch); per link its row, or null when its key is taken. */
-    async createLinks(links: NewLink[]): Promise<(LinkRow | null)[]> {
-      return sql.begin(async (tx) => {
+    async createLinks(links: NewLink[], eventsOf?: LinkEventsOf): Promise<(LinkRow | null)[]> {
+      return committed(eventsOf, async (tx) => {
         const rows: (LinkRow | null)[] = []
         for (const l of links) rows.push(await insertLive(tx, l.row, l.tags, false))
+        const created = rows.filter((r): r is LinkRow => r !== null)
+        if (created.length)
+          await appendLinkEvents(
+            tx,
+            'link.created',
+            created.map((r) => r.seq),
+            links[0]!.row.created_at,
+            eventsOf,
+          )
         await announce(
           tx,
           rows.filter((r): r is LinkRow => r !== null),
@@ -174,10 +214,10 @@ export function createPgLinkStore(sql: SQL, { publish }: PgLinkStoreOptions = {}
         return rows
       })
     },
-    async saveLinks(writes: LinkWrite[]): Promise<WriteRefusal | null> {
+    async saveLinks(writes: LinkWrite[], eventsOf?: LinkEventsOf): Promise<WriteRefusal | null> {
       let refusal = null as WriteRefusal | null
       try {
-        await sql.begin(async (tx) => {
+        await committed(eventsOf, async (tx) => {
           const changed: { domain: string; key: string }[] = []
           for (const w of writes) {
             const r = w.row
@@ -200,6 +240,13 @@ export function createPgLinkStore(sql: SQL, { publish }: PgLinkStoreOptions = {}
             if (w.tags !== undefined) await setTags(tx, r.seq, w.tags)
             changed.push({ domain: old.domain, key: old.key }, r)
           }
+          await appendLinkEvents(
+            tx,
+            'link.updated',
+            writes.map((w) => w.row.seq),
+            writes[0]?.row.updated_at ?? 0,
+            eventsOf,
+          )
           await announce(tx, changed)
         })
       } catch (e) {
@@ -208,34 +255,28 @@ export function createPgLinkStore(sql: SQL, { publish }: PgLinkStoreOptions = {}
       }
       return null
     },
-    async softDeleteLinks(seqs: number[], now: number): Promise<number> {
+    async softDeleteLinks(seqs: number[], now: number, eventsOf?: LinkEventsOf): Promise<number> {
       if (seqs.length === 0) return 0
-      return sql.begin(async (tx) => {
+      return committed(eventsOf, async (tx) => {
         const deleted = await tx.unsafe(
-          `UPDATE links SET deleted_at = $1, updated_at = $1 WHERE seq IN (${seqs.map((_, i) => `$${i + 2}`).join(',')}) AND deleted_at IS NULL RETURNING id, domain, key`,
+          `UPDATE links SET deleted_at = $1, updated_at = $1 WHERE seq IN (${seqs.map((_, i) => `$${i + 2}`).join(',')}) AND deleted_at IS NULL RETURNING seq::float8 AS seq, id, domain, key`,
           [now, ...seqs],
         )
         // A tombstone is never visited again: its number-targeting count goes with it.
         const ids = (deleted as { id: string }[]).map((d) => d.id)
         if (ids.length > 0) await tx.unsafe(`DELETE FROM visit_counters WHERE link_id IN (${ids.map((_, i) => `$${i + 1}`).join(',')})`, ids)
+        await appendLinkEvents(
+          tx,
+          'link.deleted',
+          (deleted as { seq: number }[]).map((d) => d.seq),
+          now,
+          eventsOf,
+        )
         await announce(tx, [...deleted] as { domain: string; key: string }[])
         return deleted.length
       })
     },
-    async tagsOf(seqs: number[]): Promise<Map<number, string[]>> {
-      const out = new Map<number, string[]>()
-      if (seqs.length === 0) return out
-      const rows = await sql.unsafe(
-        `SELECT link_seq::float8 AS link_seq, tag_id FROM link_tags WHERE link_seq IN (${seqs.map((_, i) => `$${i + 1}`).join(',')}) ORDER BY link_seq, pos`,
-        seqs,
-      )
-      for (const r of rows as { link_seq: number; tag_id: string }[]) {
-        const list = out.get(r.link_seq) ?? []
-        list.push(r.tag_id)
-        out.set(r.link_seq, list)
-      }
-      return out
-    },
+    tagsOf: (seqs: number[]) => tagsIn(sql, seqs),
     async storedClicks(seq: number): Promise<number> {
       const [row] = await sql`SELECT clicks::float8 AS clicks FROM links WHERE seq = ${seq}`
       return (row?.clicks as number | undefined) ?? 0

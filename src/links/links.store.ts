@@ -1,5 +1,6 @@
 /** SQL for links. Rows in, rows out; the service owns the rules. */
 
+import { appendEvents, type NewEvent } from '../events'
 import { type Awaitable, escapeLike } from '../shared'
 import type { Db } from '../store'
 import { HEALTH_TYPES, type HealthStatus } from './links.health.values'
@@ -82,6 +83,19 @@ export interface LinkWrite {
  */
 export type WriteRefusal = { refused: 'gone' | 'key_taken' | 'changed'; id: string; domain: string; key: string }
 
+/** A link written, as its event tells of it: the row after the write and its tags. */
+export interface LinkChangeEvent {
+  type: 'link.created' | 'link.updated' | 'link.deleted'
+  row: LinkRow
+  tags: string[]
+}
+
+/**
+ * The events of written links (the service makes them: it knows how a record looks); the
+ * store appends them to the outbox inside the write's own transaction.
+ */
+export type LinkEventsOf = (changes: LinkChangeEvent[]) => NewEvent[]
+
 /** The columns an update writes: a row whose values differ from the base it was computed from has changed. */
 const WRITTEN = [
   'domain',
@@ -113,6 +127,7 @@ function ftsPhrase(search: string | undefined): string | undefined {
 
 export function createLinkStore(db: Db) {
   const byId = db.query<LinkRow, [string]>('SELECT * FROM links WHERE id = ?')
+  const bySeq = db.query<LinkRow, [number]>('SELECT * FROM links WHERE seq = ?')
   const byDomainKey = db.query<LinkRow, [string, string]>('SELECT * FROM links WHERE domain = ? AND key = ? AND deleted_at IS NULL')
   const keyTaken = db.query<{ seq: number }, [string, string]>('SELECT seq FROM links WHERE domain = ? AND key = ? AND deleted_at IS NULL')
   const forUpsert = db.query<LinkRow, [string, string, string]>(
@@ -322,12 +337,29 @@ export function createLinkStore(db: Db) {
     searchInsert.run(seq, text)
   }
   /** One new link with its tags and search text, inside the caller's transaction; null when its key is taken. */
-  const insertLive = (r: NewLinkRow, tagIds: string[], searchText: string): LinkRow | null => {
+  const insertLive = (r: NewLinkRow, tagIds: string[], searchText: string, eventsOf?: LinkEventsOf): LinkRow | null => {
     if (keyTaken.get(r.domain, r.key) !== null) return null
     const seq = insertRow(r)
     setTags(seq, tagIds)
     indexSearch(seq, searchText)
-    return byId.get(r.id)
+    const saved = byId.get(r.id)!
+    if (eventsOf) appendEvents(db, eventsOf([{ type: 'link.created', row: saved, tags: tagIds }]), r.created_at)
+    return saved
+  }
+  function tagsOf(seqs: number[]): Map<number, string[]> {
+    const out = new Map<number, string[]>()
+    if (seqs.length === 0) return out
+    const rows = db
+      .query<{ link_seq: number; tag_id: string }, number[]>(
+        `SELECT link_seq, tag_id FROM link_tags WHERE link_seq IN (${seqs.map(() => '?').join(',')}) ORDER BY link_seq, pos`,
+      )
+      .all(...seqs)
+    for (const r of rows) {
+      const list = out.get(r.link_seq) ?? []
+      list.push(r.tag_id)
+      out.set(r.link_seq, list)
+    }
+    return out
   }
   return {
     getById: (id: string) => byId.get(id),
@@ -341,20 +373,20 @@ export function createLinkStore(db: Db) {
      * A new link with its tags and search text, in one transaction; null (nothing written)
      * when its domain and key are taken by a live link.
      */
-    createLink(r: NewLinkRow, tagIds: string[], searchText: string): LinkRow | null {
+    createLink(r: NewLinkRow, tagIds: string[], searchText: string, eventsOf?: LinkEventsOf): LinkRow | null {
       // Immediate: a transaction that reads before it writes must hold the write lock first, or a
       // commit by the click writer's thread in between fails it at once ("database is locked").
-      return db.transaction(() => insertLive(r, tagIds, searchText)).immediate()
+      return db.transaction(() => insertLive(r, tagIds, searchText, eventsOf)).immediate()
     },
     /**
      * New links in one transaction (an import's batch: one commit instead of one per link, which
      * costs more than the inserts); per link its row, or null when its key is taken.
      */
-    createLinks(links: NewLink[]): (LinkRow | null)[] {
-      return db.transaction(() => links.map((l) => insertLive(l.row, l.tags, l.searchText))).immediate()
+    createLinks(links: NewLink[], eventsOf?: LinkEventsOf): (LinkRow | null)[] {
+      return db.transaction(() => links.map((l) => insertLive(l.row, l.tags, l.searchText, eventsOf))).immediate()
     },
     /** Writes every link or none: refused when one is no longer live, changed since read, or its new key is taken. */
-    saveLinks(writes: LinkWrite[]): WriteRefusal | null {
+    saveLinks(writes: LinkWrite[], eventsOf?: LinkEventsOf): WriteRefusal | null {
       let refusal = null as WriteRefusal | null
       try {
         db.transaction(() => {
@@ -386,6 +418,11 @@ export function createLinkStore(db: Db) {
             if (w.tags !== undefined) setTags(r.seq, w.tags)
             indexSearch(r.seq, w.searchText)
           }
+          if (eventsOf && writes.length) {
+            const tags = tagsOf(writes.map((w) => w.row.seq))
+            const changes = writes.map((w) => ({ type: 'link.updated' as const, row: byId.get(w.row.id)!, tags: tags.get(w.row.seq) ?? [] }))
+            appendEvents(db, eventsOf(changes), writes[0]!.row.updated_at)
+          }
         }).immediate()
       } catch (e) {
         if (refusal && e === refusal) return refusal
@@ -394,34 +431,25 @@ export function createLinkStore(db: Db) {
       return null
     },
     /** Tombstones the live links among `seqs` in one transaction; answers how many it deleted. */
-    softDeleteLinks(seqs: number[], now: number): number {
+    softDeleteLinks(seqs: number[], now: number, eventsOf?: LinkEventsOf): number {
       return db
         .transaction(() => {
-          let deleted = 0
+          const deleted: number[] = []
           for (const seq of seqs) {
             if (softDelete.run(now, now, seq).changes === 0) continue
             searchDelete.run(seq)
-            deleted++
+            deleted.push(seq)
           }
-          return deleted
+          if (eventsOf && deleted.length) {
+            const tags = tagsOf(deleted)
+            const changes = deleted.map((seq) => ({ type: 'link.deleted' as const, row: bySeq.get(seq)!, tags: tags.get(seq) ?? [] }))
+            appendEvents(db, eventsOf(changes), now)
+          }
+          return deleted.length
         })
         .immediate()
     },
-    tagsOf(seqs: number[]): Map<number, string[]> {
-      const out = new Map<number, string[]>()
-      if (seqs.length === 0) return out
-      const rows = db
-        .query<{ link_seq: number; tag_id: string }, number[]>(
-          `SELECT link_seq, tag_id FROM link_tags WHERE link_seq IN (${seqs.map(() => '?').join(',')}) ORDER BY link_seq, pos`,
-        )
-        .all(...seqs)
-      for (const r of rows) {
-        const list = out.get(r.link_seq) ?? []
-        list.push(r.tag_id)
-        out.set(r.link_seq, list)
-      }
-      return out
-    },
+    tagsOf,
     /** The link's clicks as stored (the click writer adds to it). */
     storedClicks: (seq: number) => storedClicks.get(seq)?.clicks ?? 0,
     /** Whether a live link shows this uploaded file. */

@@ -8,4 +8,10 @@ export function workerSpec(pathUnderSrc: string): string {
 }
 
 /** The worker entrypoints the build must include, by path under src/. */
-export const WORKER_ENTRYPOINTS = ['stats/click-writer.worker.ts', 'qr/qr.scan.worker.ts', 'qr/qr.image.worker.ts', 'backup/backup.worker.ts']
+export const WORKER_ENTRYPOINTS = [
+  'stats/click-writer.worker.ts',
+  'qr/qr.scan.worker.ts',
+  'qr/qr.image.worker.ts',
+  'backup/backup.worker.ts',
+  'webhooks/webhooks.dispatch.worker.ts',
+]

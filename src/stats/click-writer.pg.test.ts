@@ -234,6 +234,27 @@ describe('PostgreSQL click writer', () => {
     expect(rows).toEqual([{ utm_source: 'ab', referer_url: 'https://x.example/' }])
     await sql.close()
   })
+
+  test('a batch appends the link.clicked events its subscribers want in its own transaction, one per visit (NULs dropped); nobody subscribed, none', async () => {
+    const { sql } = await freshDatabase('click_outbox')
+    const write = createPgEventWriter(sql)
+    const events = randomEvents(40, 5).map((e, i) => (i === 0 ? { ...e, linkSeq: 2, utmSource: 'a\0b' } : e))
+    await write(events)
+    expect((await sql`SELECT count(*)::int AS n FROM events`)[0].n).toBe(0)
+    // u1 owns the odd seqs (1, 3, 5, 7); a webhook of u1 for link.clicked wants those.
+    await sql`INSERT INTO webhooks (id, user_id, url, events, secret, created_at, updated_at) VALUES ('whk_1', 'u1', 'https://h.example/', '["link.clicked"]', 'whsec_x', 1, 1)`
+    await write(events)
+    const wanted = events.filter((e) => e.linkSeq % 2 === 1).reduce((n, e) => n + e.n, 0)
+    const rows: { link_id: string; data: string }[] = await sql`SELECT link_id, data FROM events`
+    expect(rows.length).toBe(wanted)
+    expect(new Set(rows.map((r) => r.link_id))).toEqual(new Set(events.filter((e) => e.linkSeq % 2 === 1).map((e) => `lnk_${e.linkSeq}`)))
+    await sql`UPDATE webhooks SET user_id = 'u2'`
+    await write(events.slice(0, 1))
+    expect((await sql`SELECT data FROM events WHERE link_id = 'lnk_2'`).map((r: { data: string }) => JSON.parse(r.data).click.utmSource)).toEqual(
+      Array(events[0]!.n).fill('ab'),
+    )
+    await sql.close()
+  })
 })
 
 /** A visit of link `seq` with one of a few visitors, places and referers (so rows merge, and rollup keys collide across nodes). */

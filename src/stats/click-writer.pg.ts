@@ -21,6 +21,7 @@
  *   values through the query string; one NUL would fail every batch it is merged into).
  */
 import type { SQL } from 'bun'
+import { appendClickEventsPg } from '../events'
 import { ensureClickPartitions, monthStart } from '../store'
 import type { ClickEvent } from './click-event'
 import type { EventWriterOptions } from './click-writer'
@@ -216,6 +217,7 @@ export function createPgEventWriter(sql: SQL, options: PgEventWriterOptions = {}
     const { events, seqs } = batch
     // Events first: they take no lock another batch waits for.
     await writeEvents(tx, events)
+    await appendClickEventsPg(tx, events)
     // Link rows locked in seq order (FOR UPDATE locks after the sort), before the busy state is read.
     await tx`SELECT seq FROM links WHERE seq = ANY(${seqs}::bigint[]) ORDER BY seq FOR UPDATE`
     const bumped: { seq: number; clicks: number }[] = await tx`UPDATE links AS l

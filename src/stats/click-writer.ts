@@ -4,6 +4,7 @@
  * rollups. Used inline (tests, in-memory stores) and inside the click-writer worker.
  */
 import type { Database } from 'bun:sqlite'
+import { appendClickEvents } from '../events'
 import type { ClickEvent } from './click-event'
 import { BUSY_LINK_CLICKS, busyBackfillSql, type LinkScopes, rollupDeltas } from './stats.rollup'
 import { createValueIds } from './stats.values'
@@ -106,6 +107,7 @@ export function createEventWriter(db: Database, options: EventWriterOptions = {}
       for (const q of backfill) q.run(seq)
       busy.add(seq)
     }
+    appendClickEvents(db, events)
   })
   return (events) => {
     try {

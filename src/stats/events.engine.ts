@@ -21,6 +21,7 @@
 import type { Database } from 'bun:sqlite'
 import { constants, copyFileSync, existsSync, statSync, unlinkSync } from 'node:fs'
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api'
+import { appendClickEvents } from '../events'
 import { type ClickEvent, EVENT_STRINGS } from './click-event'
 import { createEventWriter } from './click-writer'
 import { loadDuckDb } from './events.duckdb'
@@ -121,8 +122,6 @@ export interface EventsEngineOptions {
   readers?: number
   busyLinkClicks?: number
   now?: () => number
-  /** Inside the SQLite transaction of a batch's counters (the outbox of `link.clicked` webhooks). */
-  onBatch?: (db: Database, rows: ClickEvent[]) => void
   /** Tests: after a batch's events committed, before its counters. */
   afterEventsCommitted?: (batch: number) => void
   log?: (message: string, fields: Record<string, unknown>) => void
@@ -200,7 +199,8 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
       } else perLink.set(e.linkSeq, { n: e.n, last: e.at })
     }
     for (const [seq, { n, last }] of perLink) bump.run(n, last, seq)
-    opts.onBatch?.(db, rows)
+    // The batch's link.clicked events (webhooks, live streams) are written with its counters, so they exist exactly when its clicks do.
+    appendClickEvents(db, rows)
     writeBatch.run(String(batch))
   })
 

@@ -44,6 +44,9 @@ export const tags: { id: string; user: string; name: string }[] = []
 
 /** Links of three owners, types and domains (one deleted later), tags, and ~6,000 clicks written in batches. */
 export function seedSqlite(path: string): void {
+  // Bun runs every test file in one process: a second file's seed starts from empty lists, not the first's links.
+  links.length = 0
+  tags.length = 0
   const db = openStore(path)
   const random = seededRandom(14)
   const pick = <V>(list: readonly V[]) => list[Math.floor(random() * list.length)]!

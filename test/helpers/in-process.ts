@@ -14,7 +14,8 @@ export interface ApiHarness {
   call(
     method: string,
     path: string,
-    opts?: { key?: string | null; json?: unknown; body?: BodyInit; headers?: Record<string, string>; ip?: string },
+    /** `stream`: a streamed answer (GET /events): its status and headers, and the first chunk as `body`; the rest is cancelled. */
+    opts?: { key?: string | null; json?: unknown; body?: BodyInit; headers?: Record<string, string>; ip?: string; stream?: boolean },
   ): Promise<{ status: number; body: any; headers: Headers }>
   /** The response itself (binary bodies), as the admin key. */
   fetch(path: string, key?: string): Promise<Response>
@@ -44,6 +45,12 @@ export function createHarness(toml: Record<string, unknown> = {}, opts: { busyLi
         if (!headers.has('content-type')) headers.set('content-type', 'application/json')
       }
       const res = await app.handle(new Request(`https://localhost${deps.settings.apiPrefix}${path}`, { method, headers, body }), opts.ip ?? '127.0.0.1')
+      if (opts.stream && res.ok && res.body) {
+        const reader = res.body.getReader()
+        const first = await reader.read()
+        await reader.cancel()
+        return { status: res.status, body: new TextDecoder().decode(first.value), headers: res.headers }
+      }
       const text = await res.text()
       let parsed: unknown = text
       try {

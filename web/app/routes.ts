@@ -14,6 +14,8 @@ export const ROUTES: Route[] = [
   { pattern: '/links/:id', load: () => import('./screens/link-editor').then((m) => m.LinkEditorScreen) },
   { pattern: '/links/:id/qr', load: () => import('./screens/qr-designer').then((m) => m.QrDesignerScreen) },
   { pattern: '/links/:id/stats', load: () => import('./screens/stats').then((m) => m.StatsScreen) },
+  { pattern: '/links/:id/live', load: () => import('./screens/live').then((m) => m.LiveScreen) },
+  { pattern: '/live', load: () => import('./screens/live').then((m) => m.LiveScreen) },
   { pattern: '/qr', load: () => import('./screens/qr-designer').then((m) => m.QrDesignerScreen) },
   { pattern: '/print', load: () => import('./screens/print-runs').then((m) => m.PrintRunsScreen) },
   { pattern: '/stats', load: () => import('./screens/stats').then((m) => m.StatsScreen) },
@@ -27,6 +29,7 @@ export const ROUTES: Route[] = [
 export const NAV: { href: string; label: string }[] = [
   { href: '/links', label: 'Links' },
   { href: '/stats', label: 'Statistics' },
+  { href: '/live', label: 'Live' },
   { href: '/qr', label: 'QR designer' },
   { href: '/domains', label: 'Domains' },
   { href: '/files', label: 'Files' },

@@ -12,7 +12,8 @@ import { clickValues } from './0011_click_values'
 import { sessions } from './0012_sessions'
 import { imports } from './0013_imports'
 import { qrBatches } from './0014_qr_batches'
-import { linkHealth } from './0015_link_health'
+import { eventsWebhooks } from './0015_events_webhooks'
+import { linkHealth } from './0016_link_health'
 
 export interface Migration {
   id: number
@@ -36,5 +37,6 @@ export const migrations: Migration[] = [
   sessions,
   imports,
   qrBatches,
+  eventsWebhooks,
   linkHealth,
 ]

@@ -51,6 +51,14 @@ function seededStore(): string {
     INSERT INTO stats_day VALUES (1, 0, 19675, '', 3, 1);
     INSERT INTO stats_week VALUES (0, 0, 2810, '', 3, 1);
     INSERT INTO stats_quarter VALUES (0, 0, 1888888, '', 3, 1);
+    INSERT INTO webhooks (id, user_id, url, name, events, link_ids, tag_ids, secret, disabled, failing_since, created_at, updated_at)
+      VALUES ('whk_1', 'usr_b', 'https://hooks.example/in', 'Zap', '["link.clicked"]', '["lnk_1"]', '[]', 'whsec_c2VjcmV0', 0, 1700000000100, 1, 2);
+    INSERT INTO events (id, type, user_id, link_id, tag_ids, webhook_id, data, created_at)
+      VALUES ('evt_1', 'link.clicked', 'usr_b', 'lnk_1', '["tag_1"]', NULL, '{"note":"tab	here"}', 1700000000200),
+             ('evt_2', 'webhook.test', 'usr_b', NULL, NULL, 'whk_1', '{}', 1700000000300);
+    INSERT INTO webhook_deliveries (webhook_id, event_seq, event_id, event_type, status, attempts, response_status, last_attempt_at, next_attempt_at, created_at)
+      VALUES ('whk_1', 1, 'evt_1', 'link.clicked', 'pending', 2, 503, 1700000000250, 1700000300250, 1700000000201);
+    INSERT INTO event_listeners VALUES ('user:usr_b', 'usr_b', 1700086400000);
   `)
   db.query(
     `INSERT INTO links (id, user_id, domain, key, link_type, destination, match_key, data, options, expires_at, clicks, last_clicked, created_at, updated_at, deleted_at)

@@ -52,13 +52,21 @@ export const COPIED_TABLES = [
   'stats_day',
   'stats_week',
   'click_events',
+  'webhooks',
+  'events',
+  'webhook_deliveries',
+  'event_listeners',
 ] as const
 export type CopiedTable = (typeof COPIED_TABLES)[number]
 
-/** Cleared along with the copied tables under `force`: state derived from the old links. */
-const CLEARED_TOO = ['visit_counters']
+/**
+ * Cleared along with the copied tables under `force`: state derived from the old links, and
+ * the webhook fan-out's position (a SQLite position means nothing here: PostgreSQL's fan-out
+ * reads the copied events again, and the copied deliveries keep it from sending any twice).
+ */
+const CLEARED_TOO = ['visit_counters', 'event_cursors']
 
-const IDENTITIES: Partial<Record<CopiedTable, string>> = { links: 'seq', stats_groups: 'num', click_events: 'id' }
+const IDENTITIES: Partial<Record<CopiedTable, string>> = { links: 'seq', stats_groups: 'num', click_events: 'id', events: 'seq' }
 
 export interface SqliteSource {
   db: Database

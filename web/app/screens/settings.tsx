@@ -1,4 +1,4 @@
-/** Who you are, and (admins) users, every API key and the backups; everyone else their own keys. */
+/** Who you are, and (admins) users, every API key and webhook, and the backups; everyone else their own keys and webhooks. */
 import { useState } from 'preact/hooks'
 import { api } from '../api'
 import type { ScreenProps } from '../routes'
@@ -8,6 +8,7 @@ import { BackupsSection } from './settings/backups'
 import { KeysSection } from './settings/keys'
 import { ROLE_WORDS, shortUserId, type UserRecord, when } from './settings/records'
 import { USERS_PAGE_SIZE, UsersSection } from './settings/users'
+import { WebhooksSection } from './settings/webhooks'
 
 export function SettingsScreen(_: ScreenProps) {
   const session = useSession()
@@ -25,6 +26,7 @@ function AdminSettings({ session }: { session: Session }) {
       <UsersSection me={session.userId} users={users} page={page} onPage={setPage} onChanged={() => setChanged((n) => n + 1)} />
       <KeysSection all me={session.userId} canCreate users={users.data?.data} changed={changed} />
       <BackupsSection />
+      <WebhooksSection all canCreate />
     </div>
   )
 }
@@ -34,6 +36,7 @@ function MemberSettings({ session }: { session: Session }) {
     <div class="settings-stack">
       <WhoAmI session={session} />
       <KeysSection all={false} me={session.userId} canCreate={canWrite(session)} />
+      <WebhooksSection all={false} canCreate={canWrite(session)} />
     </div>
   )
 }

@@ -165,6 +165,7 @@ function LinkHeader({ linkId, link, error }: { linkId: string; link: LinkInfo | 
       <nav class="stats-link-nav" aria-label="This link">
         {canWrite(session) ? <Link href={`/links/${encodeURIComponent(linkId)}`}>Edit link</Link> : null}
         <Link href={`/links/${encodeURIComponent(linkId)}/qr`}>QR code</Link>
+        <Link href={`/links/${encodeURIComponent(linkId)}/live`}>Live</Link>
         <Link href="/stats">All links' statistics</Link>
       </nav>
     </div>

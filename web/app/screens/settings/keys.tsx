@@ -2,8 +2,9 @@
 import { useState } from 'preact/hooks'
 import { api, del, errorText, post } from '../../api'
 import type { Role } from '../../session'
-import { Button, CopyButton, Empty, ErrorBox, Field, Loading, Modal, Pager, toast, useResource } from '../../ui'
+import { Button, Empty, ErrorBox, Field, Loading, Modal, Pager, toast, useResource } from '../../ui'
 import { type CreatedKey, type KeyRecord, ROLE_WORDS, ROLES, shortUserId, type UserRecord, when } from './records'
+import { SecretDialog } from './secret'
 
 const PAGE_SIZE = 50
 
@@ -118,7 +119,18 @@ export function KeysSection({
           }}
         />
       ) : null}
-      {secret ? <SecretDialog created={secret} onClose={() => setSecret(null)} /> : null}
+      {secret ? (
+        <SecretDialog
+          title="Your new API key"
+          label={`API key${secret.name ? ` “${secret.name}”` : ''}`}
+          value={secret.key}
+          copyLabel="Copy key"
+          onClose={() => setSecret(null)}
+        >
+          <strong>Copy this key now: it will not be shown again.</strong> Anyone who has it can act as {shortUserId(secret.userId)} with{' '}
+          {ROLE_WORDS[secret.role]?.name.toLowerCase() ?? secret.role} rights. Keep it somewhere safe, such as a password manager.
+        </SecretDialog>
+      ) : null}
       {revoking ? (
         <RevokeDialog
           apiKey={revoking}
@@ -234,32 +246,6 @@ function CreateKeyDialog({
           <Button onClick={onClose}>Cancel</Button>
         </div>
       </form>
-    </Modal>
-  )
-}
-
-/** The one time a secret is on screen: dropped from memory when the dialog closes. */
-function SecretDialog({ created, onClose }: { created: CreatedKey; onClose: () => void }) {
-  return (
-    <Modal title="Your new API key" onClose={onClose}>
-      <p class="settings-warning" role="alert">
-        <strong>Copy this key now: it will not be shown again.</strong> Anyone who has it can act as {shortUserId(created.userId)} with{' '}
-        {ROLE_WORDS[created.role]?.name.toLowerCase() ?? created.role} rights. Keep it somewhere safe, such as a password manager.
-      </p>
-      <div class="settings-secret">
-        <label class="label" for="settings-new-key">
-          API key{created.name ? ` “${created.name}”` : ''}
-        </label>
-        <div class="settings-secret-row">
-          <input id="settings-new-key" class="mono" readOnly value={created.key} spellcheck={false} onFocus={(e) => e.currentTarget.select()} />
-          <CopyButton text={created.key} label="Copy key" />
-        </div>
-      </div>
-      <div class="settings-actions">
-        <Button kind="primary" onClick={onClose}>
-          I have saved it
-        </Button>
-      </div>
     </Modal>
   )
 }

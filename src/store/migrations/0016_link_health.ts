@@ -9,8 +9,8 @@ import type { Migration } from './index'
  * since its creation); the list filter `health` reads it.
  */
 export const linkHealth: Migration = {
-  id: 15,
-  name: '0015_link_health',
+  id: 16,
+  name: '0016_link_health',
   sql: `
 CREATE TABLE health_urls (
   url_key TEXT PRIMARY KEY,

@@ -1,9 +1,9 @@
 import type { PgMigration } from './index'
 
-/** Link health: SQLite migration 0015's tables (see there), in PostgreSQL's types. */
+/** Link health: SQLite migration 0016's tables (see there), in PostgreSQL's types. */
 export const linkHealth: PgMigration = {
-  id: 7,
-  name: '0007_link_health',
+  id: 8,
+  name: '0008_link_health',
   sql: `
 CREATE TABLE health_urls (
   url_key text PRIMARY KEY,
