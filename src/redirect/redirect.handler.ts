@@ -51,6 +51,12 @@ export interface RedirectDeps {
   serveFile(request: Request, fileId: string): Response | null | Promise<Response | null>
   /** Renders the landing page of a hosted link type. */
   renderHosted(row: LinkRow, os: string): Response | Promise<Response>
+  /**
+   * Which of a link's URLs are broken, for a link with a health fallback (link-health;
+   * synchronous over SQLite). Asked once, when the link enters the cache: a change of its
+   * health drops it from the cache. Absent: no fallback is ever taken.
+   */
+  brokenUrlsOf?(row: LinkRow, fallback: string): ReadonlySet<string> | null | Promise<ReadonlySet<string> | null>
 }
 
 const clicksRecorded = metrics.counter('shortlink_clicks_recorded_total', 'Counted visits handed to the click recorder (written within the flush window).')
@@ -65,9 +71,9 @@ const NO_QUERY = new URLSearchParams()
 const FILE_ROUTE = /^\/([^/]+)\/file\/([^/]+)$/
 
 /** The link as `resolve` takes it: links decodes the stored row; the redirect adds the answer to a visit with no query. */
-export function toResolvable(row: LinkRow): ResolvableLink {
+export function toResolvable(row: LinkRow, brokenUrls: ReadonlySet<string> | null = null): ResolvableLink {
   const view = storedLinkViewOf(row)
-  return { plainLocation: mergeQuery(view.destination, NO_QUERY, view.utm), ...view }
+  return { plainLocation: mergeQuery(view.destination, NO_QUERY, view.utm), ...view, brokenUrls }
 }
 
 export function createRedirectHandler(deps: RedirectDeps) {
@@ -75,7 +81,7 @@ export function createRedirectHandler(deps: RedirectDeps) {
   const cache = createLinkCache<CachedLink>(
     (domain, key) => {
       const row = deps.findLiveRow(domain, key)
-      return row instanceof Promise ? row.then(cachedLinkOf) : cachedLinkOf(row)
+      return row instanceof Promise ? row.then(withHealth) : withHealth(row)
     },
     { maxKeyLength: MAX_KEY_LENGTH, sizeOf: cachedLinkBytes },
   )
@@ -86,6 +92,21 @@ export function createRedirectHandler(deps: RedirectDeps) {
     answerLink: (request, path, search, cached, domain, clientIp) => answerLink(request, path, search, domain, clientIp, null, cached),
     notFound: (domain) => (domain.notFoundUrl ? redirect(domain.notFoundUrl) : html(NOT_FOUND_PAGE, 404)),
   })
+  /** A loaded link with its broken URLs when it has a fallback for them (one more read, on a miss only). */
+  function withHealth(row: LinkRow | null): CachedLink | null | Promise<CachedLink | null> {
+    const cached = cachedLinkOf(row)
+    const fallback = cached?.link.healthFallbackUrl
+    if (!fallback || !deps.brokenUrlsOf) return cached
+    const broken = deps.brokenUrlsOf(cached.row, fallback)
+    if (broken instanceof Promise)
+      return broken.then((b) => {
+        cached.link.brokenUrls = b
+        return cached
+      })
+    cached.link.brokenUrls = broken
+    return cached
+  }
+
   /**
    * Counted visits per link, seeded from the store: the n of "n-th visit". Bounded: an
    * evicted link is seeded again from its stored and pending clicks, which is exact.

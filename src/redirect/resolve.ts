@@ -1,7 +1,7 @@
 /**
  * The redirect decision, as a pure function of the link, its domain, the request and
  * the time, in the contract's order: unknown → notFound; expired; social-preview bots;
- * password; hosted page; targeting; UTM merge. The handler only renders the result.
+ * password; hosted page; targeting; health fallback; UTM merge. The handler only renders the result.
  */
 
 import type { StoredLinkView } from '../links'
@@ -12,6 +12,8 @@ import type { Visitor } from './visitor'
 export interface ResolvableLink extends StoredLinkView {
   /** The destination with the link's UTM merged: the answer to a visit with no query (precomputed, it is the common case). */
   plainLocation: string
+  /** Its URLs that are broken, read when it entered the cache (only when it has a health fallback; else null). */
+  brokenUrls: ReadonlySet<string> | null
 }
 
 export interface DomainFallbacks {
@@ -92,7 +94,7 @@ export function resolve(input: { link: ResolvableLink | null; domain: DomainFall
     if (store) return { kind: 'redirect', location: store, count, scan }
   }
   if (link.hosted) return { kind: 'hosted', count, scan }
-  const target =
+  let target =
     pickTarget(link.Targeting, {
       os: visitor.os,
       country: request.country,
@@ -102,6 +104,8 @@ export function resolve(input: { link: ResolvableLink | null; domain: DomainFall
       now,
       visitNumber: request.visitNumber,
     }) ?? link.destination
+  // Health: a broken URL sends the visit to the link's fallback instead (still counted).
+  if (link.brokenUrls?.has(target) && link.healthFallbackUrl) target = link.healthFallbackUrl
   const location = target === link.destination && !hasVisitorParams(request.query) ? link.plainLocation : mergeQuery(target, request.query, link.utm)
   return { kind: 'redirect', location, count, scan }
 }
