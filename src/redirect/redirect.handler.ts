@@ -14,7 +14,7 @@ import type { ClickRecorder } from '../stats'
 import { createGs1Resolver, gs1Redirect, resolverDescriptionResponse } from './gs1-resolver'
 import { createLinkCache } from './link-cache'
 import type { PasswordGate } from './password-gate'
-import { type Decision, type DomainFallbacks, mergeQuery, type ResolvableLink, resolve } from './resolve'
+import { type Decision, type DomainFallbacks, mergeQuery, type ResolvableLink, type ResolveInput, resolve } from './resolve'
 import { parseVisitor, type Visitor } from './visitor'
 
 /** Largest password form body read; a password is at most a few hundred bytes. */
@@ -221,21 +221,7 @@ export function createRedirectHandler(deps: RedirectDeps) {
         clientIp,
         fileRoute,
       )
-    const input = {
-      link,
-      domain,
-      now: Date.now(),
-      request: {
-        query: search ? new URLSearchParams(search) : NO_QUERY,
-        visitor,
-        acceptLanguage: targeting === 'language' ? headers.get('accept-language') : null,
-        country: geo?.country ?? null,
-        region: geo?.region ?? null,
-        city: geo?.city ?? null,
-        passwordOk: link?.passwordHash ? deps.passwords.hasValidCookie(headers.get('cookie'), link as ResolvableLink & { passwordHash: string }) : false,
-        visitNumber: 0,
-      },
-    }
+    const input = resolveInput(link, domain, search, visitor, headers, geo)
     if (!(link && targeting === 'number' && !visitor.isBot)) return render(resolve(input), path, cached, visitor, geo, headers, 0)
     if (deps.visitOrdinal) {
       // Across nodes the ordinal is taken only by a visit that counts (it cannot be handed back).
@@ -249,10 +235,36 @@ export function createRedirectHandler(deps: RedirectDeps) {
     return render(resolve(input), path, cached, visitor, geo, headers, n)
   }
 
+  /** What `resolve` is asked: the link, the domain, and what this request tells of the visitor. */
+  function resolveInput(
+    link: ResolvableLink | null,
+    domain: ShortDomain,
+    search: string,
+    visitor: Visitor,
+    headers: Headers,
+    geo: ReturnType<GeoIp['lookup']> | null,
+  ): ResolveInput {
+    return {
+      link,
+      domain,
+      now: Date.now(),
+      request: {
+        query: search ? new URLSearchParams(search) : NO_QUERY,
+        visitor,
+        acceptLanguage: link?.Targeting?.targetType === 'language' ? headers.get('accept-language') : null,
+        country: geo?.country ?? null,
+        region: geo?.region ?? null,
+        city: geo?.city ?? null,
+        passwordOk: link?.passwordHash ? deps.passwords.hasValidCookie(headers.get('cookie'), link as ResolvableLink & { passwordHash: string }) : false,
+        visitNumber: 0,
+      },
+    }
+  }
+
   /** A number-targeted visit once its ordinal is known (resolve is pure: asked again with it). */
   function renderNumbered(
     ordinal: Promise<number>,
-    input: Parameters<typeof resolve>[0],
+    input: ResolveInput,
     path: string,
     cached: CachedLink,
     visitor: Visitor,
@@ -287,39 +299,48 @@ export function createRedirectHandler(deps: RedirectDeps) {
       case 'preview':
         return html(previewPage({ ...decision, url: `${settings.shortOrigin(link!.domain)}/${link!.key}`, siteName: link!.domain }))
       case 'redirect':
-      case 'hosted': {
-        if (decision.count) {
-          const l = link!
-          if (visitNumber > 0) visits.set(String(l.seq), visitNumber)
-          else if (!deps.visitOrdinal) {
-            const n = nextVisit(l.seq)
-            if (n instanceof Promise)
-              n.then(
-                (v) => visits.set(String(l.seq), v),
-                () => {},
-              )
-            else visits.set(String(l.seq), n)
-          }
-          const landing = decision.kind === 'redirect' ? decision.location : null
-          const utm = landing === null ? NO_UTM : landing === l.plainLocation ? cached!.plainUtm : utmOf(landing)
-          const ref = refererOf(headers.get('referer'))
-          clicksRecorded.inc()
-          deps.recorder.record({
-            linkSeq: l.seq,
-            domain: l.domain,
-            at: Date.now(),
-            scan: decision.scan,
-            visitor,
-            geo: geo ?? UNKNOWN_LOCATION,
-            utm,
-            referer: ref.host,
-            refererUrl: ref.url,
-          })
-        }
+      case 'hosted':
+        if (decision.count) countVisit(decision, cached!, visitor, geo, headers, visitNumber)
         if (decision.kind === 'redirect') return cached?.gs1Link ? gs1Redirect(decision.location, cached.gs1Link) : redirect(decision.location)
         return deps.renderHosted(cached!.row, visitor.os)
-      }
     }
+  }
+
+  /** A counted visit: its ordinal noted (number targeting) and its click handed to the recorder (written within the flush window). */
+  function countVisit(
+    decision: Decision & { kind: 'redirect' | 'hosted' },
+    cached: CachedLink,
+    visitor: Visitor,
+    geo: ReturnType<GeoIp['lookup']> | null,
+    headers: Headers,
+    visitNumber: number,
+  ): void {
+    const l = cached.link
+    if (visitNumber > 0) visits.set(String(l.seq), visitNumber)
+    else if (!deps.visitOrdinal) {
+      const n = nextVisit(l.seq)
+      if (n instanceof Promise)
+        n.then(
+          (v) => visits.set(String(l.seq), v),
+          () => {},
+        )
+      else visits.set(String(l.seq), n)
+    }
+    const landing = decision.kind === 'redirect' ? decision.location : null
+    const utm = landing === null ? NO_UTM : landing === l.plainLocation ? cached.plainUtm : utmOf(landing)
+    const ref = refererOf(headers.get('referer'))
+    clicksRecorded.inc()
+    deps.recorder.record({
+      linkSeq: l.seq,
+      domain: l.domain,
+      at: Date.now(),
+      scan: decision.scan,
+      visitor,
+      geo: geo ?? UNKNOWN_LOCATION,
+      utm,
+      referer: ref.host,
+      refererUrl: ref.url,
+    })
   }
 
   /**
