@@ -135,7 +135,8 @@ ${opts.toml ?? ''}`
   void collect(proc.stdout as ReadableStream<Uint8Array>)
   void collect(proc.stderr as ReadableStream<Uint8Array>)
 
-  const deadline = Date.now() + 15_000
+  // Bounds a failing start only; a loaded machine may take seconds.
+  const deadline = Date.now() + 60_000
   while (!/"msg":"started"/.test(out) || (expectKey && !/sk_[A-Za-z0-9_-]+/.test(out))) {
     if (proc.exitCode !== null || Date.now() > deadline) throw new Error(`server did not start:\n${out}`)
     await Bun.sleep(25)
@@ -190,11 +191,11 @@ ${opts.toml ?? ''}`
       const visited = await tlsFetch(link.shortLink, { headers: { 'user-agent': BROWSER_UA } })
       if (visited.status !== 302) throw new Error(`flush barrier visit answered ${visited.status}`)
       link.visits++
-      const deadline = Date.now() + 15_000
+      const deadline = Date.now() + 60_000
       for (;;) {
         const stored = (await (await server.api(`/links/${link.id}`)).json()) as { clicks: number }
         if (stored.clicks >= link.visits) return
-        if (Date.now() > deadline) throw new Error(`visits not stored within 15 s (sentinel has ${stored.clicks} of ${link.visits})`)
+        if (Date.now() > deadline) throw new Error(`visits not stored within 60 s (sentinel has ${stored.clicks} of ${link.visits})`)
         await Bun.sleep(25) // a poll interval, not a wait standing in for the barrier
       }
     },
