@@ -26,7 +26,6 @@ import { until } from './helpers/poll'
 import { startPostgres, type TestPostgres } from './helpers/postgres'
 import { freePort } from './helpers/server'
 
-
 const DOMAIN = 'cluster.shortlink.test'
 
 interface Node {

@@ -16,7 +16,6 @@ import { startPostgres, type TestPostgres } from './helpers/postgres'
 import { type RoundRobinProxy, startRoundRobinProxy } from './helpers/proxy'
 import { freePort, json, startServer, type TestServer } from './helpers/server'
 
-
 const ADMIN_KEY = 'sk_cluster_acme_admin_key_0123456789'
 /** The host custom domains CNAME to; challtestsrv points it at loopback. */
 const TARGET = 'edge.cluster-acme.test'

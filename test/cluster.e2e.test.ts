@@ -60,7 +60,7 @@ afterAll(async () => {
   proxy?.stop()
   await Promise.all(nodes.map((n) => n.stop().catch(() => 0)))
   await pg?.destroy()
-}, 60_000)
+})
 
 const viaProxy = (path: string, init: RequestInit = {}) =>
   fetch(`https://localhost:${proxyPort}${path}`, { ...init, tls: { ca }, redirect: 'manual' } as RequestInit)

@@ -116,10 +116,10 @@ beforeAll(async () => {
     ev('2025-10-27T23:30:00Z', { country: 'IN', continent: 'Asia', region: 'Maharashtra', city: 'Mumbai' }), // 05:00 IST, 28 October
   ]
   await writeEvents(s, backDated)
-}, 60_000)
+})
 afterAll(async () => {
   await s?.stop()
-}, 60_000)
+})
 
 describe('GET /statistics over real visits', () => {
   test('the visits become visible; count, qr', async () => {

@@ -18,7 +18,6 @@ import { createSessionStore, MAX_SESSIONS_PER_USER, type NewSession, type Sessio
 import { createPgSessionStore } from './session.store.pg'
 import { createUserService } from './users.service'
 
-
 interface Stores {
   auth: AuthStorePort
   sessions: SessionStorePort

@@ -17,7 +17,6 @@ import type { DomainState, DomainStorePort } from './domains.store'
 import { createDomainStore } from './domains.store'
 import { createPgDomainStore } from './domains.store.pg'
 
-
 let pgSql: SQL | undefined
 let closePg: (() => Promise<void>) | undefined
 

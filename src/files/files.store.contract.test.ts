@@ -24,7 +24,6 @@ import { createFileService } from './files.service'
 import { createFileStore, type FileStorePort, type NewFile } from './files.store'
 import { createPgFileBytes, createPgFileStore } from './files.store.pg'
 
-
 let pgSql: SQL | undefined
 let closePg: (() => Promise<void>) | undefined
 const dataDir = mkdtempSync(join(tmpdir(), 'shortlink-files-contract-'))

@@ -16,7 +16,6 @@ import { createLinkService } from './links.service'
 import { createLinkStore, type LinkFilter, type LinkSort, type LinkStorePort, type NewLinkRow } from './links.store'
 import { createPgLinkStore } from './links.store.pg'
 
-
 let pgSql: SQL | undefined
 let closePg: (() => Promise<void>) | undefined
 

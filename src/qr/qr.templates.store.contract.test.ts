@@ -14,7 +14,6 @@ import { createTemplateService } from './qr.templates.service'
 import { createTemplateStore, type TemplateFilter, type TemplateStorePort } from './qr.templates.store'
 import { createPgTemplateStore } from './qr.templates.store.pg'
 
-
 let pgSql: SQL | undefined
 let closePg: (() => Promise<void>) | undefined
 

@@ -8,7 +8,6 @@ import { SQL } from 'bun'
 import { startMigratedDatabase } from '../../test/helpers/postgres'
 import { loadOrCreateSecretPg } from './password-gate'
 
-
 let db: Awaited<ReturnType<typeof startMigratedDatabase>>
 beforeAll(async () => {
   db = await startMigratedDatabase('password_secret')

@@ -19,7 +19,6 @@ import { createPasswordGate } from './password-gate'
 import { createRedirectHandler, type ShortDomain } from './redirect.handler'
 import { visitOrdinalFrom } from './visit-ordinal'
 
-
 const BROWSER = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1'
 const VISITS = 200
 

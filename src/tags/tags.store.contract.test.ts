@@ -14,7 +14,6 @@ import { createTagService } from './tags.service'
 import { createTagStore, type TagFilter, type TagStorePort } from './tags.store'
 import { createPgTagStore } from './tags.store.pg'
 
-
 let pgSql: SQL | undefined
 let closePg: (() => Promise<void>) | undefined
 

@@ -12,7 +12,6 @@ import { createChallengeStore } from './challenges'
 import { createTlsStore, type TlsStorePort } from './tls.store'
 import { createPgTlsStore } from './tls.store.pg'
 
-
 let pgSql: SQL | undefined
 let closePg: (() => Promise<void>) | undefined
 

@@ -20,12 +20,12 @@ beforeAll(async () => {
   server = await startServer({ toml: `[domains]\ncnameTarget = "${TARGET}"\ndnsServers = ["127.0.0.1:9"]\n` })
   browser = await dashboardBrowser()
   ;[desktop, phone] = await Promise.all([browser.open(server), browser.open(server, { width: 'phone' })])
-}, 60_000)
+})
 
 afterAll(async () => {
   await browser?.close()
   await server?.stop()
-}, 60_000)
+})
 
 const domain = async (slug: string) => (await (await server.api(`/domains/${slug}`)).json()) as Record<string, any>
 
@@ -101,7 +101,7 @@ test('add a domain, see its DNS record, set redirects and deep-link files, archi
   await phone.page.getByTestId('cname-record').waitFor()
   await phone.screenshot('domains')
   expect(await phone.seriousA11yViolations()).toEqual([])
-}, 60_000)
+})
 
 test('a member sees domains and their DNS record but no controls that change them', async () => {
   const memberKey = await server.keyFor('mia', 'member')
@@ -115,7 +115,7 @@ test('a member sees domains and their DNS record but no controls that change the
   expect(member.errors).toEqual([])
   expect(member.externalRequests).toEqual([])
   await member.close()
-}, 30_000)
+})
 
 test('no console errors and no requests leaving the origin', () => {
   for (const p of [desktop, phone]) {

@@ -41,12 +41,12 @@ beforeAll(async () => {
     browser.open(server, { signIn: { apiKey: memberKey } }),
     browser.open(server, { width: 'phone', signIn: { apiKey: memberKey } }),
   ])
-}, 60_000)
+})
 
 afterAll(async () => {
   await browser?.close()
   await server?.stop()
-}, 60_000)
+})
 
 async function preview(p: DashboardPage, ready: number) {
   await p.goto('/links/import')
