@@ -6,17 +6,17 @@
 import { existsSync } from 'node:fs'
 import pkg from '../package.json'
 import { ADMIN_USER_ID, type Caller, type KeyRecord } from './auth'
-import { type Config, ConfigError, loadConfig } from './config'
+import { type Config, ConfigError, deriveSettings, loadConfig } from './config'
 import { createClusterDeps, createDeps, type Deps } from './deps'
 import { startServer } from './server'
 import { AppError, createLogger, readCapped } from './shared'
+import { StartError, startFailure } from './start-errors'
 import {
   COPIED_TABLES,
   type CopyProgress,
   CopyRefusedError,
   connectPostgres,
   copySqliteToPostgres,
-  DataDirLockedError,
   lockDataDir,
   openSqliteSource,
   parsePostgresUrl,
@@ -83,7 +83,7 @@ function readConfig(flags: Record<string, string>): { config: Config; file: stri
   try {
     return loadConfig(flags.config)
   } catch (e) {
-    if (e instanceof ConfigError) die(e.message, 2)
+    if (e instanceof ConfigError) die(startFailure(e), 2)
     throw e
   }
 }
@@ -93,35 +93,32 @@ async function serve(flags: Record<string, string>) {
   const log = createLogger()
   // Checked before listening: the database itself is read in the background (below).
   if (config.geoip.database && !existsSync(config.geoip.database)) die(`geoip.database: no such file: ${config.geoip.database}`)
-  let unlock: () => void
+  // Every way a start can fail ends in one line naming the cause (src/start-errors.ts).
+  let unlock: (() => void) | undefined
+  let deps: Deps
+  let server: ReturnType<typeof startServer>
+  let firstKey: string | null
+  let geoFailure: Promise<Error | null>
   try {
     unlock = lockDataDir(config.server.dataDir)
-  } catch (e) {
-    if (e instanceof DataDirLockedError) die(e.message, 1)
-    throw e
-  }
-  const deps = await openDeps(config, log).catch((e: unknown) => {
-    unlock()
-    die((e as Error).message)
-  })
-  // Loaded while the server starts and answers (a city database takes 100-300 ms): a visit
-  // before then gets its location when its click is written, location targeting waits.
-  const geoFailure = deps.geo.warm().then(
-    () => null,
-    (e: unknown) => e as Error,
-  )
-  const firstKey = await deps.firstAdminKey()
-  const cert = await loadServerCertificate(config, deps.settings)
-  let server: ReturnType<typeof startServer>
-  try {
+    // Before the store: a bad certificate file fails the start without migrating anything.
+    const cert = await loadServerCertificate(config, deriveSettings(config))
+    deps = await openDeps(config, log)
+    // Loaded while the server starts and answers (a city database takes 100-300 ms): a visit
+    // before then gets its location when its click is written, location targeting waits.
+    geoFailure = deps.geo.warm().then(
+      () => null,
+      (e: unknown) => e as Error,
+    )
+    firstKey = await deps.firstAdminKey()
     server = startServer(deps, cert)
+    // On PostgreSQL the listener reads the stored certificates after it starts listening: a restart
+    // serves them before it says it has started (at once on SQLite).
+    await server.https.ready
   } catch (e) {
-    unlock()
-    die(`cannot listen: ${(e as Error).message}`)
+    unlock?.()
+    die(startFailure(e, config))
   }
-  // On PostgreSQL the listener reads the stored certificates after it starts listening: a restart
-  // serves them before it says it has started (at once on SQLite).
-  await server.https.ready
   if (firstKey) {
     process.stdout.write(
       `\nFirst admin API key (shown once, store it now):\n\n  ${firstKey}\n\n` +
@@ -155,6 +152,9 @@ async function serve(flags: Record<string, string>) {
   void geoFailure.then((e) => {
     if (!e) return
     log.error('cannot read the GeoIP database', { file: config.geoip.database || '(bundled)', error: String(e) })
+    process.stderr.write(
+      `shortlink: ${startFailure(new StartError(`cannot read the GeoIP database ${config.geoip.database || '(bundled)'} (geoip.database): ${e.message}`))}\n`,
+    )
     void shutdown('geoip', 1)
   })
 }
@@ -168,13 +168,15 @@ async function openDeps(config: Config, log: ReturnType<typeof createLogger>): P
   try {
     return await createClusterDeps(config, log)
   } catch (e) {
-    throw new Error(`cannot use the PostgreSQL store ${redactUrl(config.store.url)}: ${(e as Error).message}`)
+    // Bun.SQL says "Failed to connect" for a refused connection and for an unknown host alike.
+    const why = (e as { code?: string }).code === 'ERR_POSTGRES_CONNECTION_REFUSED' ? 'cannot connect (refused, or no such host)' : (e as Error).message
+    throw new StartError(`cannot use the PostgreSQL store ${redactUrl(config.store.url)} (store.url): ${why}`)
   }
 }
 
 async function withStore<T>(flags: Record<string, string>, fn: (deps: Deps) => T | Promise<T>): Promise<T> {
   const { config } = readConfig(flags)
-  const deps = await openDeps(config, createLogger(true)).catch((e: unknown) => die((e as Error).message))
+  const deps = await openDeps(config, createLogger(true)).catch((e: unknown) => die(startFailure(e, config)))
   try {
     return await fn(deps)
   } catch (e) {

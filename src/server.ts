@@ -10,7 +10,7 @@ import { contentResponse, type StoredContent } from './files'
 import { createRedirectHandler, renderHostedPage } from './redirect'
 import { AppError, createClientIpResolver, createGcPacer, errorResponse, orStoreUnavailable, withHsts } from './shared'
 import { FLUSH } from './store'
-import { type CertPair, type HttpsListener, startHttpsListener } from './tls'
+import { asListenError, type CertPair, type HttpsListener, startHttpsListener } from './tls'
 
 export interface RunningServer {
   https: HttpsListener
@@ -112,21 +112,23 @@ export function startServer(deps: Deps, cert: CertPair): RunningServer {
     https.refresh()
   })
 
-  const http = Bun.serve({
-    port: config.server.httpPort,
-    hostname: config.server.hostname,
-    reusePort: true,
-    maxRequestBodySize: 64 * 1024,
-    fetch(request) {
-      const url = new URL(request.url)
-      // ACME HTTP-01: this node's tokens from memory, other nodes' from the store.
-      const challenge = deps.tls.answerChallenge(url.pathname)
-      if (challenge) return challenge
-      const host = hostnameOf(request.headers.get('host') ?? url.host)
-      const hostPart = host.includes(':') ? `[${host}]` : host
-      return new Response(null, { status: 301, headers: { location: `${settings.shortOrigin(hostPart)}${url.pathname}${url.search}` } })
-    },
-  })
+  // Never swapped, so never shared: a port in use is an error naming it (no reusePort).
+  const http = listenOrExplain('server.httpPort', config.server.hostname, config.server.httpPort, https, (port) =>
+    Bun.serve({
+      port,
+      hostname: config.server.hostname,
+      maxRequestBodySize: 64 * 1024,
+      fetch(request) {
+        const url = new URL(request.url)
+        // ACME HTTP-01: this node's tokens from memory, other nodes' from the store.
+        const challenge = deps.tls.answerChallenge(url.pathname)
+        if (challenge) return challenge
+        const host = hostnameOf(request.headers.get('host') ?? url.host)
+        const hostPart = host.includes(':') ? `[${host}]` : host
+        return new Response(null, { status: 301, headers: { location: `${settings.shortOrigin(hostPart)}${url.pathname}${url.search}` } })
+      },
+    }),
+  )
 
   log.info('listening', {
     https: `https://${config.server.hostname}:${https.port}`,
@@ -153,4 +155,14 @@ export function hostnameOf(hostHeader: string): string {
   if (h.startsWith('[')) return h.slice(1, h.indexOf(']'))
   const colon = h.lastIndexOf(':')
   return colon > 0 ? h.slice(0, colon) : h
+}
+
+/** `bind(port)`, or a ListenError naming `setting` (the HTTPS listener already open is stopped first). */
+function listenOrExplain<S>(setting: string, hostname: string, port: number, opened: HttpsListener, bind: (port: number) => S): S {
+  try {
+    return bind(port)
+  } catch (e) {
+    void opened.stop(true)
+    throw asListenError(e, setting, hostname, port)
+  }
 }
