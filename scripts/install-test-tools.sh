@@ -2,7 +2,7 @@
 # Debian packages the end-to-end tests use, installed when missing (needs root and apt):
 # pebble + pebble-challtestsrv (a real ACME CA and DNS), Chromium (landing pages),
 # zbarimg and ZXingReader (two independent QR decoders), PostgreSQL (the scale-out store;
-# tests initdb their own cluster into a temp dir).
+# tests initdb their own cluster into a temp dir), openssl and util-linux's setpriv (start-up errors).
 set -uo pipefail
 command -v apt-get >/dev/null 2>&1 || exit 0
 missing=()
@@ -11,6 +11,9 @@ command -v pebble-challtestsrv >/dev/null 2>&1 || missing+=(pebble)
 command -v zbarimg >/dev/null 2>&1 || missing+=(zbar-tools)
 command -v ZXingReader >/dev/null 2>&1 || missing+=(zxing-cpp-tools)
 command -v curl >/dev/null 2>&1 || missing+=(curl)
+# openssl makes certificate files for the start-up tests; setpriv (util-linux) runs the binary as another user.
+command -v openssl >/dev/null 2>&1 || missing+=(openssl)
+command -v setpriv >/dev/null 2>&1 || missing+=(util-linux)
 compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || missing+=(postgresql)
 [ ${#missing[@]} -eq 0 ] && exit 0
 echo "installing test tools: ${missing[*]}"
