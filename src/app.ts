@@ -13,7 +13,7 @@ import { domainRoutes } from './domains'
 import { fileRoutes } from './files'
 import { linkRoutes } from './links'
 import { qrRoutes, templateRoutes } from './qr'
-import { AppError, describeRule, errorResponse, newId, orStoreUnavailable, readCapped } from './shared'
+import { AppError, describeRule, diskFullLogOf, errorResponse, isDiskFull, newId, orStoreUnavailable, readCapped } from './shared'
 import { statsRoutes } from './stats'
 import { tagRoutes } from './tags'
 
@@ -97,6 +97,7 @@ export function createApiApp(deps: Deps): ApiApp {
       if (ctx.caller && !(isSessionPath && request.method === 'DELETE')) assertMethodAllowed(ctx.caller, request.method)
       if (BODY_METHODS.has(request.method)) request = await checkBody(request, multipartPaths.has(url.pathname), deps)
     } catch (e) {
+      if (isDiskFull(e)) diskFullLogOf(log).report('api', e)
       const known = orStoreUnavailable(e)
       if (known instanceof AppError) return fail(known)
       throw e
@@ -164,6 +165,7 @@ export function jsonDepth(bytes: Uint8Array): number {
 /** The one place errors become responses. */
 function renderError(code: string | number, error: unknown, request: Request, ctx: RequestContext | undefined, log: Deps['log']): Response {
   const requestId = ctx?.requestId
+  if (isDiskFull(error)) diskFullLogOf(log).report('api', error)
   const known = orStoreUnavailable(error)
   if (known instanceof AppError) return errorResponse(known.code, known.message, requestId, known.headers)
   if (code === 'VALIDATION' || error instanceof ValidationError) return errorResponse('parameter_error', validationMessage(error), requestId)

@@ -8,7 +8,7 @@ import { createApiApp } from './app'
 import type { Deps } from './deps'
 import { contentResponse, type StoredContent } from './files'
 import { createRedirectHandler, renderHostedPage } from './redirect'
-import { AppError, createClientIpResolver, createGcPacer, errorResponse, orStoreUnavailable, withHsts } from './shared'
+import { AppError, createClientIpResolver, createGcPacer, diskFullLogOf, errorResponse, isDiskFull, orStoreUnavailable, withHsts } from './shared'
 import { FLUSH } from './store'
 import { asListenError, type CertPair, type HttpsListener, startHttpsListener } from './tls'
 
@@ -75,7 +75,8 @@ export function startServer(deps: Deps, cert: CertPair): RunningServer {
       const search = q < 0 ? '' : raw.slice(q + 1)
       const host = hostnameOf(request.headers.get('host') ?? raw.slice(raw.indexOf('//') + 2, pathStart < 0 ? undefined : pathStart))
       const failed = (e: unknown) => {
-        // The store cannot be reached (PostgreSQL): 503 with Retry-After, for a key not in this node's cache.
+        // The store cannot be reached (PostgreSQL) or the disk is full: 503 with Retry-After (a full disk logged once a minute).
+        if (isDiskFull(e)) diskFullLogOf(log).report('redirect server', e)
         const known = orStoreUnavailable(e)
         if (known instanceof AppError && known.code === 'service_unavailable') return errorResponse(known.code, known.message, undefined, known.headers)
         log.error('request failed', { url: raw, error: String((e as Error)?.stack ?? e) })

@@ -1,12 +1,16 @@
 /** Small utilities every module may use: errors, ids, validation, paging, LRU, streams, URLs, image sizes. Imports no module. Other modules import this file only. */
 export type { Awaitable } from './awaitable'
 export { createClientIpResolver } from './client-ip'
+export { createDiskFullLog, DISK_FULL_LOG_MS, type DiskFullLog, diskFullLogOf } from './disk-full'
 export {
   AppError,
   badRequest,
+  DISK_FULL_RETRY_AFTER_S,
+  diskFull,
   type ErrorCode,
   errorResponse,
   forbidden,
+  isDiskFull,
   isStoreUnreachable,
   notFound,
   orStoreUnavailable,
