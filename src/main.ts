@@ -140,11 +140,14 @@ async function serve(flags: Record<string, string>) {
     stopping = true
     log.info('shutting down', { signal })
     await server.stop()
+    // Visits the recorder could not write (a full disk, a broken store): lost, so the stop is not clean.
+    const lostVisits = deps.recorder.pendingCount()
     await deps.auth.flushLastUsed()
     await deps.close()
-    unlock()
-    log.info('stopped')
-    process.exit(exitCode)
+    unlock?.()
+    if (lostVisits > 0) process.stderr.write(`shortlink: stopped with ${lostVisits} visits it could not write (see the log above); they are lost\n`)
+    log.info('stopped', lostVisits > 0 ? { lostVisits } : undefined)
+    process.exit(lostVisits > 0 ? exitCode || 1 : exitCode)
   }
   process.on('SIGTERM', () => void shutdown('SIGTERM'))
   process.on('SIGINT', () => void shutdown('SIGINT'))

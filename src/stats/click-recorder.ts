@@ -15,10 +15,12 @@
  */
 import type { Database } from 'bun:sqlite'
 import type { SQL } from 'bun'
-import { type Logger, workerSpec } from '../shared'
+import { diskFullLogOf, isDiskFull, type Logger, workerSpec } from '../shared'
 import type { ClickEvent } from './click-event'
 import { createEventWriter } from './click-writer'
+import { parseWriterFault } from './click-writer.faults'
 import { createPgEventWriter, type PgEventWriterOptions } from './click-writer.pg'
+import { createSupervisedWriter, type WriterHealth } from './click-writer.supervisor'
 
 export type { ClickEvent } from './click-event'
 
@@ -41,6 +43,16 @@ export interface Visit extends VisitDimensions {
   refererUrl: string | null
 }
 
+export interface RecorderHealth {
+  ok: boolean
+  /** The writer thread's state (SQLite); null where batches are written inline (PostgreSQL, in-memory stores). */
+  writer: WriterHealth | null
+  /** Visits recorded and not yet written. */
+  pendingVisits: number
+  /** Flushes failed in a row. */
+  failedFlushes: number
+}
+
 export interface FlushSummary {
   visits: number
   byDomain: Map<string, number>
@@ -50,6 +62,10 @@ export interface FlushSummary {
 interface RowSink {
   write(rows: ClickEvent[]): Promise<void>
   close(): Promise<void>
+  /** Whether the writer can take batches (a writer thread that was lost and is being replaced cannot). */
+  health?(): WriterHealth
+  /** Write inline from now on: stop() uses it when no writer thread is ready, so held clicks still get written. */
+  goInline?(why: string): void
 }
 
 /**
@@ -75,43 +91,18 @@ function inlineSink(db: Database): RowSink {
   return { write: async (rows) => write(rows), close: async () => {} }
 }
 
-function workerSink(path: string): RowSink {
-  const worker = new Worker(workerSpec('stats/click-writer.worker.ts'))
-  let nextId = 1
-  const waiting = new Map<number, { resolve: () => void; reject: (e: Error) => void }>()
-  let closed: (() => void) | null = null
-  const opened = new Promise<void>((resolve, reject) => {
-    worker.onmessage = (ev: MessageEvent) => {
-      const m = ev.data
-      if (m.type === 'opened') resolve()
-      else if (m.type === 'open-failed') reject(new Error(m.error))
-      else if (m.type === 'written') {
-        waiting.get(m.id)?.resolve()
-        waiting.delete(m.id)
-      } else if (m.type === 'failed') {
-        waiting.get(m.id)?.reject(new Error(m.error))
-        waiting.delete(m.id)
-      } else if (m.type === 'closed') closed?.()
-    }
+/** The worker thread's sink, watched: a writer that fails to open, dies or stops answering is replaced (click-writer.supervisor.ts). */
+function workerSink(db: Database, path: string, log: Logger, opts: RecorderOptions): RowSink {
+  const plan = parseWriterFault(opts.writerFault ?? process.env.SHORTLINK_TEST_WRITER_FAULT)
+  return createSupervisedWriter<ClickEvent[]>({
+    spawn: () => new Worker(workerSpec('stats/click-writer.worker.ts')),
+    openMessage: (n) => ({ type: 'open', path, fault: plan && n <= plan.writers ? plan.fault : undefined }),
+    inline: () => createEventWriter(db),
+    log,
+    name: 'click writer',
+    answerMs: plan?.answerMs,
+    stallMs: opts.writerStallMs,
   })
-  worker.postMessage({ type: 'open', path })
-  return {
-    async write(rows) {
-      await opened
-      const id = nextId++
-      const done = new Promise<void>((resolve, reject) => waiting.set(id, { resolve, reject }))
-      worker.postMessage({ type: 'write', id, events: rows })
-      return done
-    },
-    async close() {
-      await opened.catch(() => {})
-      await new Promise<void>((resolve) => {
-        closed = resolve
-        worker.postMessage({ type: 'close' })
-      })
-      worker.terminate()
-    },
-  }
 }
 
 export function toRow(v: Visit): ClickEvent {
@@ -143,15 +134,21 @@ export interface RecorderOptions {
   maxBatch?: number
   maxHeldRows?: number
   maxHeldBytes?: number
+  /** TEST ONLY: breaks the writer threads (click-writer.faults.ts); default SHORTLINK_TEST_WRITER_FAULT. */
+  writerFault?: string
+  /** How long a batch may wait for the writer thread before health() says it is stuck (tests shorten it). */
+  writerStallMs?: number
 }
 
 export function createClickRecorder(db: Database, dbPath: string, log: Logger, opts: RecorderOptions = {}) {
-  let sink: RowSink | null = dbPath === ':memory:' ? inlineSink(db) : null
+  // The writer thread starts with the first batch.
+  const sink: RowSink = dbPath === ':memory:' ? inlineSink(db) : workerSink(db, dbPath, log, opts)
   return recorderOver(
-    () => (sink ??= workerSink(dbPath)),
+    () => sink,
     () => sink,
     log,
     opts,
+    { quietRetries: true },
   )
 }
 
@@ -305,6 +302,7 @@ function recorderOver(
       () => {
         release()
         if (failures > 0 && mode.quietRetries) log.info('click flush succeeded again', { failedFlushes: failures })
+        if (failures > 0) diskFullLogOf(log).recovered('clicks')
         failures = 0
         written(entry.rows)
         if (flushWanted) {
@@ -318,7 +316,9 @@ function recorderOver(
         for (const [k, r] of batch) add(k, r)
         failures++
         const now = Date.now()
-        if (!mode.quietRetries || failures === 1 || now - failureLoggedAt >= RETRY_LOG_MS) {
+        // A full disk is one outage for the API and the clicks alike: said once a minute (shared/disk-full.ts).
+        if (isDiskFull(e)) diskFullLogOf(log).report('clicks', e)
+        else if (!mode.quietRetries || failures === 1 || now - failureLoggedAt >= RETRY_LOG_MS) {
           failureLoggedAt = now
           log.error('click flush failed; will retry', { rows: entry.rows.length, failedFlushes: failures, error: String(e) })
         }
@@ -333,6 +333,8 @@ function recorderOver(
     for (const r of rows) if (linkSeq === undefined || r.linkSeq === linkSeq) n += r.n
     return n
   }
+
+  const pendingCount = () => visitsOf(pending.values()) + [...inFlight].reduce((n, b) => n + visitsOf(b.rows), 0)
 
   return {
     record(v: Visit) {
@@ -353,7 +355,7 @@ function recorderOver(
     },
     flush,
     /** Visits recorded but not yet written. */
-    pendingCount: () => visitsOf(pending.values()) + [...inFlight].reduce((n, b) => n + visitsOf(b.rows), 0),
+    pendingCount,
     /** Rows held in memory (pending and in flight) and their estimated bytes. */
     held: () => ({ rows: pending.size + inFlightRows, bytes: pendingBytes + inFlightBytes }),
     /** Visits of one link recorded but not yet written. */
@@ -365,14 +367,33 @@ function recorderOver(
     async stop(): Promise<void> {
       if (timer) clearInterval(timer)
       timer = null
+      // No writer thread ready (lost, still starting, or stuck on a batch), now or while stopping:
+      // what is held is written on this thread instead of waiting for one.
+      const sink = openedSink()
+      const noWriter = () => {
+        if (sink?.health && !sink.health().ok) sink.goInline?.('stopping with no writer thread ready')
+      }
+      noWriter()
+      const watch = sink?.health ? setInterval(noWriter, 100) : null
       const deadline = mode.stopWaitMs === undefined ? Number.POSITIVE_INFINITY : Date.now() + mode.stopWaitMs
       for (let round = 0; round < 5 && (pending.size || inFlight.size) && Date.now() < deadline; round++) {
         const written = flush().then(() => Promise.all([...inFlight].map((b) => b.done)))
         await (deadline === Number.POSITIVE_INFINITY ? written : until(written, deadline))
       }
-      const unwritten = visitsOf(pending.values()) + [...inFlight].reduce((n, b) => n + visitsOf(b.rows), 0)
+      if (watch) clearInterval(watch)
+      const unwritten = pendingCount()
       if (unwritten > 0) log.error('click capture stopped with visits it could not write', { visits: unwritten })
       await openedSink()?.close()
+    },
+    /**
+     * For /readyz and metrics: `ok` while the writer can take batches (a writer thread that
+     * was lost and is being replaced, or one stuck on a batch, cannot; where batches are
+     * written inline, while flushes succeed); the visits held in memory; the flushes failed in
+     * a row (a full disk, an unreachable store).
+     */
+    health(): RecorderHealth {
+      const writer = openedSink()?.health?.() ?? null
+      return { ok: writer?.ok ?? failures === 0, writer, pendingVisits: pendingCount(), failedFlushes: failures }
     },
     onFlush(fn: (s: FlushSummary) => void) {
       afterFlush.push(fn)

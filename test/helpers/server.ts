@@ -69,7 +69,7 @@ export interface TestServer {
 export interface StartOptions {
   /** Extra TOML appended after the generated [server] section. */
   toml?: string
-  /** The store to serve from: PostgreSQL when the run provides one (SHORTLINK_TEST_PG_URL), else SQLite; or this URL. */
+  /** The store to serve from: PostgreSQL when the run provides one (SHORTLINK_TEST_PG_URL), else SQLite; or this URL ('': SQLite always). */
   storeUrl?: string
   /** baseUrl in the config (a cluster's load balancer); the TestServer still talks to this node directly. */
   publicBaseUrl?: string
@@ -106,7 +106,8 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
   const httpPort = await freePort()
   let storeUrl = opts.storeUrl ?? databases.get(dir) ?? ''
   const freshStore = storeUrl === '' ? !existsSync(join(dir, 'data/shortlink.db')) : !databases.has(dir) && opts.storeUrl === undefined
-  if (!storeUrl && onPostgres()) storeUrl = await createTestDatabase()
+  // An explicit '' keeps the node on its SQLite file in a PostgreSQL run too (tests of the SQLite side).
+  if (!storeUrl && onPostgres() && opts.storeUrl !== '') storeUrl = await createTestDatabase()
   if (storeUrl) databases.set(dir, storeUrl)
   // [store] first: opts.toml continues the [server] section.
   const config = `[store]

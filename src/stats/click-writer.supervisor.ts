@@ -1,0 +1,286 @@
+/**
+ * Keeps a writer thread honest. The click writer runs in a worker (ADR 2); a worker that
+ * cannot load or open, throws, exits, or stops answering used to leave every batch waiting on
+ * it for ever, merged in memory, without a word (issue 24: 8.97M redirects stored none). Here
+ * any of those is noticed at once:
+ * - an `error` or `close` event, an `open-failed` answer, or an open or write unanswered
+ *   for `answerMs` (then the thread is terminated) ends that writer: its unanswered writes
+ *   fail, so the recorder keeps their rows and writes them again (nothing is lost; a batch
+ *   is written again only when its writer never answered for it), and one error is logged;
+ * - a new writer starts `retryMs` later; after `maxFailuresInARow` writers failed in a row
+ *   (a writer counts as good once it has written a batch), writes go inline on this thread;
+ * - `health()` says so all along, for /readyz.
+ * The protocol is the worker's: open → opened | open-failed; write → written | failed;
+ * close → closed. Nothing here knows what the writer writes: a DuckDB or any other writer
+ * thread speaking the protocol can use it.
+ */
+import type { Logger } from '../shared'
+
+export interface WriterHealth {
+  /**
+   * False while no writer can take a batch (starting, or restarting after one was lost), and
+   * while a batch has waited for its answer longer than `stallMs` (a batch takes milliseconds).
+   */
+  ok: boolean
+  /** `inline`: writes run on the main thread since writer threads kept failing. */
+  state: 'starting' | 'ready' | 'restarting' | 'inline' | 'closed'
+  /** Writers lost since the start. */
+  restarts: number
+  /** Why the last writer was lost, if one was. */
+  lastError: string | null
+  /** How long the oldest unanswered batch has waited (0: none waits). */
+  waitingMs: number
+}
+
+/** A batch failed: its rows stay with the caller. `code` keeps the writer's error code (SQLITE_FULL, …). */
+export class WriteFailedError extends Error {
+  constructor(
+    message: string,
+    readonly code?: string,
+  ) {
+    super(message)
+    this.name = 'WriteFailedError'
+  }
+}
+
+export interface SupervisedWriterOptions<Rows> {
+  /** A new writer thread (not yet opened). */
+  spawn(): Worker
+  /** The open message for writer number `generation` (1, 2, …). */
+  openMessage(generation: number): Record<string, unknown>
+  /** Writes on this thread, when writer threads keep failing (and at stop, when none is ready). */
+  inline?: () => (rows: Rows) => void
+  log: Logger
+  /** An open or a write unanswered this long means the writer stopped answering. */
+  answerMs?: number
+  /** Writers lost in a row (none wrote a batch) before writes go inline. */
+  maxFailuresInARow?: number
+  /** Pause before a new writer. */
+  retryMs?: number
+  /** A batch unanswered this long makes health() not ok (the writer is slow or stuck). */
+  stallMs?: number
+  /** What the writer writes, for log lines. */
+  name?: string
+}
+
+/** Defaults: a batch (with its rollups) takes milliseconds; a minute unanswered is a stuck writer. */
+export const WRITER_ANSWER_MS = 60_000
+const MAX_FAILURES_IN_A_ROW = 3
+const RETRY_MS = 1_000
+const STALL_MS = 10_000
+
+interface Pending {
+  resolve(): void
+  reject(e: Error): void
+  timer: ReturnType<typeof setTimeout>
+  sentAt: number
+}
+
+interface Generation {
+  n: number
+  worker: Worker
+  /** Settles when the writer answers the open: resolved by `opened`, rejected when it is lost first. */
+  opened: Promise<void>
+  openAnswered: { resolve(): void; reject(e: Error): void }
+  isOpen: boolean
+  lost: boolean
+  waiting: Map<number, Pending>
+  openTimer: ReturnType<typeof setTimeout> | null
+  closed: (() => void) | null
+}
+
+/** The error line of an error a worker reported (Bun's carry a source listing, and mark the line `error: `). */
+export function errorLine(message: string): string {
+  const lines = message.split('\n').map((l) => l.trim())
+  const line = lines.find((l) => /^(\w*Error|error): /.test(l)) ?? lines.find(Boolean) ?? message
+  return line.replace(/^error: /, '')
+}
+
+export function createSupervisedWriter<Rows>(opts: SupervisedWriterOptions<Rows>) {
+  const { log } = opts
+  const name = opts.name ?? 'writer'
+  const answerMs = opts.answerMs ?? WRITER_ANSWER_MS
+  const maxFailures = opts.maxFailuresInARow ?? MAX_FAILURES_IN_A_ROW
+  const retryMs = opts.retryMs ?? RETRY_MS
+  const stallMs = Math.min(opts.stallMs ?? STALL_MS, answerMs)
+  let generation = 0
+  let current: Generation | null = null
+  let state: WriterHealth['state'] = 'starting'
+  let restarts = 0
+  let failuresInARow = 0
+  let lastError: string | null = null
+  let inlineWrite: ((rows: Rows) => void) | null = null
+  let retryTimer: ReturnType<typeof setTimeout> | null = null
+  /** Waiting for the next writer to open (after a loss): resolved when one is current. */
+  let nextWriter: { promise: Promise<void>; resolve(): void } | null = null
+  let nextId = 1
+
+  function start(): Generation {
+    let openAnswered!: Generation['openAnswered']
+    const opened = new Promise<void>((resolve, reject) => {
+      openAnswered = { resolve, reject }
+    })
+    opened.catch(() => {}) // a loss is handled in lose(); waiters see the rejection themselves
+    const gen: Generation = {
+      n: ++generation,
+      worker: opts.spawn(),
+      opened,
+      openAnswered,
+      isOpen: false,
+      lost: false,
+      waiting: new Map(),
+      openTimer: null,
+      closed: null,
+    }
+    current = gen
+    state = 'starting'
+    const { worker } = gen
+    worker.addEventListener('message', (ev: MessageEvent) => {
+      const m = ev.data as { type: string; id?: number; error?: string; code?: string }
+      if (m.type === 'opened') {
+        if (gen.openTimer) clearTimeout(gen.openTimer)
+        gen.isOpen = true
+        if (!gen.lost) state = 'ready'
+        gen.openAnswered.resolve()
+        if (nextWriter && current === gen) {
+          nextWriter.resolve()
+          nextWriter = null
+        }
+      } else if (m.type === 'open-failed') lose(gen, `could not open: ${errorLine(m.error ?? '')}`)
+      else if (m.type === 'written' || m.type === 'failed') {
+        const p = gen.waiting.get(m.id!)
+        if (!p) return
+        gen.waiting.delete(m.id!)
+        clearTimeout(p.timer)
+        if (m.type === 'written') {
+          failuresInARow = 0
+          p.resolve()
+        } else p.reject(new WriteFailedError(errorLine(m.error ?? 'write failed'), m.code))
+      } else if (m.type === 'closed') gen.closed?.()
+    })
+    // A thread that fails to load, throws or exits says so here (it had no listener: issue 24).
+    worker.addEventListener('error', (ev: Event) => {
+      const e = ev as ErrorEvent
+      lose(gen, `failed: ${errorLine(String(e.message ?? e.error ?? 'unknown error'))}`)
+    })
+    worker.addEventListener('close', (ev: Event) => {
+      if (gen.closed) return gen.closed() // closed on purpose
+      lose(gen, `ended (exit code ${(ev as CloseEvent).code ?? '?'})`)
+    })
+    gen.openTimer = setTimeout(() => lose(gen, `did not open within ${answerMs} ms`), answerMs)
+    worker.postMessage(opts.openMessage(gen.n))
+    return gen
+  }
+
+  function lose(gen: Generation, reason: string) {
+    if (gen.lost) return
+    gen.lost = true
+    if (gen.openTimer) clearTimeout(gen.openTimer)
+    try {
+      gen.worker.terminate()
+    } catch {}
+    const error = new WriteFailedError(`the ${name} thread ${reason}`)
+    gen.openAnswered.reject(error)
+    const unanswered = gen.waiting.size
+    for (const p of gen.waiting.values()) {
+      clearTimeout(p.timer)
+      p.reject(error)
+    }
+    gen.waiting.clear()
+    if (current !== gen || state === 'closed' || state === 'inline') return
+    restarts++
+    failuresInARow++
+    lastError = error.message
+    if (opts.inline && failuresInARow >= maxFailures) {
+      log.error(`${error.message}; ${failuresInARow} in a row`, { restarts, unansweredBatches: unanswered })
+      goInline(`${failuresInARow} ${name} threads in a row failed`)
+      return
+    }
+    state = 'restarting'
+    log.error(`${error.message}; starting a new one`, { restarts, unansweredBatches: unanswered, retryInMs: retryMs })
+    current = null
+    let resolve!: () => void
+    nextWriter ??= { promise: new Promise<void>((r) => (resolve = r)), resolve: () => resolve() }
+    retryTimer = setTimeout(() => {
+      retryTimer = null
+      if (state === 'restarting') start()
+    }, retryMs)
+  }
+
+  /** Writes go inline from now on; a writer thread still working is ended (its unanswered batches fail, to be written again inline). */
+  function goInline(why: string) {
+    if (!opts.inline || inlineWrite) return
+    inlineWrite = opts.inline()
+    state = 'inline'
+    lastError ??= why
+    if (retryTimer) clearTimeout(retryTimer)
+    retryTimer = null
+    nextWriter?.resolve()
+    nextWriter = null
+    if (current && !current.lost) lose(current, `was replaced by writes on the main thread (${why})`)
+    log.warn(`${name}: writing on the main thread from now on`, { reason: why })
+  }
+
+  function waitingMs(): number {
+    let oldest = Number.POSITIVE_INFINITY
+    for (const p of current?.waiting.values() ?? []) oldest = Math.min(oldest, p.sentAt)
+    return oldest === Number.POSITIVE_INFINITY ? 0 : Date.now() - oldest
+  }
+
+  /** Waits for a writer that has opened; null when writes go inline. */
+  async function ready(): Promise<Generation | null> {
+    for (;;) {
+      if (inlineWrite) return null
+      if (state === 'closed') throw new WriteFailedError(`the ${name} is closed`)
+      if (!current && !nextWriter) start()
+      if (!current) {
+        await nextWriter!.promise
+        continue
+      }
+      const gen = current
+      await gen.opened // rejects when this writer is lost: the batch fails and is kept
+      if (!gen.lost) return gen
+    }
+  }
+
+  return {
+    async write(rows: Rows): Promise<void> {
+      const gen = await ready()
+      if (!gen) return inlineWrite!(rows)
+      const id = nextId++
+      return new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => lose(gen, `did not answer a write within ${answerMs} ms`), answerMs)
+        gen.waiting.set(id, { resolve, reject, timer, sentAt: Date.now() })
+        gen.worker.postMessage({ type: 'write', id, events: rows })
+      })
+    },
+    health(): WriterHealth {
+      const waiting = waitingMs()
+      return { ok: state === 'inline' || (state === 'ready' && waiting < stallMs), state, restarts, lastError, waitingMs: waiting }
+    },
+    /** Writes go inline from now on (stop() does this when no writer is ready, so held rows still get written). */
+    goInline,
+    async close(): Promise<void> {
+      const gen = current
+      state = 'closed'
+      if (retryTimer) clearTimeout(retryTimer)
+      nextWriter?.resolve() // writes waiting for a writer now fail (closed)
+      nextWriter = null
+      if (!gen || gen.lost || !gen.isOpen) {
+        if (gen && !gen.lost) gen.worker.terminate()
+        return
+      }
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, answerMs)
+        gen.closed = () => {
+          clearTimeout(timer)
+          resolve()
+        }
+        gen.worker.postMessage({ type: 'close' })
+      })
+      gen.worker.terminate()
+    },
+  }
+}
+
+export type SupervisedWriter<Rows> = ReturnType<typeof createSupervisedWriter<Rows>>
