@@ -49,8 +49,13 @@ export function lockDataDir(dataDir: string): () => void {
       closeSync(fd)
       continue
     }
-    ftruncateSync(fd, 0)
-    writeSync(fd, String(process.pid), 0)
+    try {
+      ftruncateSync(fd, 0)
+      writeSync(fd, String(process.pid), 0)
+    } catch (e) {
+      closeSync(fd)
+      throw new DataDirError(`cannot use the data dir ${dataDir}: ${fileProblem(e)} (${path})`)
+    }
     let held = true
     return () => {
       if (!held) return
