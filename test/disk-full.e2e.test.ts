@@ -2,9 +2,8 @@
  * A full disk, for real: the data dir is a small tmpfs that the test fills with a file. Writes
  * (links, files) answer 503 `service_unavailable` with Retry-After and leave nothing behind;
  * reads, redirects and the click buffer go on; the log says so once per kind of write (the
- * API's, the clicks'), not once a request; and
- * once the filler is removed, everything works again without a restart, each visit made
- * meanwhile counted once. A SIGTERM that cannot write its held visits says how many and exits
+ * API's, the clicks'), not once a request; and once the filler is removed, everything works
+ * again without a restart, each visit made meanwhile counted once. A SIGTERM that cannot write its held visits says how many and exits
  * 1; a start on a full disk is one line and leaves no half certificate. Mounting needs root
  * (as here and in CI): without it this fails, never skips. The binary on SQLite only (a full
  * disk under PostgreSQL is PostgreSQL's, answered the same way by the same mapping).
