@@ -114,22 +114,20 @@ export function startServer(deps: Deps, cert: CertPair): RunningServer {
   })
 
   // Never swapped, so never shared: a port in use is an error naming it (no reusePort).
-  const http = listenOrExplain('server.httpPort', config.server.hostname, config.server.httpPort, https, (port) =>
-    Bun.serve({
-      port,
-      hostname: config.server.hostname,
-      maxRequestBodySize: 64 * 1024,
-      fetch(request) {
-        const url = new URL(request.url)
-        // ACME HTTP-01: this node's tokens from memory, other nodes' from the store.
-        const challenge = deps.tls.answerChallenge(url.pathname)
-        if (challenge) return challenge
-        const host = hostnameOf(request.headers.get('host') ?? url.host)
-        const hostPart = host.includes(':') ? `[${host}]` : host
-        return new Response(null, { status: 301, headers: { location: `${settings.shortOrigin(hostPart)}${url.pathname}${url.search}` } })
-      },
-    }),
-  )
+  const http = serveOrExplain('server.httpPort', https, {
+    port: config.server.httpPort,
+    hostname: config.server.hostname,
+    maxRequestBodySize: 64 * 1024,
+    fetch(request) {
+      const url = new URL(request.url)
+      // ACME HTTP-01: this node's tokens from memory, other nodes' from the store.
+      const challenge = deps.tls.answerChallenge(url.pathname)
+      if (challenge) return challenge
+      const host = hostnameOf(request.headers.get('host') ?? url.host)
+      const hostPart = host.includes(':') ? `[${host}]` : host
+      return new Response(null, { status: 301, headers: { location: `${settings.shortOrigin(hostPart)}${url.pathname}${url.search}` } })
+    },
+  })
 
   log.info('listening', {
     https: `https://${config.server.hostname}:${https.port}`,
@@ -158,12 +156,16 @@ export function hostnameOf(hostHeader: string): string {
   return colon > 0 ? h.slice(0, colon) : h
 }
 
-/** `bind(port)`, or a ListenError naming `setting` (the HTTPS listener already open is stopped first). */
-function listenOrExplain<S>(setting: string, hostname: string, port: number, opened: HttpsListener, bind: (port: number) => S): S {
+/** Bun.serve(options), or a ListenError naming `setting` (the HTTPS listener already open is stopped first). */
+function serveOrExplain(
+  setting: string,
+  opened: HttpsListener,
+  options: { port: number; hostname: string } & Parameters<typeof Bun.serve>[0],
+): Server<unknown> {
   try {
-    return bind(port)
+    return Bun.serve(options)
   } catch (e) {
     void opened.stop(true)
-    throw asListenError(e, setting, hostname, port)
+    throw asListenError(e, setting, options.hostname, options.port)
   }
 }
