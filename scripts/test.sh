@@ -36,11 +36,13 @@ if bun run build; then
   # The same end-to-end suite against one node on PostgreSQL: scripts/with-postgres.ts starts a
   # cluster of its own and every test server gets a database there. Not repeated: the files that
   # start their own PostgreSQL (cluster*, acme.cluster, bun-sql.pins), migrate-store (its source is
-  # SQLite) and pages.browser (renders pages in-process, no store).
+  # SQLite), pages.browser (renders pages in-process, no store), and the SQLite side's own faults
+  # (disk-full, click-writer-faults: their servers stay on SQLite in this run too).
   pg_files=()
   for f in test/*.test.ts test/dashboard/*.test.ts; do
     case "$f" in
       test/cluster*|test/acme.cluster.test.ts|test/bun-sql.pins.test.ts|test/migrate-store.e2e.test.ts|test/pages.browser.test.ts) ;;
+      test/disk-full.e2e.test.ts|test/click-writer-faults.e2e.test.ts) ;;
       *) pg_files+=("./$f") ;;
     esac
   done
