@@ -28,7 +28,7 @@ const logLines = (s: TestServer) =>
 for (const [fault, said] of [
   ['crash@open*9', 'the click writer thread failed: test fault: the click writer crashes while opening; starting a new one'],
   ['exit@1', 'the click writer thread ended (exit code 70); starting a new one'],
-  ['hang@1;answerMs=1500', 'the click writer thread did not answer a write within 1500 ms; starting a new one'],
+  ['hang@1;answerMs=3000', 'the click writer thread did not answer a write within 3000 ms; starting a new one'],
 ] as const) {
   test(`SHORTLINK_TEST_WRITER_FAULT=${fault}: the log says so and every visit is counted once`, async () => {
     const s = await startServer({ env: { SHORTLINK_TEST_WRITER_FAULT: fault }, storeUrl: '' })

@@ -7,8 +7,8 @@
  *
  * kind: `crash` (throws), `exit` (the thread exits) or `hang` (stops answering); when: `open`
  * (while opening) or a number of batches written first; writers: how many writers in a row
- * break (default 1; the ones after work); answerMs: how long an unanswered open or write is
- * waited for (default 60 s). E.g. `crash@3`, `hang@2;answerMs=1500`, `crash@open*9`.
+ * break (default 1; the ones after work); answerMs: how long an unanswered write is waited for
+ * (default 60 s; an open, at least 30 s). E.g. `crash@3`, `hang@2;answerMs=1500`, `crash@open*9`.
  */
 export interface WriterFault {
   kind: 'crash' | 'exit' | 'hang'

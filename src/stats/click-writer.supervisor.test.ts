@@ -82,7 +82,7 @@ function visit(linkSeq: number, i: number): Visit {
 for (const [fault, said] of [
   ['crash@2', /^the click writer thread failed: test fault: the click writer crashes before write 3; starting a new one$/],
   ['exit@2', /^the click writer thread ended \(exit code 70\); starting a new one$/],
-  ['hang@2;answerMs=800', /^the click writer thread did not answer a write within 800 ms; starting a new one$/],
+  ['hang@2;answerMs=3000', /^the click writer thread did not answer a write within 3000 ms; starting a new one$/],
 ] as const) {
   test(`a writer that ${fault.split('@')[0]}s after two batches is replaced at once, and every visit is written once`, async () => {
     const s = await setup(fault)

@@ -3,8 +3,8 @@
  * cannot load or open, throws, exits, or stops answering used to leave every batch waiting on
  * it for ever, merged in memory, without a word (issue 24: 8.97M redirects stored none). Here
  * any of those is noticed at once:
- * - an `error` or `close` event, an `open-failed` answer, or an open or write unanswered
- *   for `answerMs` (then the thread is terminated) ends that writer: its unanswered writes
+ * - an `error` or `close` event, an `open-failed` answer, an open unanswered for `openMs` or
+ *   a write for `answerMs` (then the thread is terminated) ends that writer: its unanswered writes
  *   fail, so the recorder keeps their rows and writes them again (nothing is lost; a batch
  *   is written again only when its writer never answered for it), and one error is logged;
  * - a new writer starts `retryMs` later; after `maxFailuresInARow` writers failed in a row
@@ -51,8 +51,10 @@ export interface SupervisedWriterOptions<Rows> {
   /** Writes on this thread, when writer threads keep failing (and at stop, when none is ready). */
   inline?: () => (rows: Rows) => void
   log: Logger
-  /** An open or a write unanswered this long means the writer stopped answering. */
+  /** A write unanswered this long means the writer stopped answering. */
   answerMs?: number
+  /** An open unanswered this long (at least `answerMs`: starting a thread on a loaded machine takes seconds). */
+  openMs?: number
   /** Writers lost in a row (none wrote a batch) before writes go inline. */
   maxFailuresInARow?: number
   /** Pause before a new writer. */
@@ -65,6 +67,7 @@ export interface SupervisedWriterOptions<Rows> {
 
 /** Defaults: a batch (with its rollups) takes milliseconds; a minute unanswered is a stuck writer. */
 export const WRITER_ANSWER_MS = 60_000
+const OPEN_MS = 30_000
 const MAX_FAILURES_IN_A_ROW = 3
 const RETRY_MS = 1_000
 const STALL_MS = 10_000
@@ -100,6 +103,7 @@ export function createSupervisedWriter<Rows>(opts: SupervisedWriterOptions<Rows>
   const { log } = opts
   const name = opts.name ?? 'writer'
   const answerMs = opts.answerMs ?? WRITER_ANSWER_MS
+  const openMs = Math.max(opts.openMs ?? OPEN_MS, answerMs)
   const maxFailures = opts.maxFailuresInARow ?? MAX_FAILURES_IN_A_ROW
   const retryMs = opts.retryMs ?? RETRY_MS
   const stallMs = Math.min(opts.stallMs ?? STALL_MS, answerMs)
@@ -167,7 +171,7 @@ export function createSupervisedWriter<Rows>(opts: SupervisedWriterOptions<Rows>
       if (gen.closed) return gen.closed() // closed on purpose
       lose(gen, `ended (exit code ${(ev as CloseEvent).code ?? '?'})`)
     })
-    gen.openTimer = setTimeout(() => lose(gen, `did not open within ${answerMs} ms`), answerMs)
+    gen.openTimer = setTimeout(() => lose(gen, `did not open within ${openMs} ms`), openMs)
     worker.postMessage(opts.openMessage(gen.n))
     return gen
   }

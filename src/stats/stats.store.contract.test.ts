@@ -24,7 +24,8 @@ import { createStatsStore, type StatsStorePort } from './stats.store'
 import { createPgStatsStore } from './stats.store.pg'
 import { event, T } from './stats.test-fixtures'
 
-setDefaultTimeout(120_000)
+// Hundreds of queries on both stores: 85 s on an idle 2-core machine, over 120 s on a loaded one.
+setDefaultTimeout(600_000)
 
 const START = T('2025-01-20T00:00:00Z')
 const SPAN = 70 * 86_400_000
