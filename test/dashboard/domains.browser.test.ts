@@ -89,12 +89,12 @@ test('add a domain, see its DNS record, set redirects and deep-link files, archi
   expect(await desktop.seriousA11yViolations()).toEqual([])
 
   // Archive, then bring it back.
-  await page.getByRole('button', { name: 'Archive domain' }).click()
-  await page.getByRole('button', { name: 'Unarchive domain' }).waitFor()
+  await page.getByRole('button', { name: 'Archive domain', exact: true }).click()
+  await page.getByRole('button', { name: 'Unarchive domain', exact: true }).waitFor()
   expect((await domain(DOMAIN)).archived).toBe(true)
   expect(((await (await server.api('/domains')).json()) as { slug: string }[]).map((d) => d.slug)).not.toContain(DOMAIN)
-  await page.getByRole('button', { name: 'Unarchive domain' }).click()
-  await page.getByRole('button', { name: 'Archive domain' }).waitFor()
+  await page.getByRole('button', { name: 'Unarchive domain', exact: true }).click()
+  await page.getByRole('button', { name: 'Archive domain', exact: true }).waitFor()
   expect((await domain(DOMAIN)).archived).toBe(false)
 
   await phone.goto(`/domains?domain=${DOMAIN}`)
@@ -109,7 +109,7 @@ test('a member sees domains and their DNS record but no controls that change the
   await member.goto(`/domains?domain=${DOMAIN}`)
   await member.page.getByTestId('cname-record').waitFor()
   expect(await member.page.getByRole('button', { name: 'Add domain' }).count()).toBe(0)
-  expect(await member.page.getByRole('button', { name: 'Archive domain' }).count()).toBe(0)
+  expect(await member.page.getByRole('button', { name: 'Archive domain', exact: true }).count()).toBe(0)
   expect(await member.page.getByRole('button', { name: 'Check again' }).count()).toBe(0)
   expect(await member.page.getByRole('button', { name: 'Save redirects' }).count()).toBe(0)
   expect(member.errors).toEqual([])
