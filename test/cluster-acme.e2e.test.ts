@@ -48,7 +48,12 @@ describe.skipIf(!pebbleInstalled())('ACME on three nodes of one PostgreSQL (pebb
   /** Nodes (indexes) whose log says they obtained a certificate for `name`. */
   const orderedBy = (name: string) => nodes.flatMap((n, i) => (n.output().includes(`"msg":"certificate issued","name":"${name}"`) ? [i] : []))
   /** The nodes that logged the order, once one has: the certificate is stored (and served) before its node's log line is read here. */
-  const loggedOrderers = (name: string) => until(`a node's log saying it ordered ${name}`, async () => orderedBy(name), (o) => o.length > 0)
+  const loggedOrderers = (name: string) =>
+    until(
+      `a node's log saying it ordered ${name}`,
+      async () => orderedBy(name),
+      (o) => o.length > 0,
+    )
   /** Validation connections the balancer handed to each node (by node index). */
   const askedPerNode = () => {
     const counts = proxy?.counts() ?? []
