@@ -27,10 +27,10 @@ const linkByKey = async (key: string) =>
 
 beforeAll(async () => {
   s = await startServer({ toml: `trustProxy = ["127.0.0.1", "::1"]\n[geoip]\ndatabase = "${CITY_DB}"\n` })
-}, 60_000)
+})
 afterAll(async () => {
   await s?.stop()
-}, 60_000)
+})
 
 describe('decision branches over HTTPS', () => {
   test('a link redirects 302 with UTM merged and ?qr=1 dropped', async () => {

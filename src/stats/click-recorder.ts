@@ -18,9 +18,11 @@ import { tmpdir } from 'node:os'
 import { basename, dirname, join } from 'node:path'
 import type { SQL } from 'bun'
 import { metrics } from '../metrics'
-import { AppError, type Logger, workerSpec } from '../shared'
+import { AppError, diskFullLogOf, isDiskFull, type Logger, workerSpec } from '../shared'
 import type { ClickEvent } from './click-event'
+import { parseWriterFault } from './click-writer.faults'
 import { createPgEventWriter, type PgEventWriterOptions } from './click-writer.pg'
+import { createSupervisedWriter, WriteFailedError, type WriterHealth } from './click-writer.supervisor'
 import type { OpenMessage } from './click-writer.worker'
 import { type EventsEngine, openEventsEngine, QueryTimeoutError, type ReadTx, type Rolled } from './events.engine'
 import type { ResolvedExportSpec } from './events.export'
@@ -47,6 +49,16 @@ export interface Visit extends VisitDimensions {
   refererUrl: string | null
 }
 
+export interface RecorderHealth {
+  ok: boolean
+  /** The writer thread's state (the events engine's worker); null where batches are written inline (PostgreSQL, in-memory stores). */
+  writer: WriterHealth | null
+  /** Visits recorded and not yet written. */
+  pendingVisits: number
+  /** Flushes failed in a row. */
+  failedFlushes: number
+}
+
 export interface FlushSummary {
   visits: number
   byDomain: Map<string, number>
@@ -56,6 +68,10 @@ export interface FlushSummary {
 interface RowSink {
   write(rows: ClickEvent[]): Promise<void>
   close(): Promise<void>
+  /** Whether the writer can take batches (a writer thread that was lost and is being replaced cannot). */
+  health?(): WriterHealth
+  /** Write inline from now on: stop() uses it when no writer thread is ready, so held clicks still get written. */
+  goInline?(why: string): void
 }
 
 /**
@@ -87,6 +103,10 @@ export interface EventsOptions {
   threads?: number
   /** Tests: clicks from which a link gets per-day dimension rollups. */
   busyLinkClicks?: number
+  /** TEST ONLY: breaks the writer threads (click-writer.faults.ts); default SHORTLINK_TEST_WRITER_FAULT. */
+  writerFault?: string
+  /** How long a batch may wait for the writer thread before health() says it is stuck (tests shorten it). */
+  writerStallMs?: number
 }
 
 /**
@@ -118,7 +138,7 @@ export function eventsPathOf(dbPath: string): string {
 }
 
 export function createEventsHandle(db: Database, dbPath: string, log: Logger, opts: EventsOptions = {}): EventsHandle {
-  const handle = dbPath === ':memory:' ? inlineSink(db, opts) : workerSink(dbPath, log, opts)
+  const handle = dbPath === ':memory:' ? inlineSink(db, opts) : workerSink(db, dbPath, log, opts)
   return { ...handle, write: groupCommit(handle.write) }
 }
 
@@ -153,27 +173,45 @@ function groupCommit(write: (rows: ClickEvent[]) => Promise<void>): (rows: Click
   }
 }
 
-/** The engine in this thread, on an in-memory DuckDB (tests). */
-function inlineSink(db: Database, opts: EventsOptions): EventsHandle {
+/**
+ * The engine in this thread: on an in-memory DuckDB (tests), or on the store's events file when
+ * its writer threads kept failing (click-writer.supervisor.ts).
+ */
+function inlineSink(db: Database, opts: EventsOptions, path = ':memory:', dataDir = tmpdir()): EventsHandle {
   let engine: Promise<EventsEngine> | null = null
   const open = () => {
-    engine ??= openEventsEngine(db, {
-      path: ':memory:',
-      dataDir: tmpdir(),
-      threads: opts.threads ?? 1,
-      memoryLimit: opts.memoryLimit,
-      busyLinkClicks: opts.busyLinkClicks,
-    })
+    if (!engine) {
+      const opening = openEventsEngine(db, {
+        path,
+        dataDir,
+        threads: opts.threads ?? 1,
+        memoryLimit: opts.memoryLimit,
+        busyLinkClicks: opts.busyLinkClicks,
+      })
+      engine = opening
+      // An open that failed (a full disk) is tried again by the next batch or read.
+      opening.catch(() => {
+        if (engine === opening) engine = null
+      })
+    }
     return engine
   }
   return {
-    warm: () => void open(),
+    warm: () => void open().catch(() => {}),
     compact: async () => void (await (await open()).compact()),
     moved: async () => (await open()).imported(),
     backup: async (dest, whilePaused) => (await open()).backup(dest, whilePaused),
     exportTo: async (spec, dest) => (await open()).exportTo(spec, dest),
     write: async (rows) => (await open()).write(rows),
-    snapshot: async (read, timeoutMs) => (await open()).snapshot(read, timeoutMs),
+    async snapshot(read, timeoutMs) {
+      let e: EventsEngine
+      try {
+        e = await open()
+      } catch (err) {
+        throw eventsUnavailable((err as Error).message)
+      }
+      return e.snapshot(read, timeoutMs)
+    },
     close: async () => {
       if (engine) await (await engine).close()
       engine = null
@@ -184,84 +222,81 @@ function inlineSink(db: Database, opts: EventsOptions): EventsHandle {
 /** A store the events engine could not open: statistics answer 503 saying so. */
 const eventsUnavailable = (error: string) => new AppError('service_unavailable', `the events store cannot be opened: ${error}`, { 'Retry-After': '5' })
 
-function workerSink(path: string, log: Logger, opts: EventsOptions): EventsHandle {
-  let worker: Worker | null = null
-  let opened: Promise<void> | null = null
-  let nextId = 1
-  const waiting = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>()
-  let closed: (() => void) | null = null
+/**
+ * The engine in its worker thread, watched (click-writer.supervisor.ts): a thread that fails to
+ * open, dies or stops answering a batch is replaced, its unanswered batches are kept by the
+ * recorder and written again, and after three lost in a row the engine runs on this thread.
+ * Reads, backups and exports go to the same thread as the batches, and fail with it (503).
+ */
+function workerSink(db: Database, path: string, log: Logger, opts: EventsOptions): EventsHandle {
+  const plan = parseWriterFault(opts.writerFault ?? process.env.SHORTLINK_TEST_WRITER_FAULT)
   let movedIn: () => void = () => {}
-  /** Backups paused in the worker until `whilePaused` has run here. */
-  const pausedFor = new Map<number, () => void>()
   const moved = new Promise<void>((resolve) => {
     movedIn = resolve
   })
-  const settle = (id: number, value: unknown, error?: string) => {
-    const w = waiting.get(id)
-    waiting.delete(id)
-    if (error === undefined) w?.resolve(value)
-    else w?.reject(new Error(error))
-  }
-  const ask = <T>(message: Record<string, unknown>, id = nextId++): Promise<T> =>
-    new Promise<T>((resolve, reject) => {
-      waiting.set(id, { resolve: resolve as (v: unknown) => void, reject })
-      worker!.postMessage({ ...message, id: message.id ?? id, req: id })
-    })
-  const open = () => {
-    opened ??= new Promise<void>((resolve, reject) => {
-      worker = new Worker(workerSpec('stats/click-writer.worker.ts'))
-      worker.onmessage = (ev: MessageEvent) => {
-        const m = ev.data
-        if (m.type === 'opened') resolve()
-        else if (m.type === 'open-failed') reject(new Error(m.error))
-        else if (m.type === 'written') settle(m.id, undefined)
-        else if (m.type === 'failed') settle(m.id, undefined, m.error)
-        else if (m.type === 'begun') settle(m.id, { rolled: m.rolled, legacy: m.legacy })
-        else if (m.type === 'begin-failed') settle(m.id, undefined, m.error)
-        else if (m.type === 'rows') settle(m.req, m.rows)
-        else if (m.type === 'run-failed') settle(m.req, undefined, m.error)
-        else if (m.type === 'log') log.info(m.message, m.fields)
-        else if (m.type === 'imported') movedIn()
-        else if (m.type === 'paused') pausedFor.get(m.id)?.()
-        else if (m.type === 'backed-up') settle(m.id, m.result)
-        else if (m.type === 'closed') closed?.()
-      }
-      const msg: OpenMessage = {
-        type: 'open',
-        path,
-        eventsPath: eventsPathOf(path),
-        dataDir: dirname(path),
-        memoryLimit: opts.memoryLimit ?? '256MB',
-        threads: opts.threads ?? 2,
-        busyLinkClicks: opts.busyLinkClicks,
-      }
-      worker.postMessage(msg)
-    })
-    return opened
+  /** Backups paused in the worker until `whilePaused` has run here. */
+  const pausedFor = new Map<number, () => void>()
+  const writer = createSupervisedWriter<EventsHandle>({
+    spawn: () => new Worker(workerSpec('stats/click-writer.worker.ts')),
+    openMessage: (n): OpenMessage => ({
+      type: 'open',
+      path,
+      eventsPath: eventsPathOf(path),
+      dataDir: dirname(path),
+      memoryLimit: opts.memoryLimit ?? '256MB',
+      threads: opts.threads ?? 2,
+      busyLinkClicks: opts.busyLinkClicks,
+      fault: plan && n <= plan.writers ? plan.fault : undefined,
+    }),
+    inline: () => {
+      const inline = inlineSink(db, opts, eventsPathOf(path), dirname(path))
+      void inline.moved().then(movedIn, () => {})
+      return inline
+    },
+    onMessage: (m) => {
+      if (m.type === 'log') log.info(m.message as string, m.fields as Record<string, unknown>)
+      else if (m.type === 'imported') movedIn()
+      else if (m.type === 'paused') pausedFor.get(m.id as number)?.()
+    },
+    log,
+    name: 'click writer',
+    answerMs: plan?.answerMs,
+    stallMs: opts.writerStallMs,
+  })
+  /** A writer thread's channel, or the engine on this thread. */
+  const connect = async () => {
+    const c = await writer.connect()
+    return 'channel' in c ? { channel: c.channel, inline: null } : { channel: null, inline: c.inline }
   }
   return {
-    warm: () => void open().catch((e) => log.error('cannot open the events store', { file: eventsPathOf(path), error: String(e) })),
+    warm: () =>
+      void connect()
+        .then((c) => c.inline?.warm())
+        .catch((e) => log.error('cannot open the events store', { file: eventsPathOf(path), error: String(e) })),
     async write(rows) {
-      await open()
-      const id = nextId++
-      await ask({ type: 'write', events: rows }, id)
+      const { channel, inline } = await connect()
+      if (inline) return inline.write(rows)
+      await channel.ask({ type: 'write', events: rows }, { watched: true })
     },
     async compact() {
-      await open()
-      await ask({ type: 'compact' })
+      const { channel, inline } = await connect()
+      if (inline) return inline.compact()
+      await channel.ask({ type: 'compact' })
     },
     async moved() {
-      await open()
+      const { inline } = await connect()
+      if (inline) return inline.moved()
       await moved
     },
     async exportTo(spec, dest) {
-      await open()
-      const id = nextId++
-      await ask({ type: 'export', spec, dest }, id)
+      const { channel, inline } = await connect()
+      if (inline) return inline.exportTo(spec, dest)
+      await channel.ask({ type: 'export', spec, dest })
     },
     async backup(dest, whilePaused) {
-      await open()
-      const id = nextId++
+      const { channel, inline } = await connect()
+      if (inline) return inline.backup(dest, whilePaused)
+      const id = snapshotIds++
       let failed: unknown = null
       pausedFor.set(id, () => {
         pausedFor.delete(id)
@@ -270,56 +305,64 @@ function workerSink(path: string, log: Logger, opts: EventsOptions): EventsHandl
           .catch((e) => {
             failed = e
           })
-          .finally(() => worker!.postMessage({ type: 'resume', id }))
+          .finally(() => channel.post({ type: 'resume', id }))
       })
-      const result = await ask<{ bytes: number; batch: number }>({ type: 'backup', dest }, id)
-      if (failed) throw failed
-      return result
+      try {
+        const result = await channel.ask<{ bytes: number; batch: number }>({ type: 'backup', dest, id })
+        if (failed) throw failed
+        return result
+      } finally {
+        pausedFor.delete(id)
+      }
     },
     async snapshot(read, timeoutMs = 0) {
+      const { channel, inline } = await connect()
+      if (inline) return inline.snapshot(read, timeoutMs)
+      let begun: { id: number; rolled: Rolled; legacy: boolean }
+      const id = snapshotIds++
       try {
-        await open()
+        begun = { id, ...(await channel.ask<{ rolled: Rolled; legacy: boolean }>({ type: 'begin', id })) }
       } catch (e) {
-        throw eventsUnavailable((e as Error).message)
+        // The events store could not open, or its thread was lost: 503, tried again by the next read.
+        if (e instanceof WriteFailedError) throw eventsUnavailable(e.message)
+        throw e
       }
-      const id = nextId++
-      const { rolled, legacy } = await ask<{ rolled: Rolled; legacy: boolean }>({ type: 'begin' }, id)
       let timedOut = false
       const timer =
         timeoutMs > 0
           ? setTimeout(() => {
               timedOut = true
-              worker!.postMessage({ type: 'interrupt', id })
+              channel.post({ type: 'interrupt', id })
             }, timeoutMs)
           : null
       const tx: ReadTx = {
-        rolled,
-        legacy,
-        interrupt: () => worker!.postMessage({ type: 'interrupt', id }),
-        run: (statements) => ask({ type: 'run', id, statements }),
+        rolled: begun.rolled,
+        legacy: begun.legacy,
+        interrupt: () => channel.post({ type: 'interrupt', id }),
+        run: (statements) => channel.ask({ type: 'run', id, statements }),
       }
       try {
         return await read(tx)
       } catch (e) {
         if (timedOut) throw new QueryTimeoutError(timeoutMs)
+        if (e instanceof WriteFailedError && /thread/.test(e.message)) throw eventsUnavailable(e.message)
         throw e
       } finally {
         if (timer) clearTimeout(timer)
-        worker!.postMessage({ type: 'end', id })
+        channel.post({ type: 'end', id })
       }
     },
+    health: () => writer.health(),
+    goInline: (why) => writer.goInline(why),
     async close() {
-      if (!opened) return
-      await opened.catch(() => {})
-      await new Promise<void>((resolve) => {
-        closed = resolve
-        worker!.postMessage({ type: 'close' })
-      })
-      worker!.terminate()
-      opened = null
+      const inline = await writer.close()
+      await inline?.close()
     },
   }
 }
+
+/** Ids of snapshots and backups in the worker (one numbering across writer threads). */
+let snapshotIds = 1
 
 export function toRow(v: Visit): ClickEvent {
   return {
@@ -359,6 +402,7 @@ export function createClickRecorder(events: EventsHandle, log: Logger, opts: Rec
     () => events,
     log,
     opts,
+    { quietRetries: true },
   )
 }
 
@@ -513,6 +557,7 @@ function recorderOver(
       () => {
         release()
         if (failures > 0 && mode.quietRetries) log.info('click flush succeeded again', { failedFlushes: failures })
+        if (failures > 0) diskFullLogOf(log).recovered('clicks')
         failures = 0
         written(entry.rows)
         if (flushWanted) {
@@ -526,7 +571,9 @@ function recorderOver(
         for (const [k, r] of batch) add(k, r)
         failures++
         const now = Date.now()
-        if (!mode.quietRetries || failures === 1 || now - failureLoggedAt >= RETRY_LOG_MS) {
+        // A full disk is one outage for the API and the clicks alike: said once a minute (shared/disk-full.ts).
+        if (isDiskFull(e)) diskFullLogOf(log).report('clicks', e)
+        else if (!mode.quietRetries || failures === 1 || now - failureLoggedAt >= RETRY_LOG_MS) {
           failureLoggedAt = now
           log.error('click flush failed; will retry', { rows: entry.rows.length, failedFlushes: failures, error: String(e) })
         }
@@ -541,6 +588,8 @@ function recorderOver(
     for (const r of rows) if (linkSeq === undefined || r.linkSeq === linkSeq) n += r.n
     return n
   }
+
+  const pendingCount = () => visitsOf(pending.values()) + [...inFlight].reduce((n, b) => n + visitsOf(b.rows), 0)
 
   return {
     record(v: Visit) {
@@ -566,7 +615,7 @@ function recorderOver(
       await Promise.all([...inFlight].map((b) => b.done))
     },
     /** Visits recorded but not yet written. */
-    pendingCount: () => visitsOf(pending.values()) + [...inFlight].reduce((n, b) => n + visitsOf(b.rows), 0),
+    pendingCount,
     /** Rows held in memory (pending and in flight) and their estimated bytes. */
     held: () => ({ rows: pending.size + inFlightRows, bytes: pendingBytes + inFlightBytes }),
     /** Visits of one link recorded but not yet written. */
@@ -578,14 +627,33 @@ function recorderOver(
     async stop(): Promise<void> {
       if (timer) clearInterval(timer)
       timer = null
+      // No writer thread ready (lost, still starting, or stuck on a batch), now or while stopping:
+      // what is held is written on this thread instead of waiting for one.
+      const sink = openedSink()
+      const noWriter = () => {
+        if (sink?.health && !sink.health().ok) sink.goInline?.('stopping with no writer thread ready')
+      }
+      noWriter()
+      const watch = sink?.health ? setInterval(noWriter, 100) : null
       const deadline = mode.stopWaitMs === undefined ? Number.POSITIVE_INFINITY : Date.now() + mode.stopWaitMs
       for (let round = 0; round < 5 && (pending.size || inFlight.size) && Date.now() < deadline; round++) {
         const written = flush().then(() => Promise.all([...inFlight].map((b) => b.done)))
         await (deadline === Number.POSITIVE_INFINITY ? written : until(written, deadline))
       }
-      const unwritten = visitsOf(pending.values()) + [...inFlight].reduce((n, b) => n + visitsOf(b.rows), 0)
+      if (watch) clearInterval(watch)
+      const unwritten = pendingCount()
       if (unwritten > 0) log.error('click capture stopped with visits it could not write', { visits: unwritten })
       await openedSink()?.close()
+    },
+    /**
+     * For /readyz and metrics: `ok` while the writer can take batches (a writer thread that
+     * was lost and is being replaced, or one stuck on a batch, cannot; where batches are
+     * written inline, while flushes succeed); the visits held in memory; the flushes failed in
+     * a row (a full disk, an unreachable store).
+     */
+    health(): RecorderHealth {
+      const writer = openedSink()?.health?.() ?? null
+      return { ok: writer?.ok ?? failures === 0, writer, pendingVisits: pendingCount(), failedFlushes: failures }
     },
     onFlush(fn: (s: FlushSummary) => void) {
       afterFlush.push(fn)

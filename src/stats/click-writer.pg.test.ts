@@ -224,7 +224,7 @@ describe('PostgreSQL click writer', () => {
     await writerClient.close()
     await other.close()
     await sql.close()
-  }, 60_000)
+  })
 
   test('a NUL in a visitor-controlled value is dropped, not a batch that fails forever', async () => {
     const { sql } = await freshDatabase('nul')
@@ -375,5 +375,5 @@ describe('PostgreSQL click recorder', () => {
     expect(errors).toEqual([expect.stringContaining('"visits":2')])
     silent.stop(true)
     client.close().catch(() => {})
-  }, 30_000)
+  })
 })

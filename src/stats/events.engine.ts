@@ -1,5 +1,5 @@
 /**
- * The events engine of a single node (docs/adr/0014): click events in DuckDB, a columnar file
+ * The events engine of a single node (docs/adr/0019): click events in DuckDB, a columnar file
  * beside the SQLite store (`events.duckdb`), and the statistics rollups derived from them there.
  * Links, users and every other record stay in SQLite, and so do each link's `clicks` and
  * `lastClicked` (the redirect path and GET /links read them).

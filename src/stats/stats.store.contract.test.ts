@@ -30,7 +30,8 @@ import { createStatsService } from './stats.service'
 import { createStatsStore, type StatsStorePort } from './stats.store'
 import { createPgStatsStore } from './stats.store.pg'
 
-setDefaultTimeout(120_000)
+// Hundreds of queries on both stores: 85 s on an idle 2-core machine, over 120 s on a loaded one.
+setDefaultTimeout(600_000)
 
 let dir: string
 let closePg: (() => Promise<void>) | undefined

@@ -11,6 +11,7 @@ import { join } from 'node:path'
 import { SQL } from 'bun'
 import { startPostgres, type TestPostgres } from '../../../test/helpers/postgres'
 import { openStore } from '../db'
+import { lockDataDir } from '../lock'
 import { CopyRefusedError, copySqliteToPostgres, openSqliteSource } from './copy'
 import { fileByteDiffs, tableDiffs } from './copy.test-fixtures'
 
@@ -164,8 +165,9 @@ describe('copy from SQLite into PostgreSQL', () => {
 
   test('the source is refused when a server holds its data dir, or when it is not a shortlink store', async () => {
     const dataDir = seededStore()
-    writeFileSync(join(dataDir, 'shortlink.pid'), String(process.ppid)) // a live process
+    const unlock = lockDataDir(dataDir) // as a running server holds it
     expect(() => openSqliteSource(dataDir)).toThrow(/is using/)
+    unlock()
     const notAStore = mkdtempSync(join(tmpdir(), 'copy-test-'))
     writeFileSync(join(notAStore, 'shortlink.db'), 'hello, not SQLite')
     expect(() => openSqliteSource(notAStore)).toThrow(CopyRefusedError)
