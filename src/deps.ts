@@ -263,7 +263,8 @@ export async function createClusterDeps(config: Config, log: Logger = createLogg
     },
   })
   const qr = createQrService({ allowPrivateNetworks: config.scan.allowPrivateNetworks, files: designFiles })
-  const recorder = createPgClickRecorder(sql, log)
+  // Its journal in this node's data dir: visits the store cannot take yet wait there (click-journal.ts).
+  const recorder = createPgClickRecorder(sql, log, { journalDir: config.server.dataDir })
   const links = createLinkService({
     store: linkStore,
     tags: tagStore,

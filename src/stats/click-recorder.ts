@@ -4,21 +4,24 @@
  * compared by id, so the key is cheap), and the merged rows are written in one
  * transaction per flush (every `flushMs`, or sooner at `maxBatch` rows) together with
  * each link's `clicks` and `lastClicked`, by a worker thread for a store file (inline
- * for an in-memory store). SIGTERM flushes everything; a kill -9 loses at most the
- * visits of one flush window (1 s by default).
+ * for an in-memory store). On PostgreSQL (`createPgClickRecorder`) each node writes its
+ * batches inline (the writing is I/O, click-writer.pg.ts), one batch at a time.
  *
- * On PostgreSQL (`createPgClickRecorder`) each node writes its batches inline (the writing is
- * I/O, click-writer.pg.ts), one batch at a time. A failed write (PostgreSQL down) keeps its
- * rows, merged with the new ones, and the next flush tick writes them again, within the same
- * bound as SQLite (MAX_HELD_ROWS rows, MAX_HELD_BYTES bytes; beyond it visits are dropped and
- * counted in a warning).
+ * No visit is dropped when the store falls behind or fails (`recorderOver`): rows beyond the
+ * memory bound (MAX_HELD_ROWS, MAX_HELD_BYTES), rows of a failed write, and rows that waited a
+ * flush window behind a write still in flight go to the click journal in the data dir
+ * (click-journal.ts), which is written back to the store, chunk by chunk, exactly once, as it
+ * keeps up. SIGTERM writes what it can and journals the rest; a kill -9 loses at most the
+ * visits of one flush window (1 s by default).
  */
 import type { Database } from 'bun:sqlite'
+import { dirname } from 'node:path'
 import type { SQL } from 'bun'
 import { type Logger, workerSpec } from '../shared'
 import type { ClickEvent } from './click-event'
+import { type ClickJournal, type JournalChunk, type JournalMark, markedSqliteWriter, openClickJournal, sqliteJournalMark } from './click-journal'
 import { createEventWriter } from './click-writer'
-import { createPgEventWriter, type PgEventWriterOptions } from './click-writer.pg'
+import { createPgEventWriter, type PgEventWriterOptions, pgJournalMark } from './click-writer.pg'
 
 export type { ClickEvent } from './click-event'
 
@@ -46,22 +49,30 @@ export interface FlushSummary {
   byDomain: Map<string, number>
 }
 
-/** Where rows go: written in this thread, or posted to the writer worker. */
+/**
+ * Where rows go: written in this thread, or posted to the writer worker. With a `mark` (a
+ * journal chunk, click-journal.ts) the store writes the rows and the mark in one transaction,
+ * or nothing when the mark is already applied: it then answers false.
+ */
 interface RowSink {
-  write(rows: ClickEvent[]): Promise<void>
+  write(rows: ClickEvent[], mark?: JournalMark): Promise<boolean | undefined>
   close(): Promise<void>
 }
 
 /**
- * Unwritten rows (pending and in flight) held at most, by count and estimated bytes: a
- * store that keeps failing, or visits that each need a row of their own (random
- * referers), must not grow the heap without end. Beyond it, a visit that would need a
- * new row is dropped and counted in a warning; visits that merge into a held row still count.
+ * Unwritten rows (pending and in flight) held in memory at most, by count and estimated bytes:
+ * a store that keeps failing, or visits that each need a row of their own (random referers),
+ * must not grow the heap without end. Beyond it, a visit that would need a new row goes to
+ * the click journal in the data dir (click-journal.ts), written to the store once it keeps up
+ * again; visits that merge into a held row still count. Without a journal (an in-memory store)
+ * such a visit is dropped and counted in a warning.
  */
 const MAX_HELD_ROWS = 100_000
 const MAX_HELD_BYTES = 64 * 2 ** 20
 /** A row object, its map entry and merge key, without its variable strings. */
 const ROW_OVERHEAD_BYTES = 400
+/** Bytes of journal lines read back per write (~15,000 rows of ~250 bytes). */
+const JOURNAL_CHUNK_BYTES = 4 * 2 ** 20
 
 function rowBytes(key: string, r: ClickEvent): number {
   const strings = [key, r.domain, r.referer, r.refererUrl, r.region, r.city, r.utmSource, r.utmMedium, r.utmCampaign, r.utmTerm, r.utmContent]
@@ -71,14 +82,14 @@ function rowBytes(key: string, r: ClickEvent): number {
 }
 
 function inlineSink(db: Database): RowSink {
-  const write = createEventWriter(db)
-  return { write: async (rows) => write(rows), close: async () => {} }
+  const write = markedSqliteWriter(db, createEventWriter(db))
+  return { write: async (rows, mark) => write(rows, mark), close: async () => {} }
 }
 
 function workerSink(path: string): RowSink {
   const worker = new Worker(workerSpec('stats/click-writer.worker.ts'))
   let nextId = 1
-  const waiting = new Map<number, { resolve: () => void; reject: (e: Error) => void }>()
+  const waiting = new Map<number, { resolve: (applied: boolean) => void; reject: (e: Error) => void }>()
   let closed: (() => void) | null = null
   const opened = new Promise<void>((resolve, reject) => {
     worker.onmessage = (ev: MessageEvent) => {
@@ -86,7 +97,7 @@ function workerSink(path: string): RowSink {
       if (m.type === 'opened') resolve()
       else if (m.type === 'open-failed') reject(new Error(m.error))
       else if (m.type === 'written') {
-        waiting.get(m.id)?.resolve()
+        waiting.get(m.id)?.resolve(m.applied)
         waiting.delete(m.id)
       } else if (m.type === 'failed') {
         waiting.get(m.id)?.reject(new Error(m.error))
@@ -96,11 +107,11 @@ function workerSink(path: string): RowSink {
   })
   worker.postMessage({ type: 'open', path })
   return {
-    async write(rows) {
+    async write(rows, mark) {
       await opened
       const id = nextId++
-      const done = new Promise<void>((resolve, reject) => waiting.set(id, { resolve, reject }))
-      worker.postMessage({ type: 'write', id, events: rows })
+      const done = new Promise<boolean>((resolve, reject) => waiting.set(id, { resolve, reject }))
+      worker.postMessage({ type: 'write', id, events: rows, mark })
       return done
     },
     async close() {
@@ -143,15 +154,22 @@ export interface RecorderOptions {
   maxBatch?: number
   maxHeldRows?: number
   maxHeldBytes?: number
+  /** The click journal's directory (the data dir); none: visits beyond the memory bound are dropped. */
+  journalDir?: string
+  /** Bytes of journal lines read back per write. */
+  journalChunkBytes?: number
 }
 
+/** The recorder of a node on SQLite; its journal beside the store file (none for an in-memory store). */
 export function createClickRecorder(db: Database, dbPath: string, log: Logger, opts: RecorderOptions = {}) {
-  let sink: RowSink | null = dbPath === ':memory:' ? inlineSink(db) : null
+  const memory = dbPath === ':memory:'
+  let sink: RowSink | null = memory ? inlineSink(db) : null
   return recorderOver(
     () => (sink ??= workerSink(dbPath)),
     () => sink,
     log,
-    opts,
+    { journalDir: memory ? undefined : dirname(dbPath), ...opts },
+    { journalMark: (journal) => sqliteJournalMark(db, journal) },
   )
 }
 
@@ -169,7 +187,7 @@ export function createPgClickRecorder(sql: SQL, log: Logger, opts: RecorderOptio
     () => sink,
     log,
     opts,
-    { oneWriteAtATime: true, quietRetries: true, stopWaitMs: opts.stopWaitMs ?? STOP_WAIT_MS },
+    { oneWriteAtATime: true, quietRetries: true, stopWaitMs: opts.stopWaitMs ?? STOP_WAIT_MS, journalMark: (journal) => pgJournalMark(sql, journal) },
   )
 }
 
@@ -196,12 +214,19 @@ function recorderOver(
   openedSink: () => RowSink | null,
   log: Logger,
   opts: RecorderOptions,
-  mode: { oneWriteAtATime?: boolean; quietRetries?: boolean; stopWaitMs?: number } = {},
+  mode: {
+    oneWriteAtATime?: boolean
+    quietRetries?: boolean
+    stopWaitMs?: number
+    /** The store's mark of a journal (the position its rows are written up to), read before the journal's first chunk. */
+    journalMark?: (journal: string) => number | null | Promise<number | null>
+  } = {},
 ) {
   const flushMs = opts.flushMs ?? 1000
   const maxBatch = opts.maxBatch ?? 1000
   const maxHeldRows = opts.maxHeldRows ?? MAX_HELD_ROWS
   const maxHeldBytes = opts.maxHeldBytes ?? MAX_HELD_BYTES
+  const chunkBytes = opts.journalChunkBytes ?? JOURNAL_CHUNK_BYTES
   /** A flush asked for while a write was in flight (oneWriteAtATime): run when it succeeds. */
   let flushWanted = false
   /** Failed writes in a row, and when the last was logged (quietRetries). */
@@ -210,17 +235,67 @@ function recorderOver(
   /** Rows not yet handed to the writer, by merge key. */
   let pending = new Map<string, ClickEvent>()
   let pendingBytes = 0
-  /** Rows handed to the writer and not yet confirmed, with their write promises. */
-  const inFlight = new Set<{ rows: ClickEvent[]; bytes: number; done: Promise<void> }>()
+  /** Rows handed to the writer and not yet confirmed, with their write promises; `chunk`: rows read back from the journal. */
+  const inFlight = new Set<{ rows: ClickEvent[]; bytes: number; done: Promise<void>; since: number; chunk?: JournalChunk }>()
   let inFlightRows = 0
   let inFlightBytes = 0
-  /** Visits dropped since the last warning because the held rows were at their bound. */
+  /** Visits dropped (no journal) or put in the journal since the last warning, because the held rows were at their bound. */
   let dropped = 0
+  let spilled = 0
   let timer: ReturnType<typeof setInterval> | null = null
   let flushQueued = false
+  /** stop() has begun: no journal chunk is read any more (rows there stay for the next start). */
+  let stopping = false
+  /** After a write from memory, the next one takes a journal chunk (and the other way round), so both move. */
+  let journalTurn = false
   const afterFlush: ((s: FlushSummary) => void)[] = []
   /** Held rows whose location was still being looked up when recorded (the first visits after a start). */
   const awaitingLocation = new Map<ClickEvent, Promise<Location>>()
+  /** Appends to the journal that wait for a location. */
+  const spilling = new Set<Promise<void>>()
+  /** The journal, opened at the first need (start, or a row to put in it); null without a dir, or when it cannot be opened. */
+  let journal: ClickJournal | null | undefined = opts.journalDir ? undefined : null
+  /**
+   * The store's mark has been read since the journal was opened: rows below it are skipped, so
+   * none is written twice after a kill -9 between a chunk's commit and the journal's next step.
+   */
+  let marked = false
+  let markRead: Promise<void> | null = null
+  function journalOf(): ClickJournal | null {
+    if (journal !== undefined) return journal
+    try {
+      journal = openClickJournal(opts.journalDir!)
+      marked = journal.visits() === 0
+      const held = journal.visits()
+      if (held) log.info('click journal holds visits from before; writing them to the store', { visits: held })
+    } catch (e) {
+      journal = null
+      log.error('cannot open the click journal; visits beyond the memory bound will be dropped', { dir: opts.journalDir, error: String(e) })
+    }
+    return journal
+  }
+  /** Reads the store's mark of the journal (at once on SQLite); false until it is read. */
+  function readMark(j: ClickJournal): boolean {
+    if (marked || !mode.journalMark) return true
+    if (markRead) return false
+    const skip = (upTo: number | null) => {
+      if (upTo !== null) j.skipTo(upTo)
+      marked = true
+    }
+    try {
+      const upTo = mode.journalMark(j.id())
+      if (!(upTo instanceof Promise)) {
+        skip(upTo)
+        return true
+      }
+      markRead = upTo.then(skip).finally(() => {
+        markRead = null
+        if (marked && !stopping) setImmediate(flush)
+      })
+      markRead.catch(() => {}) // the store is down: read again at a later flush
+    } catch {}
+    return false
+  }
 
   /** Fills in the locations of the rows that were recorded before the GeoIP database was loaded. */
   async function locate(rows: ClickEvent[]): Promise<void> {
@@ -257,16 +332,33 @@ function recorderOver(
     }
   }
 
-  /** Holds a new row unless the bound is reached; false when it was dropped. */
-  function hold(key: string, row: ClickEvent): boolean {
+  /** Puts rows in the journal (once their location is known), or drops them when there is none. False when dropped. */
+  function spill(rows: ClickEvent[]): boolean {
+    const j = journalOf()
+    if (!j) return false
+    if (rows.some((r) => awaitingLocation.has(r))) {
+      const appended = locate(rows).then(() => j.append(rows))
+      spilling.add(appended)
+      void appended.finally(() => spilling.delete(appended))
+    } else j.append(rows)
+    return true
+  }
+
+  /** Holds a new row in memory unless the bound is reached; past it, the row goes to the journal (or is dropped without one). */
+  function hold(key: string, row: ClickEvent, resolved?: Promise<Location>): void {
     const bytes = rowBytes(key, row)
     if (pending.size + inFlightRows >= maxHeldRows || pendingBytes + inFlightBytes + bytes > maxHeldBytes) {
-      dropped += row.n
-      return false
+      if (resolved) awaitingLocation.set(row, resolved)
+      if (spill([row])) spilled += row.n
+      else {
+        awaitingLocation.delete(row)
+        dropped += row.n
+      }
+      return
     }
     pending.set(key, row)
     pendingBytes += bytes
-    return true
+    if (resolved) awaitingLocation.set(row, resolved)
   }
 
   function add(key: string, row: ClickEvent) {
@@ -277,50 +369,88 @@ function recorderOver(
     } else hold(key, row)
   }
 
-  /** Hands the pending rows to the writer; resolves when they are written (or re-queued on failure). */
+  /** The pending rows, taken out of memory's pending map. */
+  function takePending() {
+    const batch = pending
+    const bytes = pendingBytes
+    pending = new Map()
+    pendingBytes = 0
+    return { batch, bytes }
+  }
+
+  const allDone = () => Promise.all([...inFlight].map((b) => b.done)).then(() => {})
+
+  /**
+   * Hands rows to the writer: the pending rows, or the next journal chunk. While a write has
+   * been in flight for a flush window or more, the pending rows go to the journal instead of
+   * waiting in memory (a kill -9 then loses at most one window). Resolves when the write ends.
+   */
   function flush(): Promise<void> {
     flushQueued = false
     if (dropped > 0) {
       log.warn('click capture at its memory bound; visits dropped', { visits: dropped, maxHeldRows, maxHeldBytes })
       dropped = 0
     }
-    if (pending.size === 0) return Promise.resolve()
-    if (mode.oneWriteAtATime && inFlight.size > 0) {
-      flushWanted = true
-      return Promise.all([...inFlight].map((b) => b.done)).then(() => {})
+    if (spilled > 0) {
+      log.warn('click capture at its memory bound; visits put in the journal', { visits: spilled, maxHeldRows, maxHeldBytes })
+      spilled = 0
     }
-    const batch = pending
-    const entry = { rows: [...batch.values()], bytes: pendingBytes, done: Promise.resolve() }
-    pending = new Map()
-    pendingBytes = 0
-    inFlightRows += entry.rows.length
-    inFlightBytes += entry.bytes
+    const j = journal ?? null
+    if (inFlight.size > 0) {
+      let since = Number.POSITIVE_INFINITY
+      for (const b of inFlight) since = Math.min(since, b.since)
+      if (pending.size && j && Date.now() - since >= flushMs) spill([...takePending().batch.values()])
+      j?.sync()
+      if (mode.oneWriteAtATime || [...inFlight].some((b) => b.chunk)) {
+        flushWanted = true
+        return allDone()
+      }
+    }
+    j?.sync()
+    const chunk = j && !stopping && (journalTurn || pending.size === 0) && readMark(j) ? j.read(chunkBytes) : null
+    if (chunk) return send(chunk.rows, chunkBytesOf(chunk), null, chunk)
+    if (pending.size === 0) return Promise.resolve()
+    const { batch, bytes } = takePending()
+    return send([...batch.values()], bytes, batch)
+  }
+
+  const chunkBytesOf = (chunk: JournalChunk) => chunk.rows.length * ROW_OVERHEAD_BYTES
+
+  /** One write: rows from memory (`batch`, their merge keys) or a journal chunk. */
+  function send(rows: ClickEvent[], bytes: number, batch: Map<string, ClickEvent> | null, chunk?: JournalChunk): Promise<void> {
+    const entry = { rows, bytes, done: Promise.resolve(), since: Date.now(), chunk }
+    inFlightRows += rows.length
+    inFlightBytes += bytes
     const release = () => {
       if (!inFlight.delete(entry)) return
-      inFlightRows -= entry.rows.length
-      inFlightBytes -= entry.bytes
+      inFlightRows -= rows.length
+      inFlightBytes -= bytes
     }
-    const write = () => sinkOf().write(entry.rows)
-    entry.done = (awaitingLocation.size ? locate(entry.rows).then(write) : write()).then(
-      () => {
+    const write = () => sinkOf().write(rows, chunk?.mark)
+    entry.done = (awaitingLocation.size ? locate(rows).then(write) : write()).then(
+      (applied) => {
         release()
         if (failures > 0 && mode.quietRetries) log.info('click flush succeeded again', { failedFlushes: failures })
         failures = 0
-        written(entry.rows)
-        if (flushWanted) {
+        if (chunk) journal?.applied(chunk)
+        if (applied !== false) written(rows)
+        journalTurn = !chunk
+        if (!stopping && (flushWanted || (journal?.visits() ?? 0) > 0)) {
           flushWanted = false
           setImmediate(flush)
         }
       },
       (e) => {
-        // Keep them for the next attempt (e.g. the store was busy); never fail a redirect.
+        // Kept for another attempt (e.g. the store was busy or down); never fail a redirect.
+        // From memory: into the journal, or back among the pending rows without one. A journal
+        // chunk stays where it is.
         release()
-        for (const [k, r] of batch) add(k, r)
+        if (batch && !spill(rows)) for (const [k, r] of batch) add(k, r)
         failures++
         const now = Date.now()
         if (!mode.quietRetries || failures === 1 || now - failureLoggedAt >= RETRY_LOG_MS) {
           failureLoggedAt = now
-          log.error('click flush failed; will retry', { rows: entry.rows.length, failedFlushes: failures, error: String(e) })
+          log.error('click flush failed; will retry', { rows: rows.length, failedFlushes: failures, error: String(e) })
         }
       },
     )
@@ -333,6 +463,8 @@ function recorderOver(
     for (const r of rows) if (linkSeq === undefined || r.linkSeq === linkSeq) n += r.n
     return n
   }
+  /** Visits held in memory: pending, and in flight from memory (a journal chunk's are counted by the journal). */
+  const inMemory = (linkSeq?: number) => visitsOf(pending.values(), linkSeq) + [...inFlight].reduce((n, b) => n + (b.chunk ? 0 : visitsOf(b.rows, linkSeq)), 0)
 
   return {
     record(v: Visit) {
@@ -343,35 +475,44 @@ function recorderOver(
         cur.at = v.at
         return
       }
-      const row = toRow(v)
-      if (!hold(key, row)) return
-      if (v.geo.resolved) awaitingLocation.set(row, v.geo.resolved)
+      hold(key, toRow(v), v.geo.resolved)
       if (pending.size >= maxBatch && !flushQueued) {
         flushQueued = true
         setImmediate(flush)
       }
     },
     flush,
-    /** Visits recorded but not yet written. */
-    pendingCount: () => visitsOf(pending.values()) + [...inFlight].reduce((n, b) => n + visitsOf(b.rows), 0),
+    /** Visits recorded but not yet written (in memory or in the journal). */
+    pendingCount: () => inMemory() + (journal?.visits() ?? 0),
     /** Rows held in memory (pending and in flight) and their estimated bytes. */
     held: () => ({ rows: pending.size + inFlightRows, bytes: pendingBytes + inFlightBytes }),
-    /** Visits of one link recorded but not yet written. */
-    pendingFor: (linkSeq: number) => visitsOf(pending.values(), linkSeq) + [...inFlight].reduce((n, b) => n + visitsOf(b.rows, linkSeq), 0),
+    /** Visits of one link recorded but not yet written (in memory or in the journal). */
+    pendingFor: (linkSeq: number) => inMemory(linkSeq) + (journal?.visits(linkSeq) ?? 0),
     start() {
+      journalOf()
       timer ??= setInterval(flush, flushMs)
+      if (journal?.visits()) setImmediate(flush)
     },
-    /** Stops the timer, writes everything still pending or in flight, and closes the writer. */
+    /**
+     * Stops the timer, writes what is pending or in flight, puts what could not be written in the
+     * journal (rows already there stay for the next start), and closes the writer.
+     */
     async stop(): Promise<void> {
       if (timer) clearInterval(timer)
       timer = null
+      stopping = true
       const deadline = mode.stopWaitMs === undefined ? Number.POSITIVE_INFINITY : Date.now() + mode.stopWaitMs
       for (let round = 0; round < 5 && (pending.size || inFlight.size) && Date.now() < deadline; round++) {
-        const written = flush().then(() => Promise.all([...inFlight].map((b) => b.done)))
+        const written = (pending.size ? flush() : Promise.resolve()).then(allDone)
         await (deadline === Number.POSITIVE_INFINITY ? written : until(written, deadline))
       }
-      const unwritten = visitsOf(pending.values()) + [...inFlight].reduce((n, b) => n + visitsOf(b.rows), 0)
+      if (pending.size && journalOf()) spill([...takePending().batch.values()])
+      await Promise.all(spilling)
+      const unwritten = inMemory()
       if (unwritten > 0) log.error('click capture stopped with visits it could not write', { visits: unwritten })
+      if (journal?.visits()) log.info('click journal keeps visits for the next start', { visits: journal.visits() })
+      journal?.close()
+      journal = null
       await openedSink()?.close()
     },
     onFlush(fn: (s: FlushSummary) => void) {

@@ -4,7 +4,11 @@
  * keep every counter and rollup exact; an outage loses nothing below the held-rows bound.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { SQL } from 'bun'
+import { until } from '../../test/helpers/poll'
 import { startMigratedDatabase } from '../../test/helpers/postgres'
 import { seededRandom } from '../../test/helpers/random'
 import type { Logger } from '../shared/log'
@@ -12,7 +16,7 @@ import { migratePostgres, openStore } from '../store'
 import type { ClickEvent } from './click-event'
 import { createPgClickRecorder, type Visit } from './click-recorder'
 import { createEventWriter } from './click-writer'
-import { createPgEventWriter } from './click-writer.pg'
+import { createPgEventWriter, pgJournalMark } from './click-writer.pg'
 
 let db: Awaited<ReturnType<typeof startMigratedDatabase>>
 beforeAll(async () => {
@@ -200,7 +204,7 @@ describe('PostgreSQL click writer', () => {
     const other = new SQL(url, { max: 1 })
     const [e] = randomEvents(1, 5)
     const batch = [4, 5].map((linkSeq) => ({ ...e!, linkSeq, n: 1 }))
-    let written: Promise<void> = Promise.resolve()
+    let written: Promise<unknown> = Promise.resolve()
     await other.begin(async (tx) => {
       // This side waits 10 s before it looks for a deadlock, the writer 1 s: the writer's batch is the victim.
       await tx`SET LOCAL deadlock_timeout = '10s'`
@@ -299,13 +303,14 @@ describe('PostgreSQL click recorder', () => {
     await sql.close()
   }, 120_000)
 
-  test('PostgreSQL down while visits arrive: held within the bound, written when it is back, the rest dropped and counted', async () => {
+  test('PostgreSQL down while visits arrive: memory stays within the bound, the rest waits in the journal, and every visit is written once it is back', async () => {
     const { sql, url } = await freshDatabase('outage')
     const errors: string[] = []
     const warnings: Record<string, unknown>[] = []
     const client = new SQL(url, { max: 2, connectionTimeout: 2 })
     const maxHeldRows = 200
-    const recorder = createPgClickRecorder(client, quietLog(errors, warnings), { maxHeldRows, maxBatch: 1_000_000 })
+    const journalDir = mkdtempSync(join(tmpdir(), 'pg-journal-'))
+    const recorder = createPgClickRecorder(client, quietLog(errors, warnings), { maxHeldRows, maxBatch: 1_000_000, journalDir })
     const rnd = seededRandom(7)
     const base = Date.UTC(2026, 6, 1)
     let recorded = 0
@@ -318,8 +323,8 @@ describe('PostgreSQL click recorder', () => {
     await db.pg.stop()
     try {
       for (let round = 0; round < 3; round++) {
-        for (let k = 0; k < 100; k++, recorded++) recorder.record(distinct(recorded))
-        await recorder.flush() // fails: the rows stay held
+        for (let k = 0; k < 1000; k++, recorded++) recorder.record(distinct(recorded))
+        await recorder.flush() // fails: the rows go to the journal
         expect(recorder.held().rows).toBeLessThanOrEqual(maxHeldRows)
       }
       expect(errors.length).toBeGreaterThan(0)
@@ -327,20 +332,84 @@ describe('PostgreSQL click recorder', () => {
     } finally {
       await db.pg.start()
     }
-    const held = recorder.pendingCount()
-    expect(held).toBe(maxHeldRows) // 300 visits arrived during the outage, 200 held
-    await recorder.flush() // writes the held rows, and warns of the dropped visits
-    const dropped = warnings.reduce((n, w) => n + (typeof w.visits === 'number' ? w.visits : 0), 0)
-    expect(dropped).toBe(100)
+    expect(recorder.pendingCount()).toBe(3000)
+    expect(warnings.some((w) => typeof w.visits === 'number' && w.visits > 0)).toBe(true) // the bound was reached
+    recorder.start()
+    await until(
+      'the journal written',
+      async () => recorder.pendingCount(),
+      (n) => n === 0,
+    )
     await recorder.stop()
-    expect(recorder.pendingCount()).toBe(0)
     const [{ n }] = await sql`SELECT coalesce(sum(clicks), 0)::float8 AS n FROM links`
-    expect(n).toBe(recorded - dropped)
+    expect(n).toBe(recorded)
     const [{ e }] = await sql`SELECT coalesce(sum(n), 0)::float8 AS e FROM click_events`
-    expect(e).toBe(recorded - dropped)
+    expect(e).toBe(recorded)
     await client.close()
     await sql.close()
+    rmSync(journalDir, { recursive: true, force: true })
   }, 120_000)
+
+  test('a writer held up by a lock: visits that waited a flush window go to the journal, and each is written once', async () => {
+    const { sql, url } = await freshDatabase('slow')
+    const client = new SQL(url, { max: 2 })
+    const journalDir = mkdtempSync(join(tmpdir(), 'pg-journal-'))
+    const recorder = createPgClickRecorder(client, quietLog([]), { flushMs: 50, maxHeldRows: 100, journalDir })
+    const rnd = seededRandom(9)
+    const base = Date.UTC(2026, 7, 1)
+    const distinct = (i: number): Visit => ({ ...visitOf(rnd, 1 + (i % LINKS.length), base + i), refererUrl: `https://slow.example/${i}` })
+    recorder.start()
+    let recorded = 0
+    const blocker = await sql.reserve()
+    await blocker`BEGIN`
+    // The writer's batch waits for this lock (its rollup upserts) until the transaction ends.
+    await blocker`LOCK TABLE stats_week IN SHARE MODE`
+    for (; recorded < 50; recorded++) recorder.record(distinct(recorded))
+    await until(
+      'a batch waiting for the lock',
+      async () => (await sql`SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted AND relation = 'stats_week'::regclass`)[0].n,
+      (n) => n > 0,
+    )
+    for (let round = 0; round < 20; round++) {
+      for (let k = 0; k < 200; k++, recorded++) recorder.record(distinct(recorded))
+      expect(recorder.held().rows).toBeLessThanOrEqual(100)
+      // A flush window later the tick moves the pending rows to the journal: only the stuck batch stays in memory.
+      await until(
+        'pending rows moved to the journal',
+        async () => recorder.held().rows,
+        (n) => n === 50,
+      )
+    }
+    expect(recorder.pendingCount()).toBe(recorded)
+    await blocker`COMMIT`
+    blocker.release()
+    await until(
+      'every visit written',
+      async () => recorder.pendingCount(),
+      (n) => n === 0,
+    )
+    await recorder.stop()
+    const [{ n }] = await sql`SELECT coalesce(sum(clicks), 0)::float8 AS n FROM links`
+    const [{ e }] = await sql`SELECT coalesce(sum(n), 0)::float8 AS e FROM click_events`
+    expect({ n, e }).toEqual({ n: recorded, e: recorded })
+    await client.close()
+    await sql.close()
+    rmSync(journalDir, { recursive: true, force: true })
+  }, 120_000)
+
+  test('a journal chunk offered twice is written once: its mark is kept in the batch transaction', async () => {
+    const { sql } = await freshDatabase('marks')
+    const write = createPgEventWriter(sql)
+    const events = randomEvents(20, 4)
+    expect(await write(events, { journal: 'node-a', upTo: 700 })).toBe(true)
+    expect(await write(events, { journal: 'node-a', upTo: 700 })).toBe(false)
+    expect(await write(events, { journal: 'node-a', upTo: 300 })).toBe(false)
+    expect(await write(events, { journal: 'node-b', upTo: 300 })).toBe(true)
+    expect(await pgJournalMark(sql, 'node-a')).toBe(700)
+    const [{ n }] = await sql`SELECT coalesce(sum(clicks), 0)::float8 AS n FROM links`
+    expect(n).toBe(2 * events.reduce((a, x) => a + x.n, 0))
+    await sql.close()
+  })
 
   test('stop() on SIGTERM does not wait forever for a server that never answers; what it could not write is logged', async () => {
     // Accepts the connection and says nothing, as a server behind a dead network path.

@@ -23,6 +23,7 @@
 import type { SQL } from 'bun'
 import { ensureClickPartitions, monthStart } from '../store'
 import type { ClickEvent } from './click-event'
+import { type JournalMark, journalKey } from './click-journal'
 import type { EventWriterOptions } from './click-writer'
 import { BUSY_LINK_CLICKS, DAY, DIMENSIONS, type LinkScopes, type RollupDelta, rollupDeltas } from './stats.rollup'
 
@@ -123,7 +124,16 @@ function byKey(a: RollupDelta, b: RollupDelta): number {
   return a.scope - b.scope || a.dim - b.dim || a.t - b.t || (a.value < b.value ? -1 : a.value > b.value ? 1 : 0)
 }
 
-export function createPgEventWriter(sql: SQL, options: PgEventWriterOptions = {}): (events: ClickEvent[]) => Promise<void> {
+/** PostgreSQL's mark of `journal` (click-journal.ts): the position its rows are written up to, or null. */
+export async function pgJournalMark(sql: SQL, journal: string): Promise<number | null> {
+  const [row] = await sql`SELECT value FROM kv WHERE key = ${journalKey(journal)}`
+  return row ? Number(row.value) : null
+}
+
+/** Writes a batch; with a journal mark, only when the mark is not applied yet (click-journal.ts): false when skipped. */
+export type PgEventWriter = (events: ClickEvent[], mark?: JournalMark) => Promise<boolean>
+
+export function createPgEventWriter(sql: SQL, options: PgEventWriterOptions = {}): PgEventWriter {
   const busyAt = options.busyLinkClicks ?? BUSY_LINK_CLICKS
   const maxAttempts = options.maxAttempts ?? 5
   const writeEvents = options.eventInsert === 'unnest' ? insertEvents : copyEvents
@@ -254,8 +264,17 @@ export function createPgEventWriter(sql: SQL, options: PgEventWriterOptions = {}
     return [...busyNow, ...promoted]
   }
 
-  return async (input) => {
-    if (input.length === 0) return
+  /** The mark's row, locked: false when this chunk of the journal is already in the store. */
+  async function takeMark(tx: SQL, mark: JournalMark): Promise<boolean> {
+    const [row] = await tx`SELECT value FROM kv WHERE key = ${journalKey(mark.journal)} FOR UPDATE`
+    if (row && Number(row.value) >= mark.upTo) return false
+    await tx`INSERT INTO kv (key, value) VALUES (${journalKey(mark.journal)}, ${String(mark.upTo)})
+      ON CONFLICT (key) DO UPDATE SET value = excluded.value`
+    return true
+  }
+
+  return async (input, mark) => {
+    if (input.length === 0) return true
     const events = input.map((e) => ({
       ...e,
       referer: clean(e.referer),
@@ -271,9 +290,10 @@ export function createPgEventWriter(sql: SQL, options: PgEventWriterOptions = {}
     const batch = prepare(events)
     for (let attempt = 1; ; attempt++) {
       try {
-        const nowBusy = await sql.begin((tx) => writeBatch(tx, batch))
+        const nowBusy = await sql.begin(async (tx) => (mark && !(await takeMark(tx, mark)) ? null : writeBatch(tx, batch)))
+        if (!nowBusy) return false
         for (const seq of nowBusy) busy.add(seq)
-        return
+        return true
       } catch (e) {
         const errno = (e as { errno?: unknown }).errno
         if (attempt >= maxAttempts || typeof errno !== 'string' || !RETRYABLE.has(errno)) throw e
