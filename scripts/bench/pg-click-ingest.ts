@@ -16,7 +16,7 @@
 import { SQL } from 'bun'
 import type { ClickEvent } from '../../src/stats/click-event'
 import { createPgClickRecorder, toRow, type Visit } from '../../src/stats/click-recorder'
-import { createPgEventWriter, insertClickEvents } from '../../src/stats/click-writer.pg'
+import { createPgEventWriter, createPgValueIds, insertClickEvents } from '../../src/stats/click-writer.pg'
 import { migratePostgres } from '../../src/store'
 import { startPostgres } from '../../test/helpers/postgres'
 import { arg, seededRandom } from './args'
@@ -94,7 +94,8 @@ async function writerRun(mode: 'copy' | 'unnest', sql: SQL) {
 
 /** ms per 1,000 events inserted alone (no counters, no rollups), one transaction each. */
 async function eventsRun(mode: 'copy' | 'unnest', sql: SQL) {
-  const data = Array.from({ length: batches }, () => Array.from({ length: CHUNK }, event))
+  const idsOf = createPgValueIds(sql)
+  const data = await Promise.all(Array.from({ length: batches }, () => idsOf(Array.from({ length: CHUNK }, event))))
   const start = performance.now()
   for (const b of data) await sql.begin((tx) => insertClickEvents(tx, b, mode))
   note(`events alone, 1,000 rows, by ${mode}: ms per batch`, (performance.now() - start) / batches)

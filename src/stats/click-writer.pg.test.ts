@@ -171,7 +171,7 @@ describe('PostgreSQL click writer', () => {
     const [expected, got] = [sqliteState(lite), await pgState(sql)]
     // The test means something: link 1 became busy mid-way, several partitions hold events.
     expect(expected.busy).toEqual([JSON.stringify({ seq: 1 })])
-    const parts: { n: number }[] = await sql`SELECT count(*)::int AS n FROM pg_inherits WHERE inhparent = 'click_events'::regclass`
+    const parts: { n: number }[] = await sql`SELECT count(*)::int AS n FROM pg_inherits WHERE inhparent = 'click_events_compact'::regclass`
     expect(parts[0]!.n).toBe(4) // three months and the default
     expect(got).toEqual(expected)
     await sql.close()

@@ -4,10 +4,11 @@
  * the link-set selects behind scopes. Builds text and arguments only (`?` placeholders);
  * stats.store.ts and stats.store.pg.ts run them.
  *
- * Two dialects. SQLite: index hints (INDEXED BY, `+link_seq`) and raw events as dictionary ids
- * (`click_events_compact`, stats.values.ts). PostgreSQL: plain string columns in `click_events`,
- * no hints, `strpos`/`chr` for the geo paths, and every number cast to float8 or int (Bun.SQL
- * returns bigint and numeric as strings), so rows are the same `ReadRow`/`PerLinkRow` shapes.
+ * Two dialects, both reading raw events as dictionary ids (`click_events_compact` and
+ * `stats_values`: SQLite migration 0011, PostgreSQL migration 0005). SQLite: index hints (INDEXED
+ * BY, `+link_seq`). PostgreSQL: no hints, `strpos`/`chr` for the geo paths, and every number cast
+ * to float8 or int (Bun.SQL returns bigint and numeric as strings), so rows are the same
+ * `ReadRow`/`PerLinkRow` shapes.
  */
 
 import type { DimRead, KeyKind, LinkScope, LinkSet, Read, ReadPlan, Scope, SqlArg } from './stats.plan'
@@ -201,8 +202,8 @@ export function rollupSql(
 
 /**
  * Sums of raw events in [from, to) ms matching `filters` (column → accepted values),
- * optionally per quarter hour and per value of `keyColumn` or per link. SQLite events hold
- * dictionary ids (stats.values.ts): filters compare ids, grouped ids become their strings.
+ * optionally per quarter hour and per value of `keyColumn` or per link. Events hold dictionary
+ * ids (stats_values): filters compare ids, grouped ids become their strings.
  */
 export function rawSql(
   scope: Scope,
@@ -223,35 +224,29 @@ export function rawSql(
   const timeIndex = scope.kind === 'all' || (scope.kind === 'link' && scope.wide) || to - from <= DAY
   const keyCol = key === 'value' ? keyColumn! : key === 'link' ? 'link_seq' : 'NULL'
   const unit = byTime ? `at / ${RAW_UNIT_MS}` : '0'
+  let sc: Statement
   if (dialect === 'pg') {
     // Else a seek per link, as SQLite does: PostgreSQL takes `link_seq IN (links of u0 of type
     // menu)` for a join with a month of events through the time index (300 ms at 10M, against
     // 28 ms for `= ANY(ARRAY(…))`, which it reads as index conditions on (link_seq, at)).
     const busyPart = busyPartOfEveryLink(scope, 'link_seq')
-    const sc = busyPart ? { sql: ` AND ${busyPart}`, args: [] } : scopeCondition(scope, 'link_seq', !timeIndex)
-    let where = `at >= ? AND at < ?${sc.sql}`
-    const args: SqlArg[] = [from, to, ...sc.args]
-    for (const [col, vals] of filters) {
-      where += ` AND ${col} IN (${vals.map(() => '?').join(',')})`
-      args.push(...vals)
-    }
-    const flat = unsummed(dialect, key, byTime)
-    const groupBy = flat ? [] : [byTime ? unit : '', key !== 'none' ? keyCol : ''].filter(Boolean)
-    return {
-      sql: `SELECT ${numbers(dialect, unit, keyCol, 'n', 'n * scan', !flat)} FROM click_events WHERE ${where}${groupBy.length ? ` GROUP BY ${groupBy.join(', ')}` : ''}`,
-      args,
-    }
+    sc = busyPart ? { sql: ` AND ${busyPart}`, args: [] } : scopeCondition(scope, 'link_seq', !timeIndex)
+  } else {
+    sc = scopeCondition(scope, 'link_seq')
+    if (timeIndex) sc = { sql: sc.sql.replace(' AND link_seq', ' AND +link_seq'), args: sc.args }
   }
-  const sc = scopeCondition(scope, 'link_seq')
-  const index = timeIndex ? (filters.has('country') ? 'click_events_country_at' : 'click_events_at') : null
-  let where = `at >= ? AND at < ?${timeIndex ? sc.sql.replace(' AND link_seq', ' AND +link_seq') : sc.sql}`
+  const index = dialect === 'sqlite' && timeIndex ? (filters.has('country') ? 'click_events_country_at' : 'click_events_at') : null
+  let where = `at >= ? AND at < ?${sc.sql}`
   const args: SqlArg[] = [from, to, ...sc.args]
   for (const [col, vals] of filters) {
     where += ` AND ${col} IN (SELECT id FROM stats_values WHERE value IN (${vals.map(() => '?').join(',')}))`
     args.push(...vals)
   }
-  const group = [byTime ? 'u' : '', key !== 'none' ? 'k' : ''].filter(Boolean)
-  const sql = `SELECT ${numbers(dialect, unit, keyCol, 'n', 'n * scan')} FROM click_events_compact${index ? ` INDEXED BY ${index}` : ''} WHERE ${where}${group.length ? ` GROUP BY ${group.join(', ')}` : ''}`
+  // PostgreSQL groups by output names only when they are plain: group by the expressions.
+  const flat = unsummed(dialect, key, byTime)
+  const group = dialect === 'sqlite' ? ['u', 'k'] : flat ? [] : [unit, keyCol]
+  const grouped = group.filter((_, i) => (i === 0 ? byTime : key !== 'none'))
+  const sql = `SELECT ${numbers(dialect, unit, keyCol, 'n', 'n * scan', !flat)} FROM click_events_compact${index ? ` INDEXED BY ${index}` : ''} WHERE ${where}${grouped.length ? ` GROUP BY ${grouped.join(', ')}` : ''}`
   if (key !== 'value') return { sql, args }
   return { sql: `SELECT u, (SELECT value FROM stats_values WHERE id = x.k) AS k, c, s FROM (${sql}) x`, args }
 }

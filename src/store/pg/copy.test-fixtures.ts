@@ -12,12 +12,18 @@ import { COPIED_TABLES } from './copy'
 
 const text = (v: unknown) => (v === null || v === undefined ? null : v instanceof Uint8Array ? Buffer.from(v).toString('hex') : String(v))
 
-/** Rows of `table` as sorted JSON lines, from SQLite. */
-export function liteRows(lite: Database, table: string): string[] {
-  const cols = lite
+/** The columns of `table` both stores have: SQLite's, but an event's id (PostgreSQL keeps none, migration 0005). */
+function columnsOf(lite: Database, table: string): string[] {
+  return lite
     .query<{ name: string }, []>(`SELECT name FROM pragma_table_info('${table}')`)
     .all()
     .map((c) => c.name)
+    .filter((c) => !(table === 'click_events' && c === 'id'))
+}
+
+/** Rows of `table` as sorted JSON lines, from SQLite. */
+export function liteRows(lite: Database, table: string): string[] {
+  const cols = columnsOf(lite, table)
   return lite
     .query<Record<string, unknown>, []>(`SELECT ${cols.map((c) => `"${c}"`).join(', ')} FROM ${table}`)
     .all()
@@ -27,10 +33,7 @@ export function liteRows(lite: Database, table: string): string[] {
 
 /** The same columns of `table`, from PostgreSQL. */
 export async function pgRows(lite: Database, sql: SQL, table: string): Promise<string[]> {
-  const cols = lite
-    .query<{ name: string }, []>(`SELECT name FROM pragma_table_info('${table}')`)
-    .all()
-    .map((c) => c.name)
+  const cols = columnsOf(lite, table)
   const rows: Record<string, unknown>[] = await sql.unsafe(`SELECT ${cols.map((c) => `"${c}"`).join(', ')} FROM ${table}`)
   return rows.map((r) => JSON.stringify(cols.map((c) => text(r[c])))).sort()
 }

@@ -2,6 +2,7 @@ import { schema } from './0001_schema'
 import { rollupStatistics } from './0002_rollup_statistics'
 import { filesUploadOrder } from './0003_files_upload_order'
 import { rateWindowLength } from './0004_rate_window_length'
+import { compactClickEvents } from './0005_compact_click_events'
 
 /** A PostgreSQL migration: statements run as one script inside its own transaction. */
 export interface PgMigration {
@@ -11,4 +12,4 @@ export interface PgMigration {
 }
 
 /** Ordered by id; never edit a migration that has shipped, add a new one. */
-export const pgMigrations: PgMigration[] = [schema, rollupStatistics, filesUploadOrder, rateWindowLength]
+export const pgMigrations: PgMigration[] = [schema, rollupStatistics, filesUploadOrder, rateWindowLength, compactClickEvents]
