@@ -20,16 +20,18 @@ export interface BenchServer {
   dir: string
   ca: string
   apiKey: string
+  /** The id of the `/bench` link. */
+  linkId: string
   stop(): Promise<void>
 }
 
-/** `cpus`: pin the server to these CPUs (taskset), so it does not share a core with wrk. */
-export async function startBenchServer(opts: { root: string; bin?: string; cpus?: string }): Promise<BenchServer> {
+/** `cpus`: pin the server to these CPUs (taskset), so it does not share a core with wrk. `toml`: more config (e.g. a [store] section). */
+export async function startBenchServer(opts: { root: string; bin?: string; cpus?: string; toml?: string }): Promise<BenchServer> {
   const dir = mkdtempSync(join(tmpdir(), 'shortlink-bench-'))
   const httpsPort = await freePort()
   writeFileSync(
     join(dir, 'shortlink.toml'),
-    `[server]\nbaseUrl = "https://localhost:${httpsPort}/api"\nhttpsPort = ${httpsPort}\nhttpPort = ${await freePort()}\nhostname = "127.0.0.1"\ndataDir = "${dir}/data"\n[limits]\napiPerMinute = 100000\n`,
+    `[server]\nbaseUrl = "https://localhost:${httpsPort}/api"\nhttpsPort = ${httpsPort}\nhttpPort = ${await freePort()}\nhostname = "127.0.0.1"\ndataDir = "${dir}/data"\n[limits]\napiPerMinute = 100000\n${opts.toml ?? ''}`,
   )
   const cmd = opts.bin ? [resolve(opts.root, opts.bin)] : ['bun', join(opts.root, 'src/main.ts')]
   const pin = opts.cpus ? ['taskset', '-c', opts.cpus] : []
@@ -52,8 +54,10 @@ export async function startBenchServer(opts: { root: string; bin?: string; cpus?
     tls: { ca },
   } as RequestInit)
   if (created.status !== 200) throw new Error(`create: ${created.status} ${await created.text()}`)
+  const { id: linkId } = (await created.json()) as { id: string }
   return {
     pid: proc.pid,
+    linkId,
     httpsPort,
     dir,
     ca,

@@ -71,6 +71,12 @@ const MAX_HELD_ROWS = 100_000
 const MAX_HELD_BYTES = 64 * 2 ** 20
 /** A row object, its map entry and merge key, without its variable strings. */
 const ROW_OVERHEAD_BYTES = 400
+/**
+ * Rows per write at most: under load the pending rows pile up while a write is in flight, and one
+ * transaction of 100,000 rows holds its locks (the all-links rollup rows every node shares) and
+ * the writer's thread for seconds; the rest waits for the next write (or the journal).
+ */
+const MAX_WRITE_ROWS = 20_000
 /** Bytes of journal lines read back per write (~15,000 rows of ~250 bytes). */
 const JOURNAL_CHUNK_BYTES = 4 * 2 ** 20
 
@@ -158,6 +164,8 @@ export interface RecorderOptions {
   journalDir?: string
   /** Bytes of journal lines read back per write. */
   journalChunkBytes?: number
+  /** Rows per write at most (MAX_WRITE_ROWS). */
+  maxWriteRows?: number
 }
 
 /** The recorder of a node on SQLite; its journal beside the store file (none for an in-memory store). */
@@ -227,6 +235,7 @@ function recorderOver(
   const maxHeldRows = opts.maxHeldRows ?? MAX_HELD_ROWS
   const maxHeldBytes = opts.maxHeldBytes ?? MAX_HELD_BYTES
   const chunkBytes = opts.journalChunkBytes ?? JOURNAL_CHUNK_BYTES
+  const maxWriteRows = opts.maxWriteRows ?? MAX_WRITE_ROWS
   /** A flush asked for while a write was in flight (oneWriteAtATime): run when it succeeds. */
   let flushWanted = false
   /** Failed writes in a row, and when the last was logged (quietRetries). */
@@ -369,12 +378,24 @@ function recorderOver(
     } else hold(key, row)
   }
 
-  /** The pending rows, taken out of memory's pending map. */
-  function takePending() {
-    const batch = pending
-    const bytes = pendingBytes
-    pending = new Map()
-    pendingBytes = 0
+  /** The pending rows (at most `limit`, oldest first), taken out of memory's pending map. */
+  function takePending(limit = Number.POSITIVE_INFINITY) {
+    if (pending.size <= limit) {
+      const batch = pending
+      const bytes = pendingBytes
+      pending = new Map()
+      pendingBytes = 0
+      return { batch, bytes }
+    }
+    const batch = new Map<string, ClickEvent>()
+    let bytes = 0
+    for (const [k, r] of pending) {
+      if (batch.size >= limit) break
+      batch.set(k, r)
+      bytes += rowBytes(k, r)
+    }
+    for (const k of batch.keys()) pending.delete(k)
+    pendingBytes -= bytes
     return { batch, bytes }
   }
 
@@ -410,7 +431,9 @@ function recorderOver(
     const chunk = j && !stopping && (journalTurn || pending.size === 0) && readMark(j) ? j.read(chunkBytes) : null
     if (chunk) return send(chunk.rows, chunkBytesOf(chunk), null, chunk)
     if (pending.size === 0) return Promise.resolve()
-    const { batch, bytes } = takePending()
+    const { batch, bytes } = takePending(maxWriteRows)
+    // More than one write holds: the next goes as soon as this one is in.
+    if (pending.size) flushWanted = true
     return send([...batch.values()], bytes, batch)
   }
 

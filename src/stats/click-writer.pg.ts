@@ -35,6 +35,8 @@ export interface PgEventWriterOptions extends EventWriterOptions {
   eventInsert?: 'copy' | 'unnest'
   /** Runs of a batch that hit a deadlock or serialization failure before its error is thrown. */
   maxAttempts?: number
+  /** Hears how long each step of a batch took (scripts/bench/pg-click-ingest.ts). */
+  onStep?: (step: string, ms: number) => void
 }
 
 /** SQLSTATEs after which the whole transaction can simply run again. */
@@ -153,6 +155,14 @@ export function createPgEventWriter(sql: SQL, options: PgEventWriterOptions = {}
   const maxAttempts = options.maxAttempts ?? 5
   const writeEvents = options.eventInsert === 'unnest' ? insertEvents : copyEvents
   const idsOf = createPgValueIds(sql)
+  let stepStart = 0
+  /** Reports the step that just ended (options.onStep). */
+  const step = (name: string) => {
+    if (!options.onStep) return
+    const now = performance.now()
+    options.onStep(name, now - stepStart)
+    stepStart = now
+  }
   /** Months whose partition this process has made sure of. */
   const partitioned = new Set<number>()
   /** Group scopes (−num) per link seq, and numbers per group name: a link never changes owner or type. */
@@ -248,12 +258,14 @@ export function createPgEventWriter(sql: SQL, options: PgEventWriterOptions = {}
     const { events, seqs, knownBusy } = batch
     // Events first: they take no lock another batch waits for.
     await writeEvents(tx, batch.compact)
+    step('events')
     // Link rows locked in seq order (FOR UPDATE locks after the sort), before the busy state is read.
     await tx`SELECT seq FROM links WHERE seq = ANY(${seqs}::bigint[]) ORDER BY seq FOR UPDATE`
     const bumped: { seq: number; clicks: number }[] = await tx`UPDATE links AS l
       SET clicks = l.clicks + u.n, last_clicked = greatest(coalesce(l.last_clicked, 0), u.last)
       FROM unnest(${seqs}::bigint[], ${batch.clicks}::bigint[], ${batch.lasts}::bigint[]) AS u(seq, n, last)
       WHERE l.seq = u.seq RETURNING l.seq::float8 AS seq, l.clicks::float8 AS clicks`
+    step('link counters')
     const unsure = seqs.filter((s) => !knownBusy.has(s))
     const busyNow = new Set(knownBusy)
     if (unsure.length) {
@@ -278,12 +290,14 @@ export function createPgEventWriter(sql: SQL, options: PgEventWriterOptions = {}
         rows.map((r) => r.clicks),
         rows.map((r) => r.scans),
       ])
+      step(table)
     }
     // A link that just became busy: its dimension rows from all its events, this batch's included.
     for (const seq of promoted) {
       const [marked] = await tx`INSERT INTO stats_busy_links (seq) VALUES (${seq}) ON CONFLICT DO NOTHING RETURNING seq`
       if (marked) await tx.unsafe(BACKFILL_SQL, [seq])
     }
+    step('busy links')
     return [...busyNow, ...promoted]
   }
 
@@ -308,12 +322,17 @@ export function createPgEventWriter(sql: SQL, options: PgEventWriterOptions = {}
       utmTerm: clean(e.utmTerm),
       utmContent: clean(e.utmContent),
     }))
+    stepStart = performance.now()
     await ensurePartitions(events)
     await resolveGroups(events)
-    const batch = prepare(events, await idsOf(events))
+    const compact = await idsOf(events)
+    step('value ids')
+    const batch = prepare(events, compact)
+    step('prepare (JS)')
     for (let attempt = 1; ; attempt++) {
       try {
         const nowBusy = await sql.begin(async (tx) => (mark && !(await takeMark(tx, mark)) ? null : writeBatch(tx, batch)))
+        step('commit')
         if (!nowBusy) return false
         for (const seq of nowBusy) busy.add(seq)
         return true
