@@ -119,7 +119,8 @@ describe('migrate-store', () => {
         utm_campaign: 'launch',
         utm_term: 'shoes',
       })
-      const [{ clicks }] = await sql`SELECT clicks::int AS clicks FROM links WHERE id = ${link.id}`
+      // A link's counters are in link_clicks on PostgreSQL (its migration 0006).
+      const [{ clicks }] = await sql`SELECT c.clicks::int AS clicks FROM link_clicks c JOIN links l ON l.seq = c.seq WHERE l.id = ${link.id}`
       expect(clicks).toBe(3)
     } finally {
       lite.close()

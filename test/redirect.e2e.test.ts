@@ -268,8 +268,9 @@ describe('counting', () => {
     }
     await t.fetch(url, { headers: { 'user-agent': UA.googlebot } }) // not counted
     expect(await t.stop('SIGTERM')).toBe(0)
-    // Read from the store itself (its SQLite file, or its PostgreSQL database).
-    const clicks = (await queryStore<{ clicks: number }>(t, `SELECT CAST(clicks AS integer) AS clicks FROM links WHERE id = '${link.id}'`))[0]?.clicks
+    // Read from the store itself (its SQLite file, or its PostgreSQL database, where a link's counters are in link_clicks).
+    const counters = t.storeUrl ? 'link_clicks c JOIN links l ON l.seq = c.seq' : 'links l'
+    const clicks = (await queryStore<{ clicks: number }>(t, `SELECT CAST(clicks AS integer) AS clicks FROM ${counters} WHERE l.id = '${link.id}'`))[0]?.clicks
     const dims = await queryStore<any>(
       t,
       `SELECT os, browser, device, country, city, continent, scan, referer, utm_source, utm_medium, CAST(sum(n) AS integer) AS n

@@ -133,7 +133,7 @@ async function recorderRun(side: Side, nodes: number) {
   const dirs = clients.map(() => mkdtempSync(join(tmpdir(), 'ingest-journal-')))
   const recorders = clients.map((sql, i) => side.recorder(sql, dirs[i]!))
   const per = Math.round(visitsPerFigure / nodes)
-  const stored = async () => Number((await clients[0]!`SELECT coalesce(sum(clicks), 0)::float8 AS n FROM links`)[0].n)
+  const stored = async () => Number((await clients[0]!`SELECT coalesce(sum(n), 0)::float8 AS n FROM click_events`)[0].n)
   const before = await stored()
   const start = performance.now()
   await Promise.all(

@@ -1,14 +1,14 @@
 /**
  * The click writer on PostgreSQL: the same writes as click-writer.ts (events, each link's
- * `clicks` and `last_clicked`, every rollup of stats.rollup.ts, busy-link marking and
+ * `clicks` and `last_clicked` (in `link_clicks`, migration 0006), every rollup of stats.rollup.ts, busy-link marking and
  * backfill) in ONE transaction per batch, written by several nodes at once.
  *
  * - Concurrency: rollups are `INSERT … ON CONFLICT DO UPDATE SET clicks = t.clicks +
  *   excluded.clicks`, so concurrent nodes add up. Every lock a batch takes is taken in one
- *   global order (link rows by seq, then the rollup tables in a fixed order, each batch's
+ *   global order (link counter rows by seq, then the rollup tables in a fixed order, each batch's
  *   keys sorted), so two nodes cannot wait on each other; a deadlock or serialization
  *   failure that still happens (another writer of `links`) reruns the batch.
- * - Busy links: the link rows are locked (FOR UPDATE, by seq) before the busy state is read
+ * - Busy links: the link counter rows are locked (upserted, by seq) before the busy state is read
  *   from `stats_busy_links`, so a link crosses the threshold in exactly one transaction; that
  *   one marks it and backfills its dimension rows from every committed event plus its own,
  *   and every later batch (of any node) sees the mark after taking the same lock.
@@ -259,12 +259,12 @@ export function createPgEventWriter(sql: SQL, options: PgEventWriterOptions = {}
     // Events first: they take no lock another batch waits for.
     await writeEvents(tx, batch.compact)
     step('events')
-    // Link rows locked in seq order (FOR UPDATE locks after the sort), before the busy state is read.
-    await tx`SELECT seq FROM links WHERE seq = ANY(${seqs}::bigint[]) ORDER BY seq FOR UPDATE`
-    const bumped: { seq: number; clicks: number }[] = await tx`UPDATE links AS l
-      SET clicks = l.clicks + u.n, last_clicked = greatest(coalesce(l.last_clicked, 0), u.last)
-      FROM unnest(${seqs}::bigint[], ${batch.clicks}::bigint[], ${batch.lasts}::bigint[]) AS u(seq, n, last)
-      WHERE l.seq = u.seq RETURNING l.seq::float8 AS seq, l.clicks::float8 AS clicks`
+    // Each link's counters (link_clicks, migration 0006), upserted in seq order: the rows are locked
+    // in that order, before the busy state is read.
+    const bumped: { seq: number; clicks: number }[] = await tx`INSERT INTO link_clicks AS c (seq, clicks, last_clicked)
+      SELECT * FROM unnest(${seqs}::bigint[], ${batch.clicks}::bigint[], ${batch.lasts}::bigint[])
+      ON CONFLICT (seq) DO UPDATE SET clicks = c.clicks + excluded.clicks, last_clicked = greatest(coalesce(c.last_clicked, 0), excluded.last_clicked)
+      RETURNING c.seq::float8 AS seq, c.clicks::float8 AS clicks`
     step('link counters')
     const unsure = seqs.filter((s) => !knownBusy.has(s))
     const busyNow = new Set(knownBusy)

@@ -33,6 +33,7 @@ export const COPIED_TABLES = [
   'sessions',
   'tags',
   'links',
+  'link_clicks',
   'link_tags',
   'kv',
   'domains',
@@ -54,6 +55,16 @@ export type CopiedTable = (typeof COPIED_TABLES)[number]
 
 /** Cleared along with the copied tables under `force`: state derived from the old links. */
 const CLEARED_TOO = ['visit_counters', 'stats_values']
+/**
+ * Tables PostgreSQL keeps that SQLite derives from another: their rows as a SQLite query. Each
+ * link's counters are columns of `links` there, a table of their own here (migration 0006).
+ */
+const SQLITE_SOURCES: Partial<Record<CopiedTable, string>> = {
+  link_clicks: 'SELECT seq, clicks, last_clicked FROM links WHERE clicks <> 0 OR last_clicked IS NOT NULL',
+}
+/** The SQLite rows of a copied table, as a FROM item. */
+export const sqliteSourceOf = (t: CopiedTable) => (SQLITE_SOURCES[t] ? `(${SQLITE_SOURCES[t]})` : t)
+
 /** The table behind a copied one (`click_events` is a view of the compact events). */
 const tableOf = (t: CopiedTable) => (t === 'click_events' ? 'click_events_compact' : t)
 
@@ -162,7 +173,7 @@ export async function copySqliteToPostgres(source: SqliteSource, sql: SQL, opts:
   await migratePostgres(sql, { onMigration: opts.onMigration })
   const lite = source.db
   const totals = new Map<CopiedTable, number>()
-  for (const t of COPIED_TABLES) totals.set(t, lite.query<{ n: number }, []>(`SELECT count(*) AS n FROM ${t}`).get()!.n)
+  for (const t of COPIED_TABLES) totals.set(t, lite.query<{ n: number }, []>(`SELECT count(*) AS n FROM ${sqliteSourceOf(t)}`).get()!.n)
 
   const nonEmpty: string[] = []
   for (const t of COPIED_TABLES) {
@@ -216,7 +227,10 @@ function copyField(v: unknown): string {
   return String(v)
 }
 
+/** The columns of a copied table's SQLite rows. */
 function columnsOf(lite: Database, table: string): string[] {
+  const source = SQLITE_SOURCES[table as CopiedTable]
+  if (source) return lite.prepare(source).columnNames
   return lite
     .query<{ name: string }, []>(`SELECT name FROM pragma_table_info('${table}')`)
     .all()
@@ -231,10 +245,16 @@ async function copyTable(
   report: (copied: number, done?: boolean) => void,
   target: string = table,
 ) {
-  const cols = columnsOf(lite, table)
+  // The columns both have (SQLite's link counters are in link_clicks here; the staging table has them all).
+  const kept = new Set(
+    (await tx`SELECT attname FROM pg_attribute WHERE attrelid = to_regclass(${target}) AND attnum > 0 AND NOT attisdropped`).map(
+      (r: { attname: string }) => r.attname,
+    ),
+  )
+  const cols = columnsOf(lite, table).filter((c) => kept.has(c))
   const list = cols.map((c) => `"${c}"`).join(', ')
   const writer = tx.unsafe(`COPY ${target} (${list}) FROM STDIN`).writable().getWriter()
-  const stmt = lite.prepare(`SELECT ${list} FROM ${table}`)
+  const stmt = lite.prepare(`SELECT ${list} FROM ${sqliteSourceOf(table)}`)
   let chunk: string[] = []
   let copied = 0
   try {

@@ -32,6 +32,9 @@ const SQLITE_ONLY: Record<string, string> = {
   // PostgreSQL migration 0005: no event id (nothing reads one; SQLite's is its rowid).
   'click_events_compact.id': 'none',
   'click_events.id': 'none',
+  // PostgreSQL migration 0006: each link's counters in a narrow table of their own.
+  'links.clicks': 'link_clicks.clicks',
+  'links.last_clicked': 'link_clicks.last_clicked',
 }
 
 describe('PostgreSQL schema', () => {

@@ -3,6 +3,7 @@ import { rollupStatistics } from './0002_rollup_statistics'
 import { filesUploadOrder } from './0003_files_upload_order'
 import { rateWindowLength } from './0004_rate_window_length'
 import { compactClickEvents } from './0005_compact_click_events'
+import { linkClicks } from './0006_link_clicks'
 
 /** A PostgreSQL migration: statements run as one script inside its own transaction. */
 export interface PgMigration {
@@ -12,4 +13,4 @@ export interface PgMigration {
 }
 
 /** Ordered by id; never edit a migration that has shipped, add a new one. */
-export const pgMigrations: PgMigration[] = [schema, rollupStatistics, filesUploadOrder, rateWindowLength, compactClickEvents]
+export const pgMigrations: PgMigration[] = [schema, rollupStatistics, filesUploadOrder, rateWindowLength, compactClickEvents, linkClicks]
