@@ -8,7 +8,8 @@
  * Per run and store: visits answered (wrk's completed requests; up to `connections` more may be
  * answered after wrk stops counting), stored (GET /statistics count, and the link's `clicks`),
  * redirect p50/p99, the server's peak RSS under load and while it writes the rest, how long
- * that took, and the journal's size at the end of the load. Stores alternate within a run.
+ * that took (until the count last moved), and the journal's size at the end of the load. Stores
+ * alternate within a run.
  */
 import { existsSync, mkdtempSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -63,7 +64,15 @@ const ms = (v: string) => (v.endsWith('us') ? Number.parseFloat(v) / 1000 : v.en
 async function soak(store: string): Promise<Soak> {
   const pg = store === 'postgres' ? await startPostgres() : null
   const toml = pg ? `[store]\nurl = "${await pg.createDatabase('soak')}"\n` : ''
-  const server = await startBenchServer({ root: ROOT, bin: bin || undefined, toml })
+  // The server's warnings and errors about clicks, as they come.
+  const server = await startBenchServer({
+    root: ROOT,
+    bin: bin || undefined,
+    toml,
+    onLog: (line) => {
+      if (/"level":"(warn|error)"/.test(line) || /journal/.test(line)) console.error(`  [${store}] ${line.slice(0, 300)}`)
+    },
+  })
   const base = `https://localhost:${server.httpsPort}`
   const api = async (path: string) => {
     const res = await fetch(`${base}/api${path}`, { headers: { authorization: `Bearer ${server.apiKey}` }, tls: { ca: server.ca } } as RequestInit)
@@ -82,19 +91,24 @@ async function soak(store: string): Promise<Soak> {
     peak = 0
     const journal = join(server.dir, 'data', 'clicks.journal')
     const journalMb = existsSync(journal) ? statSync(journal).size / 2 ** 20 : 0
-    // Written when the count has stopped moving for 5 s (the flush window is 1 s).
+    // Written when the count reaches what wrk saw answered (a few more may have been answered after
+    // wrk stopped counting: they are given 5 s more), or when it has not moved for 2 minutes (one
+    // batch takes seconds on a loaded machine).
     const drainStart = performance.now()
     let stored = -1
-    let still = performance.now()
+    let moved = performance.now()
+    let reached = 0
     for (;;) {
       const now = Number((await api(`/statistics?linkId=${server.linkId}`)).clicks)
       if (now !== stored) {
         stored = now
-        still = performance.now()
-      } else if (performance.now() - still > 5000) break
+        moved = performance.now()
+      }
+      if (stored >= answered) reached ||= performance.now()
+      if ((reached && performance.now() - reached > 5000) || performance.now() - moved > 120_000) break
       await Bun.sleep(250)
     }
-    const drainS = (still - drainStart) / 1000
+    const drainS = (moved - drainStart) / 1000
     const linkClicks = Number((await api(`/links/${server.linkId}`)).clicks)
     return {
       store,

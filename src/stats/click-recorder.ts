@@ -22,6 +22,7 @@ import type { ClickEvent } from './click-event'
 import { type ClickJournal, type JournalChunk, type JournalMark, markedSqliteWriter, openClickJournal, sqliteJournalMark } from './click-journal'
 import { createEventWriter } from './click-writer'
 import { createPgEventWriter, type PgEventWriterOptions, pgJournalMark } from './click-writer.pg'
+import { createPairRoller } from './stats.pairs.pg'
 
 export type { ClickEvent } from './click-event'
 
@@ -186,17 +187,26 @@ export function createClickRecorder(db: Database, dbPath: string, log: Logger, o
  * (while one is being written, the next flush waits for it; the rows keep merging). A failed
  * write keeps its rows for the next tick, and its errors are logged once per outage and
  * then once a minute, not every second. `stop()` writes what it can and does not close `sql`.
+ * While it runs, the ended days are rolled up into pair rows (stats.pairs.pg.ts).
  */
 export function createPgClickRecorder(sql: SQL, log: Logger, opts: RecorderOptions & PgEventWriterOptions & { stopWaitMs?: number } = {}): ClickRecorder {
   const write = createPgEventWriter(sql, opts)
-  const sink: RowSink = { write, close: async () => {} }
-  return recorderOver(
+  const pairs = createPairRoller(sql, log)
+  const sink: RowSink = { write, close: () => pairs.stop() }
+  const recorder = recorderOver(
     () => sink,
     () => sink,
     log,
     opts,
     { oneWriteAtATime: true, quietRetries: true, stopWaitMs: opts.stopWaitMs ?? STOP_WAIT_MS, journalMark: (journal) => pgJournalMark(sql, journal) },
   )
+  return {
+    ...recorder,
+    start() {
+      recorder.start()
+      pairs.start()
+    },
+  }
 }
 
 /**

@@ -17,6 +17,7 @@ import type { ClickEvent } from './click-event'
 import { createPgClickRecorder, type Visit } from './click-recorder'
 import { createEventWriter } from './click-writer'
 import { createPgEventWriter, pgJournalMark } from './click-writer.pg'
+import { createPairRoller } from './stats.pairs.pg'
 
 let db: Awaited<ReturnType<typeof startMigratedDatabase>>
 beforeAll(async () => {
@@ -428,4 +429,37 @@ describe('PostgreSQL click recorder', () => {
     silent.stop(true)
     client.close().catch(() => {})
   }, 30_000)
+})
+
+describe('pair rollups (migration 0007)', () => {
+  /** Every pair row, as sorted text. */
+  const pairRows = async (sql: SQL) => sorted(await sql`SELECT a, b, day, va, vb, clicks::float8 AS clicks, scans::float8 AS scans FROM stats_pairs`)
+
+  test('days rolled up while batches keep coming, some with events of days already rolled up: the rows are those of rolling every day from the events', async () => {
+    const { sql, url } = await freshDatabase('pairs')
+    const base = Date.UTC(2026, 0, 10)
+    // The roll-up starts at the first day; its clock moves a day per turn, racing the writer's batches.
+    await sql`UPDATE stats_pairs_state SET upto = ${Math.floor(base / 86_400_000)}`
+    let day = 0
+    const roller = createPairRoller(new SQL(url, { max: 1 }), quietLog([]), { now: () => base + day * 86_400_000 })
+    const write = createPgEventWriter(new SQL(url, { max: 1 }))
+    const rnd = seededRandom(11)
+    for (day = 1; day <= 8; day++) {
+      // Events of today and of each of the three days before it (late ones, once rolled up).
+      const events = randomEvents(120, day).map((e, i) => ({ ...e, at: base + (day - (i % 4)) * 86_400_000 + Math.floor(rnd() * 86_400_000) }))
+      await Promise.all([write(events), roller.roll()])
+    }
+    const [{ upto }] = await sql`SELECT upto FROM stats_pairs_state`
+    expect(upto).toBeGreaterThan(Math.floor(base / 86_400_000) + 4) // the roll-up moved on meanwhile
+    day = 100 // the days after: rolled up too
+    await roller.roll()
+    const written = await pairRows(sql)
+    expect(written.length).toBeGreaterThan(1000)
+    // The same rows from the events alone: every day rolled up again from scratch.
+    await sql`TRUNCATE stats_pairs`
+    await sql`UPDATE stats_pairs_state SET upto = ${Math.floor(base / 86_400_000) - 3}`
+    await roller.roll()
+    expect(await pairRows(sql)).toEqual(written)
+    await sql.close()
+  }, 120_000)
 })

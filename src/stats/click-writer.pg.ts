@@ -136,6 +136,18 @@ async function insertEvents(tx: SQL, events: CompactEvent[]): Promise<void> {
   await tx.unsafe(`INSERT INTO click_events_compact (${EVENT_COLUMNS}) SELECT * FROM unnest(${types.map((t, i) => `$${i + 1}::${t}[]`).join(', ')})`, cols)
 }
 
+/** Adds compact events' pair rows (migration 0007 stats_pairs_add_rows: at, n, scan, then the 13 dimensions from country). */
+function addPairRows(tx: SQL, events: CompactEvent[]): Promise<unknown> {
+  const column = (i: number) => events.map((e) => e[i]!)
+  const dims = DIMENSIONS.map((_, k) => column(4 + k))
+  return tx.unsafe(`SELECT stats_pairs_add_rows($1::bigint[], $2::int[], $3::smallint[], ${dims.map((_, k) => `$${k + 4}::int[]`).join(', ')})`, [
+    column(1),
+    column(2),
+    column(events[0]!.length - 1),
+    ...dims,
+  ])
+}
+
 /** Total order of rollup keys: every node upserts rows in this order. */
 function byKey(a: RollupDelta, b: RollupDelta): number {
   return a.scope - b.scope || a.dim - b.dim || a.t - b.t || (a.value < b.value ? -1 : a.value > b.value ? 1 : 0)
@@ -259,6 +271,12 @@ export function createPgEventWriter(sql: SQL, options: PgEventWriterOptions = {}
     // Events first: they take no lock another batch waits for.
     await writeEvents(tx, batch.compact)
     step('events')
+    // Days already rolled up into pair rows (stats.pairs.pg.ts): this batch's events of those days
+    // add their rows here. Shared with other batches; the roll-up of a day waits for it.
+    const [{ upto }] = await tx`SELECT upto FROM stats_pairs_state FOR SHARE`
+    const late = batch.compact.filter((e) => Math.floor((e[1] as number) / DAY) < upto)
+    if (late.length) await addPairRows(tx, late)
+    step('pair rows of past days')
     // Each link's counters (link_clicks, migration 0006), upserted in seq order: the rows are locked
     // in that order, before the busy state is read.
     const bumped: { seq: number; clicks: number }[] = await tx`INSERT INTO link_clicks AS c (seq, clicks, last_clicked)

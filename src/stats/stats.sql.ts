@@ -12,7 +12,7 @@
  */
 
 import type { DimRead, KeyKind, LinkScope, LinkSet, Read, ReadPlan, Scope, SqlArg } from './stats.plan'
-import { DAY, type Level } from './stats.rollup'
+import { DAY, DIMENSIONS, type Dimension, type Level } from './stats.rollup'
 
 export type Dialect = 'sqlite' | 'pg'
 
@@ -223,6 +223,10 @@ export function rawSql(
   // event, measured 5x slower (30 days of all links' events: 1.5 s against 0.15-0.2 s). With a
   // country filter, that country's events in time order (country, at, link_seq, n, scan): a
   // per-link count of one country reads no row (groupBy=link&country=DE: 263 → ~20 ms at 10M).
+  if (dialect === 'pg' && scope.kind === 'all' && !byTime) {
+    const pairs = pairsSql(from, to, filters, key, keyColumn)
+    if (pairs) return pairs
+  }
   const timeIndex = scope.kind === 'all' || (scope.kind === 'link' && scope.wide) || to - from <= DAY
   const keyCol = key === 'value' ? keyColumn! : key === 'link' ? 'link_seq' : 'NULL'
   const unit = byTime ? `at / ${RAW_UNIT_MS}` : '0'
@@ -238,16 +242,9 @@ export function rawSql(
     if (timeIndex) sc = { sql: sc.sql.replace(' AND link_seq', ' AND +link_seq'), args: sc.args }
   }
   const index = dialect === 'sqlite' && timeIndex ? (filters.has('country') ? 'click_events_country_at' : 'click_events_at') : null
-  let where = `at >= ? AND at < ?${sc.sql}`
-  const args: SqlArg[] = [from, to, ...sc.args]
-  for (const [col, vals] of filters) {
-    // PostgreSQL: as an array of ids, which it estimates from the column's statistics. As `IN (SELECT …)`
-    // it joined the dictionary and expected ~10k of a year's 6.2M Mobile events: a sort spilled to disk
-    // where a hash aggregate takes them all (device=Mobile by os, a year at 10M: 16-40 s → 8-11 s under a load of 20).
-    const ids = `SELECT id FROM stats_values WHERE value IN (${vals.map(() => '?').join(',')})`
-    where += dialect === 'pg' ? ` AND ${col} = ANY(ARRAY(${ids}))` : ` AND ${col} IN (${ids})`
-    args.push(...vals)
-  }
+  const f = eventFilters(filters, dialect)
+  const where = `at >= ? AND at < ?${sc.sql}${f.sql}`
+  const args: SqlArg[] = [from, to, ...sc.args, ...f.args]
   // PostgreSQL groups by output names only when they are plain: group by the expressions.
   const flat = unsummed(dialect, key, byTime)
   const group = dialect === 'sqlite' ? ['u', 'k'] : flat ? [] : [unit, keyCol]
@@ -256,6 +253,58 @@ export function rawSql(
   const scan = dialect === 'pg' && timeIndex ? { scan: true } : {}
   if (key !== 'value') return { sql, args, ...scan }
   return { sql: `SELECT u, (SELECT value FROM stats_values WHERE id = x.k) AS k, c, s FROM (${sql}) x`, args, ...scan }
+}
+
+/** `AND column …` for each event filter (column → accepted strings), comparing dictionary ids; `side` names the column. */
+function eventFilters(filters: Map<string, string[]>, dialect: Dialect, side: (column: string) => string = (c) => c): Statement {
+  let sql = ''
+  const args: SqlArg[] = []
+  for (const [col, vals] of filters) {
+    // PostgreSQL: as an array of ids, which it estimates from the column's statistics. As `IN (SELECT …)`
+    // it joined the dictionary and expected ~10k of a year's 6.2M Mobile events: a sort spilled to disk
+    // where a hash aggregate takes them all (device=Mobile by os, a year at 10M: 16-40 s → 8-11 s under a load of 20).
+    const ids = `SELECT id FROM stats_values WHERE value IN (${vals.map(() => '?').join(',')})`
+    sql += dialect === 'pg' ? ` AND ${side(col)} = ANY(ARRAY(${ids}))` : ` AND ${side(col)} IN (${ids})`
+    args.push(...vals)
+  }
+  return { sql, args }
+}
+
+/**
+ * PostgreSQL, a raw read of every link over exactly two event dimensions (filters and the grouped
+ * one), not per time unit: its whole UTC days below the roll-up limit from the pair rows
+ * (migration 0007, stats.pairs.pg.ts), the partial first and last days and the days not rolled
+ * up yet from the events, in one statement (one snapshot: the limit and the rows agree). Null
+ * when the read is not of that kind, or spans no whole day.
+ */
+function pairsSql(from: number, to: number, filters: Map<string, string[]>, key: KeyKind, keyColumn: string | null): Statement | null {
+  if (key === 'link') return null
+  const columns = new Set([...filters.keys(), ...(key === 'value' ? [keyColumn!] : [])])
+  const dims = DIMENSIONS.filter((d) => columns.has(d.column))
+  if (columns.size !== 2 || dims.length !== 2) return null
+  const firstDay = Math.ceil(from / DAY)
+  const lastDay = Math.floor(to / DAY)
+  if (firstDay >= lastDay) return null
+  const [a, b] = dims as [Dimension, Dimension]
+  const side = (column: string) => (column === a.column ? 'va' : 'vb')
+  const rawKey = key === 'value' ? keyColumn! : 'NULL'
+  const upto = '(SELECT upto FROM stats_pairs_state)'
+  const pf = eventFilters(filters, 'pg', side)
+  const rf = eventFilters(filters, 'pg')
+  const raw = (when: string) =>
+    `SELECT ${rawKey} AS k, sum((n)::float8) AS c, sum((n * scan)::float8) AS s FROM click_events_compact WHERE ${when}${rf.sql} GROUP BY 1`
+  const parts = [
+    `SELECT ${key === 'value' ? `nullif(${side(keyColumn!)}, 0)` : 'NULL'} AS k, sum((clicks)::float8) AS c, sum((scans)::float8) AS s FROM stats_pairs
+      WHERE a = ${a.code} AND b = ${b.code} AND day >= ? AND day < least(?, ${upto})${pf.sql} GROUP BY 1`,
+    raw('at >= ? AND at < ?'),
+    raw(`at >= greatest(?, least(?, ${upto})) * ${DAY}::bigint AND at < ?`),
+  ]
+  const k = key === 'value' ? '(SELECT value FROM stats_values WHERE id = x.k)' : 'NULL'
+  return {
+    sql: `SELECT (0)::float8 AS u, ${k} AS k, sum(x.c) AS c, sum(x.s) AS s FROM (${parts.join(' UNION ALL ')}) x GROUP BY x.k`,
+    args: [firstDay, lastDay, ...pf.args, from, firstDay * DAY, ...rf.args, firstDay, lastDay, to, ...rf.args],
+    scan: true,
+  }
 }
 
 /** Planned reads with the spans each covers: SQLite, one span per read; see mergeReads. */

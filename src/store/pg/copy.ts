@@ -54,7 +54,7 @@ export const COPIED_TABLES = [
 export type CopiedTable = (typeof COPIED_TABLES)[number]
 
 /** Cleared along with the copied tables under `force`: state derived from the old links. */
-const CLEARED_TOO = ['visit_counters', 'stats_values']
+const CLEARED_TOO = ['visit_counters', 'stats_values', 'stats_pairs']
 /**
  * Tables PostgreSQL keeps that SQLite derives from another: their rows as a SQLite query. Each
  * link's counters are columns of `links` there, a table of their own here (migration 0006).
@@ -196,6 +196,8 @@ export async function copySqliteToPostgres(source: SqliteSource, sql: SQL, opts:
           await tx.unsafe(EVENTS_STAGING)
           await copyTable(lite, tx, table, opts.chunkRows ?? 5000, report, 'click_events_staging')
           await tx`SELECT click_events_load('click_events_staging')`
+          // Pair rollups (migration 0007) start at the first copied day; the server's roll-up fills them in.
+          await tx`UPDATE stats_pairs_state SET upto = coalesce((SELECT (min(at) / 86400000)::int FROM click_events_staging), upto)`
         } else await copyTable(lite, tx, table, opts.chunkRows ?? 5000, report)
         const id = IDENTITIES[table]
         if (id) await tx.unsafe(`SELECT setval(pg_get_serial_sequence('${table}', '${id}'), coalesce((SELECT max(${id}) FROM ${table}), 0) + 1, false)`)

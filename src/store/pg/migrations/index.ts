@@ -4,6 +4,7 @@ import { filesUploadOrder } from './0003_files_upload_order'
 import { rateWindowLength } from './0004_rate_window_length'
 import { compactClickEvents } from './0005_compact_click_events'
 import { linkClicks } from './0006_link_clicks'
+import { pairRollups } from './0007_pair_rollups'
 
 /** A PostgreSQL migration: statements run as one script inside its own transaction. */
 export interface PgMigration {
@@ -13,4 +14,4 @@ export interface PgMigration {
 }
 
 /** Ordered by id; never edit a migration that has shipped, add a new one. */
-export const pgMigrations: PgMigration[] = [schema, rollupStatistics, filesUploadOrder, rateWindowLength, compactClickEvents, linkClicks]
+export const pgMigrations: PgMigration[] = [schema, rollupStatistics, filesUploadOrder, rateWindowLength, compactClickEvents, linkClicks, pairRollups]
