@@ -432,6 +432,16 @@ describe('PostgreSQL click recorder', () => {
 })
 
 describe('pair rollups (migration 0007)', () => {
+  test("on an empty store the roll-up starts today: today's events are left to it, a batch writes no pair rows", async () => {
+    const { sql } = await freshDatabase('pairs_today')
+    const [{ upto }] = await sql`SELECT upto FROM stats_pairs_state`
+    expect(upto).toBe(Math.floor(Date.now() / 86_400_000))
+    await createPgEventWriter(sql)(randomEvents(50, 3).map((e) => ({ ...e, at: Date.now() })))
+    const [{ n }] = await sql`SELECT count(*)::int AS n FROM stats_pairs`
+    expect(n).toBe(0)
+    await sql.close()
+  })
+
   /** Every pair row, as sorted text. */
   const pairRows = async (sql: SQL) => sorted(await sql`SELECT a, b, day, va, vb, clicks::float8 AS clicks, scans::float8 AS scans FROM stats_pairs`)
 
