@@ -15,7 +15,8 @@ import type { PgMigration } from './index'
  *   table here, the staging table of `migrate-store`): dictionary first, then one INSERT … SELECT
  *   through hash joins with it. Frozen text: a later layout needs a new migration.
  */
-const DIMENSIONS = [
+/** The event's dimension columns, as stats_values ids (continent, then the 13 of stats.rollup.ts when this shipped). */
+export const DIMENSIONS = [
   'continent',
   'country',
   'region',

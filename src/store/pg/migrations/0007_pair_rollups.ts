@@ -1,3 +1,4 @@
+import { DIMENSIONS } from './0005_compact_click_events'
 import type { PgMigration } from './index'
 
 /**
@@ -10,23 +11,9 @@ import type { PgMigration } from './index'
  * up. A batch with events of an earlier day (a journal written back late) adds their rows itself
  * (`stats_pairs_add_rows`) under a share lock of the state row, which the roll-up takes
  * exclusively: a day's events are either in its rows or read raw, never both, never neither.
- * Frozen text: the codes and columns are those of stats.rollup.ts DIMENSIONS when this shipped.
+ * Frozen text: the codes are the order of migration 0005's columns (stats.rollup.ts DIMENSIONS when this shipped).
  */
-const COLUMNS = [
-  'country',
-  'region',
-  'city',
-  'os',
-  'browser',
-  'device',
-  'referer',
-  'referer_url',
-  'utm_source',
-  'utm_medium',
-  'utm_campaign',
-  'utm_term',
-  'utm_content',
-]
+const COLUMNS = DIMENSIONS.filter((c) => c !== 'continent')
 /** (a, b, value of a, value of b) for every pair of dimension codes a < b, over events `e`. */
 const PAIRS: string[] = []
 for (let i = 0; i < COLUMNS.length; i++)
