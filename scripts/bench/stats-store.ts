@@ -22,6 +22,8 @@ interface Target {
   service: StatsService
   /** One row of a plain SELECT (the same text on both dialects). */
   one(text: string): Promise<Record<string, unknown>>
+  /** The links with their `clicks` (a column of links on SQLite; of link_clicks on PostgreSQL, migration 0006). */
+  linksWithClicks: string
   close(): Promise<void> | void
 }
 
@@ -38,6 +40,7 @@ async function open(store: string, code = `${import.meta.dir}/../..`): Promise<T
       name: 'SQLite',
       service: createStatsService({ store: createStatsStore(db), settings }),
       one: async (text) => db.query(text).get() as Record<string, unknown>,
+      linksWithClicks: 'links',
       close: () => db.close(),
     }
   }
@@ -48,6 +51,7 @@ async function open(store: string, code = `${import.meta.dir}/../..`): Promise<T
     name: 'PostgreSQL',
     service: createStatsService({ store: createPgStatsStore(sql), settings }),
     one: async (text) => ((await sql.unsafe(text)) as Record<string, unknown>[])[0]!,
+    linksWithClicks: 'links JOIN link_clicks USING (seq)',
     close: () => sql.close(),
   }
 }
@@ -69,8 +73,8 @@ export async function benchStore(store: string, sqlitePath: string, runs: number
   const compareStore = arg('compare-store', '')
   const other = compareStore ? await open(compareStore, arg('compare', '')) : sqlitePath ? await open(`sqlite:${sqlitePath}`) : null
   const end = Number((await main.one("SELECT value FROM kv WHERE key = 'bench_end'")).value)
-  const top = String((await main.one('SELECT id FROM links ORDER BY clicks DESC, seq LIMIT 1')).id)
-  const median = Number((await main.one('SELECT seq FROM links WHERE clicks > 0 ORDER BY clicks DESC, seq LIMIT 1 OFFSET 2000')).seq)
+  const top = String((await main.one(`SELECT id FROM ${main.linksWithClicks} ORDER BY clicks DESC, seq LIMIT 1`)).id)
+  const median = Number((await main.one(`SELECT seq FROM ${main.linksWithClicks} WHERE clicks > 0 ORDER BY clicks DESC, seq LIMIT 1 OFFSET 2000`)).seq)
   const events = Number((await main.one('SELECT count(*) AS n FROM click_events')).n)
   console.log(
     `\n${events.toLocaleString()} events; the statistics service on ${main.name}${other ? ` (B) and ${other.name} (A), alternating` : ''}, ms over ${runs} runs, no live writes`,

@@ -11,6 +11,9 @@ import type { PgMigration } from './index'
  * up. A batch with events of an earlier day (a journal written back late) adds their rows itself
  * (`stats_pairs_add_rows`) under a share lock of the state row, which the roll-up takes
  * exclusively: a day's events are either in its rows or read raw, never both, never neither.
+ * The key carries the sums (INCLUDE), so a question reads one pair's rows from the index alone: its
+ * rows are spread over every page of the table, a day's 78 pairs being rolled up together (the
+ * country × referer URL rows of a year, 316k, through the heap: 3.2 s under load).
  * Frozen text: the codes are the order of migration 0005's columns (stats.rollup.ts DIMENSIONS when this shipped).
  */
 const COLUMNS = DIMENSIONS.filter((c) => c !== 'continent')
@@ -42,7 +45,7 @@ CREATE TABLE stats_pairs (
   vb integer NOT NULL,
   clicks bigint NOT NULL,
   scans bigint NOT NULL,
-  PRIMARY KEY (a, b, day, va, vb)
+  PRIMARY KEY (a, b, day, va, vb) INCLUDE (clicks, scans)
 );
 CREATE TABLE stats_pairs_state (
   one boolean PRIMARY KEY DEFAULT true CHECK (one),
