@@ -4,7 +4,7 @@
  * an existing seeded store, opened read-only. With `--sqlite`, alternates every run with that SQLite store and checks
  * both answer the same (the store copied with `migrate-store` must give identical answers). With `--compare-store
  * URL --compare DIR`, the other side is that store read by the code of checkout DIR (A/B of a change of code and
- * schema: DIR's code on a copy made before the change). `--set cross` times the cross-dimension set instead (every
+ * schema: DIR's code on a copy made before the change; `--code DIR2` reads the main store with DIR2's code). `--set cross` times the cross-dimension set instead (every
  * event dimension filtered, grouped by every other; `--ranges 7d,30d,1y,all`).
  */
 import { Database } from 'bun:sqlite'
@@ -69,7 +69,7 @@ async function timeOne(target: Target, caller: Caller, query: string): Promise<{
 }
 
 export async function benchStore(store: string, sqlitePath: string, runs: number, only: string): Promise<void> {
-  const main = await open(store)
+  const main = await open(store, arg('code', '') || undefined)
   const compareStore = arg('compare-store', '')
   const other = compareStore ? await open(compareStore, arg('compare', '')) : sqlitePath ? await open(`sqlite:${sqlitePath}`) : null
   const end = Number((await main.one("SELECT value FROM kv WHERE key = 'bench_end'")).value)
