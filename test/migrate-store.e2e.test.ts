@@ -87,7 +87,9 @@ describe('migrate-store', () => {
     const lite = new Database(dbPath, { readonly: true, strict: true })
     const sql = new SQL(target)
     try {
-      expect(await tableDiffs(lite, sql)).toEqual([])
+      // Click events and their rollups: a running node keeps them in its events store (DuckDB), not in these
+      // SQLite tables; they are checked below, in PostgreSQL, against the visits made (as on main since 81ccde1).
+      expect(await tableDiffs(lite, sql, (table) => table === 'click_events' || table.startsWith('stats_'))).toEqual([])
       expect(await fileByteDiffs(sql, join(s.dir, 'data'))).toEqual([])
       const count = async (t: string) => (await sql.unsafe(`SELECT count(*)::int AS n FROM ${t}`))[0].n as number
       // Not vacuous: each kind of data made above is there.
@@ -119,7 +121,8 @@ describe('migrate-store', () => {
         utm_campaign: 'launch',
         utm_term: 'shoes',
       })
-      const [{ clicks }] = await sql`SELECT clicks::int AS clicks FROM links WHERE id = ${link.id}`
+      // A link's counters are in link_clicks on PostgreSQL (its migration 0009).
+      const [{ clicks }] = await sql`SELECT c.clicks::int AS clicks FROM link_clicks c JOIN links l ON l.seq = c.seq WHERE l.id = ${link.id}`
       expect(clicks).toBe(3)
     } finally {
       lite.close()

@@ -13,6 +13,7 @@
  */
 import { connectStore, type Db } from '../store'
 import type { ClickEvent } from './click-event'
+import type { JournalMark } from './click-journal'
 import type { WriterFault } from './click-writer.faults'
 import { type EventsEngine, openEventsEngine, type ReadTx } from './events.engine'
 import type { ResolvedExportSpec } from './events.export'
@@ -41,7 +42,8 @@ export interface OpenMessage {
 
 type Message =
   | OpenMessage
-  | { type: 'write'; id: number; req: number; events: ClickEvent[] }
+  | { type: 'write'; id: number; req: number; events: ClickEvent[]; mark?: JournalMark }
+  | { type: 'journal-mark'; id: number; req: number; journal: string }
   | { type: 'compact'; id: number; req: number }
   | { type: 'backup'; id: number; req: number; dest: string }
   | { type: 'resume'; id: number }
@@ -97,8 +99,9 @@ self.onmessage = (ev: MessageEvent<Message>) => {
     // Before the batch is written: its rows must then be written once, by the next writer.
     if (fault && fault.at !== 'open' && writes >= fault.at) breakDown(fault.kind, `before write ${writes + 1}`)
     writes++
-    answer(msg.req, engine!.write(msg.events))
-  } else if (msg.type === 'compact') answer(msg.req, engine!.compact())
+    answer(msg.req, engine!.write(msg.events, msg.mark))
+  } else if (msg.type === 'journal-mark') answer(msg.req, engine!.journalMark(msg.journal))
+  else if (msg.type === 'compact') answer(msg.req, engine!.compact())
   else if (msg.type === 'backup') {
     // Paused between the copy and the reply until the main thread has copied SQLite too.
     answer(

@@ -23,6 +23,7 @@ import { constants, copyFileSync, existsSync, statSync, unlinkSync } from 'node:
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api'
 import { appendClickEvents } from '../events'
 import { type ClickEvent, EVENT_STRINGS } from './click-event'
+import { type JournalMark, journalKey, markedSqliteWriter, sqliteJournalMark } from './click-journal'
 import { createEventWriter } from './click-writer'
 import { loadDuckDb } from './events.duckdb'
 import { duckCopyOptions, duckExportSelect, exportLinks, type ResolvedExportSpec } from './events.export'
@@ -249,7 +250,8 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
   let importedId = ((await writer.runAndReadAll("SELECT value::DOUBLE AS v FROM events_meta WHERE key = 'imported_id'")).getRowObjectsJS()[0] as { v: number })
     .v
   let importing = legacyLast() > importedId
-  const legacyWrite = importing ? createEventWriter(db, { busyLinkClicks: busyAt }) : null
+  // A journal chunk's mark goes with its rows into SQLite's kv here (click-journal.ts), as it did before the engine.
+  const legacyWrite = importing ? markedSqliteWriter(db, createEventWriter(db, { busyLinkClicks: busyAt })) : null
   const IMPORT_CHUNK = 100_000
   const legacyChunk = db.query<Record<string, unknown>, [number, number]>(
     `SELECT e.id, e.link_seq, e.at, e.scan, e.n, ${EVENT_STRINGS.map(([c]) => `e.${c}`).join(', ')}, l.user_id, l.link_type
@@ -443,13 +445,27 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
     return run
   }
 
-  async function writeBatchNow(rows: ClickEvent[]): Promise<void> {
-    if (!rows.length) return
-    if (importing) return legacyWrite!(rows)
+  /** A click journal's mark in the events store (click-journal.ts), or null. */
+  async function markOf(journal: string): Promise<number | null> {
+    const rows = (await writer.runAndReadAll('SELECT value::DOUBLE AS v FROM events_meta WHERE key = $1', [journalKey(journal)])).getRowObjectsJS() as {
+      v: number
+    }[]
+    return rows[0]?.v ?? null
+  }
+
+  /**
+   * One batch. With a journal chunk's `mark`, the mark is stored in events_meta in the events'
+   * transaction, and a chunk at or below the stored mark is skipped (false): each journal row is
+   * stored once; the counters follow from the events (the batch numbers).
+   */
+  async function writeBatchNow(rows: ClickEvent[], mark?: JournalMark): Promise<boolean> {
+    if (!rows.length) return true
+    if (importing) return legacyWrite!(rows, mark)
+    if (mark && ((await markOf(mark.journal)) ?? -1) >= mark.upTo) return false
     // Counters a failed batch left behind first, so they stay in batch order.
     await catchUpCounters()
     const batch = lastBatch + 1
-    await appendEvents(rows, batch)
+    await appendEvents(rows, batch, mark ? `INSERT OR REPLACE INTO events_meta VALUES (${sqlString(journalKey(mark.journal))}, ${Math.trunc(mark.upTo)})` : '')
     lastBatch = batch
     opts.afterEventsCommitted?.(batch)
     try {
@@ -461,6 +477,7 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
     // The batch is stored and counted: a roll-up that fails (or is stopped by close) is done again later, never fails it.
     if (Math.min(Math.floor((now() - COMPACT_LAG_MS) / HOUR), Math.floor(latestAt / HOUR)) * HOUR > rolled.hour)
       await compactNow().catch((e) => log('statistics roll-up stopped; it runs again with a later batch', { error: String(e) }))
+    return true
   }
 
   // Readers: a few connections, each request's statements in one transaction (one snapshot).
@@ -492,7 +509,14 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
   if (importing) log('moving click events into the events store', { copiedUpToId: importedId, lastId: legacyLast(), percent: 0 })
 
   return {
-    write: (rows: ClickEvent[]) => serial(() => writeBatchNow(rows)),
+    write: (rows: ClickEvent[], mark?: JournalMark) => serial(() => writeBatchNow(rows, mark)),
+    /** The position up to which click journal `journal` is stored: here, or in SQLite's kv (written while moving in an upgrade). */
+    journalMark: (journal: string) =>
+      serial(async () => {
+        const here = await markOf(journal)
+        const before = sqliteJournalMark(db, journal)
+        return here === null && before === null ? null : Math.max(here ?? -1, before ?? -1)
+      }),
     /** Rolls up closed hours now (benchmarks, after a bulk load); false when nothing was due. */
     compact: (at?: number) => serial(() => compactNow(at)),
     /** Runs `read` in one snapshot of the events; `timeoutMs` interrupts its statements past it. */

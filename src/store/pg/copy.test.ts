@@ -113,11 +113,11 @@ describe('copy from SQLite into PostgreSQL', () => {
     expect(await fileByteDiffs(sql, dataDir)).toEqual([])
     source.close()
 
-    const parts = await sql`SELECT tableoid::regclass::text AS part, sum(n)::int AS n FROM click_events GROUP BY 1 ORDER BY 1`
+    const parts = await sql`SELECT tableoid::regclass::text AS part, sum(n)::int AS n FROM click_events_compact GROUP BY 1 ORDER BY 1`
     expect(parts.map((r: { part: string; n: number }) => `${r.part}:${r.n}`)).toEqual([
-      'click_events_202312:1',
-      'click_events_202401:2',
-      'click_events_202403:1',
+      'click_events_compact_202312:1',
+      'click_events_compact_202401:2',
+      'click_events_compact_202403:1',
     ])
     const [event] = await sql`SELECT country, city, os, referer_url, region FROM click_events WHERE scan = 1`
     expect(event).toEqual({ country: 'FR', city: 'Paris', os: 'Linux', referer_url: AWKWARD, region: null })

@@ -5,6 +5,9 @@ import { rateWindowLength } from './0004_rate_window_length'
 import { imports } from './0005_imports'
 import { qrBatches } from './0006_qr_batches'
 import { eventsWebhooks } from './0007_events_webhooks'
+import { compactClickEvents } from './0008_compact_click_events'
+import { linkClicks } from './0009_link_clicks'
+import { pairRollups } from './0010_pair_rollups'
 
 /** A PostgreSQL migration: statements run as one script inside its own transaction. */
 export interface PgMigration {
@@ -14,4 +17,15 @@ export interface PgMigration {
 }
 
 /** Ordered by id; never edit a migration that has shipped, add a new one. */
-export const pgMigrations: PgMigration[] = [schema, rollupStatistics, filesUploadOrder, rateWindowLength, imports, qrBatches, eventsWebhooks]
+export const pgMigrations: PgMigration[] = [
+  schema,
+  rollupStatistics,
+  filesUploadOrder,
+  rateWindowLength,
+  imports,
+  qrBatches,
+  eventsWebhooks,
+  compactClickEvents,
+  linkClicks,
+  pairRollups,
+]
