@@ -125,6 +125,17 @@ export interface EventsEngineOptions {
   now?: () => number
   /** Tests: after a batch's events committed, before its counters. */
   afterEventsCommitted?: (batch: number) => void
+  /**
+   * How a batch's events enter DuckDB: its Appender (default), or a CSV file read by `read_csv`
+   * (the first way; kept for the ingest benchmark's A/B, scripts/bench/events-ingest.ts).
+   */
+  ingest?: 'appender' | 'csv'
+  /**
+   * DuckDB's checkpoint_threshold (its default 16MB when unset): the WAL size at which a commit
+   * also checkpoints. Under a steady click load most of a batch's time is that checkpoint
+   * (scripts/bench/events-ingest.ts); a larger one costs memory and a longer WAL replay after a kill -9.
+   */
+  checkpointThreshold?: string
   log?: (message: string, fields: Record<string, unknown>) => void
 }
 
@@ -149,6 +160,7 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
   const instance: DuckDBInstance = await api.DuckDBInstance.create(opts.path, {
     memory_limit: opts.memoryLimit ?? '256MB',
     threads: String(opts.threads ?? 2),
+    ...(opts.checkpointThreshold ? { checkpoint_threshold: opts.checkpointThreshold } : {}),
     // Spilling a big aggregation beside the data rather than in /tmp.
     ...(opts.path === ':memory:' ? {} : { temp_directory: `${opts.path}.tmp` }),
   })
@@ -326,23 +338,59 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
   const loadCsv = `INSERT INTO events SELECT * FROM read_csv('${csvPath.replaceAll("'", "''")}', header = false, auto_detect = false,
     columns = {${csvColumns.join(', ')}}, nullstr = '', quote = '"', escape = '"', delim = ',', new_line = '\\n')`
 
-  /** The events in one DuckDB transaction with their late rollup rows and the batch number. */
-  async function appendEvents(rows: ClickEvent[], batch: number, alsoSql = ''): Promise<void> {
-    // CSV read by DuckDB on its own threads: per-value appender calls cost ~1 µs each in JavaScript.
+  /** The rows through the Appender, inside the caller's transaction (its flush appends there). */
+  async function appendRows(rows: ClickEvent[], batch: number): Promise<void> {
+    const appender = await writer.createAppender('events')
+    try {
+      const b = BigInt(batch)
+      for (const e of rows) {
+        const [owner, ltype] = groups(e.linkSeq)
+        appender.appendBigInt(BigInt(Math.trunc(e.at)))
+        appender.appendInteger(Math.trunc(e.linkSeq))
+        appender.appendInteger(owner)
+        appender.appendInteger(ltype)
+        appender.appendBoolean(Boolean(e.scan))
+        appender.appendInteger(Math.trunc(e.n))
+        appender.appendBigInt(b)
+        for (const [, field] of EVENT_STRINGS) {
+          const v = e[field] as string | null
+          if (v === null || v === undefined) appender.appendNull()
+          else appender.appendVarchar(v)
+        }
+        appender.endRow()
+      }
+      appender.flushSync()
+    } finally {
+      appender.closeSync()
+    }
+  }
+
+  /** The rows as a CSV file that DuckDB reads on its own threads (the first way; see `ingest`). */
+  async function writeCsv(rows: ClickEvent[], batch: number): Promise<void> {
     const lines: string[] = []
-    let minAt = Number.POSITIVE_INFINITY
     for (const e of rows) {
       const [owner, ltype] = groups(e.linkSeq)
       let line = `${Math.trunc(e.at)},${Math.trunc(e.linkSeq)},${owner},${ltype},${e.scan},${Math.trunc(e.n)},${batch}`
       for (const [, field] of EVENT_STRINGS) line += `,${csvField(e[field] as string | null)}`
       lines.push(line)
+    }
+    await Bun.write(csvPath, `${lines.join('\n')}\n`)
+  }
+
+  /** The events in one DuckDB transaction with their late rollup rows and the batch number. */
+  async function appendEvents(rows: ClickEvent[], batch: number, alsoSql = ''): Promise<void> {
+    const viaCsv = opts.ingest === 'csv'
+    let minAt = Number.POSITIVE_INFINITY
+    for (const e of rows) {
+      groups(e.linkSeq) // numbered before the transaction: a refusing store fails the batch here
       if (e.at < minAt) minAt = e.at
       if (e.at > latestAt) latestAt = e.at
     }
-    await Bun.write(csvPath, `${lines.join('\n')}\n`)
+    if (viaCsv) await writeCsv(rows, batch)
     await writer.run('BEGIN TRANSACTION')
     try {
-      await writer.run(loadCsv)
+      if (viaCsv) await writer.run(loadCsv)
+      else await appendRows(rows, batch)
       // Events of time already rolled up: their rows too (reads below the limits read rollups only).
       if (alsoSql) await writer.run(alsoSql)
       for (const level of LEVELS)
@@ -354,9 +402,10 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
       await writer.run('ROLLBACK').catch(() => {})
       throw e
     } finally {
-      try {
-        unlinkSync(csvPath)
-      } catch {}
+      if (viaCsv)
+        try {
+          unlinkSync(csvPath)
+        } catch {}
     }
   }
 
