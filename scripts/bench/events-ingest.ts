@@ -103,7 +103,9 @@ async function run(way: string, round: number): Promise<number> {
 
 const results: Record<string, number[]> = Object.fromEntries(ways.map((w) => [w, []]))
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US')
-console.log(`events ${fmt(events)} in batches of ${fmt(batchSize)}, ${rounds} rounds; load ${(await Bun.file('/proc/loadavg').text()).split(' ').slice(0, 3).join(' ')}`)
+console.log(
+  `events ${fmt(events)} in batches of ${fmt(batchSize)}, ${rounds} rounds; load ${(await Bun.file('/proc/loadavg').text()).split(' ').slice(0, 3).join(' ')}`,
+)
 for (let round = 0; round < rounds; round++) {
   const order = round % 2 === 0 ? ways : [...ways].reverse()
   for (const way of order) {
