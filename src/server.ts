@@ -10,9 +10,19 @@ import { contentResponse, type StoredContent } from './files'
 import { httpRequests, redirectDuration } from './metrics'
 import { startOperations } from './operations'
 import { createRedirectHandler, renderHostedPage } from './redirect'
-import { AppError, createClientIpResolver, createGcPacer, errorResponse, isValidHostHeader, orStoreUnavailable, withHsts } from './shared'
+import {
+  AppError,
+  createClientIpResolver,
+  createGcPacer,
+  diskFullLogOf,
+  errorResponse,
+  isDiskFull,
+  isValidHostHeader,
+  orStoreUnavailable,
+  withHsts,
+} from './shared'
 import { FLUSH } from './store'
-import { type CertPair, type HttpsListener, startHttpsListener } from './tls'
+import { asListenError, type CertPair, type HttpsListener, startHttpsListener } from './tls'
 
 export interface RunningServer {
   https: HttpsListener
@@ -100,7 +110,8 @@ export function startServer(deps: Deps, cert: CertPair): RunningServer {
       const search = q < 0 ? '' : raw.slice(q + 1)
       const host = hostnameOf(hostHeader!)
       const failed = (e: unknown) => {
-        // The store cannot be reached (PostgreSQL): 503 with Retry-After, for a key not in this node's cache.
+        // The store cannot be reached (PostgreSQL) or the disk is full: 503 with Retry-After (a full disk logged once a minute).
+        if (isDiskFull(e)) diskFullLogOf(log).report('redirect server', e)
         const known = orStoreUnavailable(e)
         if (known instanceof AppError && known.code === 'service_unavailable') return errorResponse(known.code, known.message, undefined, known.headers)
         log.error('request failed', { url: raw, error: String((e as Error)?.stack ?? e) })
@@ -147,10 +158,10 @@ export function startServer(deps: Deps, cert: CertPair): RunningServer {
     https.refresh()
   })
 
-  const http = Bun.serve({
+  // Never swapped, so never shared: a port in use is an error naming it (no reusePort).
+  const http = serveOrExplain('server.httpPort', https, {
     port: config.server.httpPort,
     hostname: config.server.hostname,
-    reusePort: true,
     maxRequestBodySize: 64 * 1024,
     fetch(request) {
       const hostHeader = request.headers.get('host')
@@ -169,6 +180,12 @@ export function startServer(deps: Deps, cert: CertPair): RunningServer {
   // Ready while both listeners are up; a stopping server turns not-ready first, so balancers move away.
   let listening = true
   deps.readiness.add('listeners', () => listening)
+  // Not ready while no click writer can take a batch: its thread was lost and is being replaced, or
+  // is stuck on a batch (a first thread still opening is not a loss), or flushes keep failing.
+  deps.readiness.add('clickWriter', () => {
+    const h = deps.recorder.health()
+    return h.ok || (h.writer?.state === 'starting' && h.writer.restarts === 0)
+  })
   const operations = startOperations(deps, cert)
 
   log.info('listening', {
@@ -217,4 +234,18 @@ export function hostnameOf(hostHeader: string): string {
   if (h.startsWith('[')) return h.slice(1, h.indexOf(']'))
   const colon = h.lastIndexOf(':')
   return colon > 0 ? h.slice(0, colon) : h
+}
+
+/** Bun.serve(options), or a ListenError naming `setting` (the HTTPS listener already open is stopped first). */
+function serveOrExplain(
+  setting: string,
+  opened: HttpsListener,
+  options: { port: number; hostname: string } & Parameters<typeof Bun.serve>[0],
+): Server<unknown> {
+  try {
+    return Bun.serve(options)
+  } catch (e) {
+    void opened.stop(true)
+    throw asListenError(e, setting, options.hostname, options.port)
+  }
 }

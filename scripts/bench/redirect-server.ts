@@ -20,11 +20,19 @@ export interface BenchServer {
   dir: string
   ca: string
   apiKey: string
+  /** The id of the `/bench` link. */
+  linkId: string
   stop(): Promise<void>
 }
 
-/** `cpus`: pin the server to these CPUs (taskset), so it does not share a core with wrk; `toml`: more config sections. */
-export async function startBenchServer(opts: { root: string; bin?: string; cpus?: string; toml?: string }): Promise<BenchServer> {
+/** `cpus`: pin the server to these CPUs (taskset), so it does not share a core with wrk. `toml`: more config (e.g. a [store] section). */
+export async function startBenchServer(opts: {
+  root: string
+  bin?: string
+  cpus?: string
+  toml?: string
+  onLog?: (line: string) => void
+}): Promise<BenchServer> {
   const dir = mkdtempSync(join(tmpdir(), 'shortlink-bench-'))
   const httpsPort = await freePort()
   writeFileSync(
@@ -33,7 +41,11 @@ export async function startBenchServer(opts: { root: string; bin?: string; cpus?
   )
   const cmd = opts.bin ? [resolve(opts.root, opts.bin)] : ['bun', join(opts.root, 'src/main.ts')]
   const pin = opts.cpus ? ['taskset', '-c', opts.cpus] : []
-  const proc = Bun.spawn([...pin, ...cmd, 'serve', '--config', join(dir, 'shortlink.toml')], { cwd: dir, stdout: 'pipe', stderr: 'ignore' })
+  const proc = Bun.spawn([...pin, ...cmd, 'serve', '--config', join(dir, 'shortlink.toml')], {
+    cwd: dir,
+    stdout: 'pipe',
+    stderr: opts.onLog ? 'pipe' : 'ignore',
+  })
   let out = ''
   const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader()
   while (!/sk_[A-Za-z0-9_-]+/.test(out)) {
@@ -43,6 +55,18 @@ export async function startBenchServer(opts: { root: string; bin?: string; cpus?
   }
   reader.releaseLock()
   void proc.stdout.pipeTo(new WritableStream()) // keep draining, so the server never blocks on a full pipe
+  // The log (stderr), line by line, to onLog.
+  let rest = ''
+  if (opts.onLog)
+    void (proc.stderr as ReadableStream<Uint8Array>).pipeTo(
+      new WritableStream({
+        write(chunk) {
+          const lines = (rest + new TextDecoder().decode(chunk)).split('\n')
+          rest = lines.pop()!
+          for (const line of lines) opts.onLog!(line)
+        },
+      }),
+    )
   const apiKey = /(sk_[A-Za-z0-9_-]+)/.exec(out)![1]!
   const ca = readFileSync(`${dir}/data/tls/ca.pem`, 'utf8')
   const created = await fetch(`https://localhost:${httpsPort}/api/links/link`, {
@@ -52,8 +76,10 @@ export async function startBenchServer(opts: { root: string; bin?: string; cpus?
     tls: { ca },
   } as RequestInit)
   if (created.status !== 200) throw new Error(`create: ${created.status} ${await created.text()}`)
+  const { id: linkId } = (await created.json()) as { id: string }
   return {
     pid: proc.pid,
+    linkId,
     httpsPort,
     dir,
     ca,

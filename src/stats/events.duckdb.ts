@@ -5,7 +5,7 @@
  * but it links libduckdb.so dynamically, which is not beside the extracted addon. So the
  * binary embeds libduckdb.so too (imported as a file), writes it into the data dir when missing
  * or of another size, and loads it with bun:ffi before the addon: the addon's dependency is then
- * the library already loaded (docs/adr/0014, /work/shared/notes/analytics.md).
+ * the library already loaded (docs/adr/0019, /work/shared/notes/analytics.md).
  */
 import { existsSync, renameSync, statSync } from 'node:fs'
 import { join } from 'node:path'

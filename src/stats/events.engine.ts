@@ -1,5 +1,5 @@
 /**
- * The events engine of a single node (docs/adr/0014): click events in DuckDB, a columnar file
+ * The events engine of a single node (docs/adr/0019): click events in DuckDB, a columnar file
  * beside the SQLite store (`events.duckdb`), and the statistics rollups derived from them there.
  * Links, users and every other record stay in SQLite, and so do each link's `clicks` and
  * `lastClicked` (the redirect path and GET /links read them).
@@ -23,6 +23,7 @@ import { constants, copyFileSync, existsSync, statSync, unlinkSync } from 'node:
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api'
 import { appendClickEvents } from '../events'
 import { type ClickEvent, EVENT_STRINGS } from './click-event'
+import { type JournalMark, journalKey, markedSqliteWriter, sqliteJournalMark } from './click-journal'
 import { createEventWriter } from './click-writer'
 import { loadDuckDb } from './events.duckdb'
 import { duckCopyOptions, duckExportSelect, exportLinks, type ResolvedExportSpec } from './events.export'
@@ -130,6 +131,17 @@ export interface EventsEngineOptions {
   afterImportChunk?: (copiedUpToId: number) => Promise<void> | void
   /** Tests: awaited once a statistics snapshot has begun, before its reads. */
   afterSnapshotBegun?: (legacy: boolean) => Promise<void> | void
+  /**
+   * How a batch's events enter DuckDB: its Appender (default), or a CSV file read by `read_csv`
+   * (the first way; kept for the ingest benchmark's A/B, scripts/bench/events-ingest.ts).
+   */
+  ingest?: 'appender' | 'csv'
+  /**
+   * DuckDB's checkpoint_threshold (its default 16MB when unset): the WAL size at which a commit
+   * also checkpoints. Under a steady click load most of a batch's time is that checkpoint
+   * (scripts/bench/events-ingest.ts); a larger one costs memory and a longer WAL replay after a kill -9.
+   */
+  checkpointThreshold?: string
   log?: (message: string, fields: Record<string, unknown>) => void
 }
 
@@ -154,6 +166,7 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
   const instance: DuckDBInstance = await api.DuckDBInstance.create(opts.path, {
     memory_limit: opts.memoryLimit ?? '256MB',
     threads: String(opts.threads ?? 2),
+    ...(opts.checkpointThreshold ? { checkpoint_threshold: opts.checkpointThreshold } : {}),
     // Spilling a big aggregation beside the data rather than in /tmp.
     ...(opts.path === ':memory:' ? {} : { temp_directory: `${opts.path}.tmp` }),
   })
@@ -255,7 +268,8 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
   let importedId = ((await writer.runAndReadAll("SELECT value::DOUBLE AS v FROM events_meta WHERE key = 'imported_id'")).getRowObjectsJS()[0] as { v: number })
     .v
   let importing = legacyLast() > importedId
-  const legacyWrite = importing ? createEventWriter(db, { busyLinkClicks: busyAt }) : null
+  // A journal chunk's mark goes with its rows into SQLite's kv here (click-journal.ts), as it did before the engine.
+  const legacyWrite = importing ? markedSqliteWriter(db, createEventWriter(db, { busyLinkClicks: busyAt })) : null
   const IMPORT_CHUNK = opts.importChunkRows ?? 100_000
   const legacyChunk = db.query<Record<string, unknown>, [number, number]>(
     `SELECT e.id, e.link_seq, e.at, e.scan, e.n, ${EVENT_STRINGS.map(([c]) => `e.${c}`).join(', ')}, l.user_id, l.link_type
@@ -350,23 +364,59 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
   const loadCsv = `INSERT INTO events SELECT * FROM read_csv('${csvPath.replaceAll("'", "''")}', header = false, auto_detect = false,
     columns = {${csvColumns.join(', ')}}, nullstr = '', quote = '"', escape = '"', delim = ',', new_line = '\\n')`
 
-  /** The events in one DuckDB transaction with their late rollup rows and the batch number. */
-  async function appendEvents(rows: ClickEvent[], batch: number, alsoSql = ''): Promise<void> {
-    // CSV read by DuckDB on its own threads: per-value appender calls cost ~1 µs each in JavaScript.
+  /** The rows through the Appender, inside the caller's transaction (its flush appends there). */
+  async function appendRows(rows: ClickEvent[], batch: number): Promise<void> {
+    const appender = await writer.createAppender('events')
+    try {
+      const b = BigInt(batch)
+      for (const e of rows) {
+        const [owner, ltype] = groups(e.linkSeq)
+        appender.appendBigInt(BigInt(Math.trunc(e.at)))
+        appender.appendInteger(Math.trunc(e.linkSeq))
+        appender.appendInteger(owner)
+        appender.appendInteger(ltype)
+        appender.appendBoolean(Boolean(e.scan))
+        appender.appendInteger(Math.trunc(e.n))
+        appender.appendBigInt(b)
+        for (const [, field] of EVENT_STRINGS) {
+          const v = e[field] as string | null
+          if (v === null || v === undefined) appender.appendNull()
+          else appender.appendVarchar(v)
+        }
+        appender.endRow()
+      }
+      appender.flushSync()
+    } finally {
+      appender.closeSync()
+    }
+  }
+
+  /** The rows as a CSV file that DuckDB reads on its own threads (the first way; see `ingest`). */
+  async function writeCsv(rows: ClickEvent[], batch: number): Promise<void> {
     const lines: string[] = []
-    let minAt = Number.POSITIVE_INFINITY
     for (const e of rows) {
       const [owner, ltype] = groups(e.linkSeq)
       let line = `${Math.trunc(e.at)},${Math.trunc(e.linkSeq)},${owner},${ltype},${e.scan},${Math.trunc(e.n)},${batch}`
       for (const [, field] of EVENT_STRINGS) line += `,${csvField(e[field] as string | null)}`
       lines.push(line)
+    }
+    await Bun.write(csvPath, `${lines.join('\n')}\n`)
+  }
+
+  /** The events in one DuckDB transaction with their late rollup rows and the batch number. */
+  async function appendEvents(rows: ClickEvent[], batch: number, alsoSql = ''): Promise<void> {
+    const viaCsv = opts.ingest === 'csv'
+    let minAt = Number.POSITIVE_INFINITY
+    for (const e of rows) {
+      groups(e.linkSeq) // numbered before the transaction: a refusing store fails the batch here
       if (e.at < minAt) minAt = e.at
       if (e.at > latestAt) latestAt = e.at
     }
-    await Bun.write(csvPath, `${lines.join('\n')}\n`)
+    if (viaCsv) await writeCsv(rows, batch)
     await writer.run('BEGIN TRANSACTION')
     try {
-      await writer.run(loadCsv)
+      if (viaCsv) await writer.run(loadCsv)
+      else await appendRows(rows, batch)
       // Events of time already rolled up: their rows too (reads below the limits read rollups only).
       if (alsoSql) await writer.run(alsoSql)
       for (const level of LEVELS)
@@ -378,9 +428,10 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
       await writer.run('ROLLBACK').catch(() => {})
       throw e
     } finally {
-      try {
-        unlinkSync(csvPath)
-      } catch {}
+      if (viaCsv)
+        try {
+          unlinkSync(csvPath)
+        } catch {}
     }
   }
 
@@ -469,13 +520,27 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
     return run
   }
 
-  async function writeBatchNow(rows: ClickEvent[]): Promise<void> {
-    if (!rows.length) return
-    if (importing) return legacyWrite!(rows)
+  /** A click journal's mark in the events store (click-journal.ts), or null. */
+  async function markOf(journal: string): Promise<number | null> {
+    const rows = (await writer.runAndReadAll('SELECT value::DOUBLE AS v FROM events_meta WHERE key = $1', [journalKey(journal)])).getRowObjectsJS() as {
+      v: number
+    }[]
+    return rows[0]?.v ?? null
+  }
+
+  /**
+   * One batch. With a journal chunk's `mark`, the mark is stored in events_meta in the events'
+   * transaction, and a chunk at or below the stored mark is skipped (false): each journal row is
+   * stored once; the counters follow from the events (the batch numbers).
+   */
+  async function writeBatchNow(rows: ClickEvent[], mark?: JournalMark): Promise<boolean> {
+    if (!rows.length) return true
+    if (importing) return legacyWrite!(rows, mark)
+    if (mark && ((await markOf(mark.journal)) ?? -1) >= mark.upTo) return false
     // Counters a failed batch left behind first, so they stay in batch order.
     await catchUpCounters()
     const batch = lastBatch + 1
-    await appendEvents(rows, batch)
+    await appendEvents(rows, batch, mark ? `INSERT OR REPLACE INTO events_meta VALUES (${sqlString(journalKey(mark.journal))}, ${Math.trunc(mark.upTo)})` : '')
     lastBatch = batch
     opts.afterEventsCommitted?.(batch)
     try {
@@ -487,6 +552,7 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
     // The batch is stored and counted: a roll-up that fails (or is stopped by close) is done again later, never fails it.
     if (Math.min(Math.floor((now() - COMPACT_LAG_MS) / HOUR), Math.floor(latestAt / HOUR)) * HOUR > rolled.hour)
       await compactNow().catch((e) => log('statistics roll-up stopped; it runs again with a later batch', { error: String(e) }))
+    return true
   }
 
   // Readers: a few connections, each request's statements in one transaction (one snapshot).
@@ -566,7 +632,14 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
   if (importing) log('moving click events into the events store', { copiedUpToId: importedId, lastId: legacyLast(), percent: 0 })
 
   return {
-    write: (rows: ClickEvent[]) => serial(() => writeBatchNow(rows)),
+    write: (rows: ClickEvent[], mark?: JournalMark) => serial(() => writeBatchNow(rows, mark)),
+    /** The position up to which click journal `journal` is stored: here, or in SQLite's kv (written while moving in an upgrade). */
+    journalMark: (journal: string) =>
+      serial(async () => {
+        const here = await markOf(journal)
+        const before = sqliteJournalMark(db, journal)
+        return here === null && before === null ? null : Math.max(here ?? -1, before ?? -1)
+      }),
     /** Rolls up closed hours now (benchmarks, after a bulk load); false when nothing was due. */
     compact: (at?: number) => serial(() => compactNow(at)),
     /** Runs `read` in one snapshot of the events; `timeoutMs` interrupts its statements past it. */

@@ -142,40 +142,56 @@ export interface LinkScopes {
   busy(linkSeq: number): boolean
 }
 
-/** Sums a batch of events into rollup rows. */
+/**
+ * Sums a batch of events into rollup rows. Rows are found through maps keyed by numbers (plan
+ * entry, scope, unit) and each event's stored values are computed once: keys built as strings per
+ * event and plan entry cost ~1 µs each, seconds for a batch of 50,000 events.
+ */
 export function rollupDeltas(events: ClickEvent[], links: LinkScopes): RollupDelta[] {
-  // Rows by (table, scope, t), then per dim by value: one short key per event and plan entry.
-  const groups = new Map<string, Map<string, RollupDelta>[]>()
-  const add = (kind: ScopeKind, table: Level['table'], dims: number[], scope: number, t: number, e: ClickEvent, scans: number) => {
-    // The kind is part of the key: a busy link's dimension rows share its scope with its totals.
-    const gk = `${table}|${kind}|${scope}|${t}`
-    let byDim = groups.get(gk)
+  const out: RollupDelta[] = []
+  // Per plan entry: scope → unit → per dim of the entry, value → row.
+  const rows = PLAN.map(() => new Map<number, Map<number, Map<string, RollupDelta>[]>>())
+  const values: string[] = []
+  const add = (p: number, scope: number, t: number, n: number, scans: number) => {
+    const { level, dims } = PLAN[p]!
+    let byUnit = rows[p]!.get(scope)
+    if (!byUnit) {
+      byUnit = new Map()
+      rows[p]!.set(scope, byUnit)
+    }
+    let byDim = byUnit.get(t)
     if (!byDim) {
       byDim = dims.map(() => new Map())
-      groups.set(gk, byDim)
+      byUnit.set(t, byDim)
     }
     for (let i = 0; i < dims.length; i++) {
       const dim = dims[i]!
-      const value = dimValueOf(dim, e)
+      const value = values[dim]!
       const g = byDim[i]!
       const row = g.get(value)
       if (row) {
-        row.clicks += e.n
+        row.clicks += n
         row.scans += scans
-      } else g.set(value, { table, scope, dim, t, value, clicks: e.n, scans })
+      } else {
+        const made = { table: level.table, scope, dim, t, value, clicks: n, scans }
+        g.set(value, made)
+        out.push(made)
+      }
     }
   }
   for (const e of events) {
     const scans = e.scan ? e.n : 0
-    for (const p of PLAN) {
-      const t = Math.floor(e.at / p.level.ms)
-      if (p.kind === 'all') add(p.kind, p.level.table, p.dims, 0, t, e, scans)
-      else if (p.kind === 'group') for (const scope of links.groups(e.linkSeq)) add(p.kind, p.level.table, p.dims, scope, t, e, scans)
-      else if (p.kind === 'link' || links.busy(e.linkSeq)) add(p.kind, p.level.table, p.dims, e.linkSeq, t, e, scans)
+    for (let dim = 0; dim <= DIMENSIONS.length; dim++) values[dim] = dimValueOf(dim, e)
+    const groups = links.groups(e.linkSeq)
+    const busy = links.busy(e.linkSeq)
+    for (let p = 0; p < PLAN.length; p++) {
+      const { level, kind } = PLAN[p]!
+      const t = Math.floor(e.at / level.ms)
+      if (kind === 'all') add(p, 0, t, e.n, scans)
+      else if (kind === 'group') for (const scope of groups) add(p, scope, t, e.n, scans)
+      else if (kind === 'link' || busy) add(p, e.linkSeq, t, e.n, scans)
     }
   }
-  const out: RollupDelta[] = []
-  for (const byDim of groups.values()) for (const g of byDim) for (const row of g.values()) out.push(row)
   return out
 }
 
