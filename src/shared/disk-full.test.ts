@@ -35,6 +35,7 @@ test("SQLITE_FULL, ENOSPC, EDQUOT, PostgreSQL disk_full and DuckDB's IO error fo
     { errno: '53100' },
     { code: 'SQLITE_IOERR_WRITE', message: 'No space left on device' },
     new Error('IO Error: Could not write file "/data/events.duckdb.wal": No space left on device'),
+    new Error('WriteFailedError: Error: TransactionContext Error: Failed to commit: Could not write file "/data/events.duckdb.wal": No space left on device'),
   ])
     expect(isDiskFull(e)).toBe(true)
   for (const e of [

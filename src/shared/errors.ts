@@ -74,8 +74,9 @@ export function isDiskFull(e: unknown): boolean {
   if (code === 'SQLITE_FULL' || code === 'ENOSPC' || code === 'EDQUOT') return true
   if ((e as { errno?: unknown }).errno === '53100') return true // PostgreSQL's disk_full
   if (typeof code === 'string' && code.startsWith('SQLITE_IOERR') && typeof message === 'string' && /no space|disk is full|quota/i.test(message)) return true
-  // DuckDB (the events engine) says it in its message only: "IO Error: Could not write file …: No space left on device".
-  return typeof message === 'string' && /IO Error\b.*(No space left on device|Disk quota exceeded)/i.test(message)
+  // DuckDB (the events engine) says it in its message only: "IO Error: Could not write file …: No space left on device",
+  // or at a commit "TransactionContext Error: Failed to commit: Could not write file …: No space left on device".
+  return typeof message === 'string' && /(IO Error|Could not write file)\b.*(No space left on device|Disk quota exceeded)/i.test(message)
 }
 
 /**
