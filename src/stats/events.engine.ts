@@ -26,7 +26,21 @@ import { type ClickEvent, EVENT_STRINGS } from './click-event'
 import { createEventWriter } from './click-writer'
 import { loadDuckDb } from './events.duckdb'
 import { duckCopyOptions, duckExportSelect, exportLinks, type ResolvedExportSpec } from './events.export'
-import { BUSY_LINK_CLICKS, DAY, DIMENSIONS, dimsKept, HOUR, LEVELS, type Level, type ScopeKind, valueSql } from './stats.rollup'
+import {
+  BUSY_LINK_CLICKS,
+  DAY,
+  DIMENSIONS,
+  dimsKept,
+  HOUR,
+  LEVEL_DAY,
+  LEVELS,
+  type Level,
+  PAIR_DIM_BASE,
+  PAIRS,
+  pairValueSql,
+  type ScopeKind,
+  valueSql,
+} from './stats.rollup'
 
 const WEEK = 7 * DAY
 
@@ -49,6 +63,8 @@ export interface Rolled {
   hour: number
   day: number
   week: number
+  /** The pair rows of all links (stats.rollup.ts PAIRS) are complete up to here (readers; 0: not yet). */
+  pairDay?: number
 }
 
 /**
@@ -73,9 +89,20 @@ const SCOPES: { kind: ScopeKind; scope: string; join: string }[] = [
 
 const SCANS = 'sum(CASE WHEN e.scan THEN e.n ELSE 0 END)'
 
-/** Rollup rows of `level` from the events matching `where` (over `e`): one SELECT per scope kind and dim. */
-function rollupSelects(level: Level, where: string): string[] {
-  const out: string[] = []
+/** The pair rows of all links for the days of the events matching `where` (over `e`). */
+const pairSelects = (where: string) =>
+  PAIRS.map(
+    (p) => `SELECT 0 AS scope, ${p.dim} AS dim, e."at" // ${DAY} AS t, ${pairValueSql(p.first, p.second)} AS value, sum(e.n) AS clicks, ${SCANS} AS scans
+      FROM events e WHERE ${where} GROUP BY ALL`,
+  )
+
+/**
+ * Rollup rows of `level` from the events matching `where` (over `e`): one SELECT per scope kind
+ * and dim, and at the day level the pair rows of events from `pairsFrom` on (earlier days get
+ * theirs from the backfill of a store rolled up before pairs existed).
+ */
+function rollupSelects(level: Level, where: string, pairsFrom = 0): string[] {
+  const out: string[] = level === LEVEL_DAY ? pairSelects(`${where} AND e."at" >= ${Math.trunc(pairsFrom)}`) : []
   for (const s of SCOPES)
     for (const dim of dimsKept(s.kind, level))
       out.push(
@@ -86,7 +113,8 @@ function rollupSelects(level: Level, where: string): string[] {
 }
 
 /** The same rows appended to the level's table (reads sum them). */
-const rollupInserts = (level: Level, where: string) => rollupSelects(level, where).map((sql) => `INSERT INTO ${level.table} ${sql} ORDER BY 3`)
+const rollupInserts = (level: Level, where: string, pairsFrom: number) =>
+  rollupSelects(level, where, pairsFrom).map((sql) => `INSERT INTO ${level.table} ${sql} ORDER BY 3`)
 
 /** The rollup limit of a level. */
 const limitOf = (level: Level, r: Rolled) => (level.ms >= WEEK ? r.week : level.ms >= DAY ? r.day : r.hour)
@@ -167,9 +195,18 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
   const meta = async (c: DuckDBConnection) => {
     const rows = (await c.runAndReadAll('SELECT key, value::DOUBLE AS value FROM events_meta')).getRowObjectsJS() as { key: string; value: number }[]
     const get = (k: string) => rows.find((r) => r.key === k)!.value
-    return { batch: get('batch'), rolled: { hour: get('rolled_hour'), day: get('rolled_day'), week: get('rolled_week') } as Rolled }
+    const day = get('rolled_day')
+    const pairDay = rows.find((r) => r.key === 'pairs')?.value === 1 ? day : 0
+    return { batch: get('batch'), rolled: { hour: get('rolled_hour'), day, week: get('rolled_week'), pairDay } as Rolled }
   }
   let { batch: lastBatch, rolled } = await meta(writer)
+  // Pair rows came after stores were rolled up: such a store gets them for the days rolled up before
+  // this open in the background (pairsFrom: the roll-ups and late events add them from there on).
+  const pairsState = (
+    (await writer.runAndReadAll("SELECT value::DOUBLE AS v FROM events_meta WHERE key = 'pairs'")).getRowObjectsJS()[0] as { v: number } | undefined
+  )?.v
+  if (pairsState === undefined) await writer.run(`INSERT INTO events_meta VALUES ('pairs', ${rolled.day === 0 ? 1 : 0})`)
+  let pairsFrom = pairsState === 1 || (pairsState === undefined && rolled.day === 0) ? 0 : rolled.day
   /** The latest event time stored: hours after it are not rolled up yet (a bulk load of the past stays on the fast path). */
   let latestAt = ((await writer.runAndReadAll('SELECT coalesce(max("at"), 0)::DOUBLE AS t FROM events')).getRowObjectsJS()[0] as { t: number }).t
 
@@ -371,7 +408,7 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
       if (alsoSql) await writer.run(alsoSql)
       for (const level of LEVELS)
         if (batch > 0 && minAt < limitOf(level, rolled))
-          for (const sql of rollupInserts(level, `e.batch = ${batch} AND e."at" < ${limitOf(level, rolled)}`)) await writer.run(sql)
+          for (const sql of rollupInserts(level, `e.batch = ${batch} AND e."at" < ${limitOf(level, rolled)}`, pairsFrom)) await writer.run(sql)
       if (batch > 0) await writer.run(`UPDATE events_meta SET value = ${batch} WHERE key = 'batch'`)
       await writer.run('COMMIT')
     } catch (e) {
@@ -409,7 +446,7 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
     try {
       for (const level of LEVELS) {
         const [from, to] = [limitOf(level, rolled), limitOf(level, next)]
-        if (to > from) for (const sql of rollupInserts(level, `e."at" >= ${from} AND e."at" < ${to}`)) await writer.run(sql)
+        if (to > from) for (const sql of rollupInserts(level, `e."at" >= ${from} AND e."at" < ${to}`, pairsFrom)) await writer.run(sql)
       }
       if (promoted.length) {
         const list = `[${promoted.join(',')}]`
@@ -432,6 +469,26 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
     rolled = next
     if (rolled.day - reclusteredDay >= RECLUSTER_DAYS * DAY) await recluster()
     return true
+  }
+
+  /** The pair rows of the days rolled up before pairs existed (one transaction; readers use raw events until it commits). */
+  async function backfillPairs(): Promise<void> {
+    if (pairsFrom === 0 || closing) return
+    maintaining = true
+    const started = performance.now()
+    await writer.run('BEGIN TRANSACTION')
+    try {
+      for (const sql of pairSelects(`e."at" < ${pairsFrom}`)) await writer.run(`INSERT INTO stats_day ${sql} ORDER BY 3`)
+      await writer.run("UPDATE events_meta SET value = 1 WHERE key = 'pairs'")
+      await writer.run('COMMIT')
+    } catch (e) {
+      await writer.run('ROLLBACK').catch(() => {})
+      throw e
+    } finally {
+      maintaining = false
+    }
+    pairsFrom = 0
+    log('statistics pair rows added for the days rolled up before', { ms: Math.round(performance.now() - started) })
   }
 
   let reclusteredDay = (
@@ -556,6 +613,7 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
 
   // Hours closed while the server was down are rolled up in the background: the engine answers meanwhile (raw after the limits).
   if (now() - COMPACT_LAG_MS >= rolled.hour + HOUR) void serial(() => compactNow()).catch((e) => log('statistics roll-up failed', { error: String(e) }))
+  if (pairsFrom > 0) void serial(backfillPairs).catch((e) => log('statistics pair rows not added; again at the next start', { error: String(e) }))
   // A move that switched and was stopped before SQLite's tables were emptied: emptied now.
   const leftover = !importing && db.query('SELECT 1 FROM click_events_compact UNION ALL SELECT 1 FROM stats_week LIMIT 1').get() !== null
   const imported = importing
@@ -731,7 +789,7 @@ export async function openEventsCopySource(path: string, dataDir: string) {
     const level = LEVELS.find((l) => l.table === table)!
     const tail = rollupSelects(level, `e."at" >= ${limitOf(level, rolled)}`)
     return `SELECT scope::DOUBLE, dim::INTEGER, t::DOUBLE, value, sum(clicks)::DOUBLE, sum(scans)::DOUBLE
-      FROM (SELECT * FROM ${table} UNION ALL ${tail.join(' UNION ALL ')}) GROUP BY scope, dim, t, value`
+      FROM (SELECT * FROM ${table} UNION ALL ${tail.join(' UNION ALL ')}) WHERE dim < ${PAIR_DIM_BASE} GROUP BY scope, dim, t, value`
   }
   const tables = ['click_events', 'stats_busy_links', ...LEVELS.map((l) => l.table)] as const
   return {
