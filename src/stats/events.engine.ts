@@ -26,21 +26,7 @@ import { type ClickEvent, EVENT_STRINGS } from './click-event'
 import { createEventWriter } from './click-writer'
 import { loadDuckDb } from './events.duckdb'
 import { duckCopyOptions, duckExportSelect, exportLinks, type ResolvedExportSpec } from './events.export'
-import {
-  BUSY_LINK_CLICKS,
-  DAY,
-  DIMENSIONS,
-  dimsKept,
-  HOUR,
-  LEVEL_DAY,
-  LEVELS,
-  type Level,
-  PAIR_DIM_BASE,
-  PAIRS,
-  pairValueSql,
-  type ScopeKind,
-  valueSql,
-} from './stats.rollup'
+import { BUSY_LINK_CLICKS, DAY, DIMENSIONS, dimsKept, HOUR, LEVEL_DAY, LEVELS, type Level, PAIRS, type ScopeKind, valueSql } from './stats.rollup'
 
 const WEEK = 7 * DAY
 
@@ -53,6 +39,7 @@ CREATE TABLE IF NOT EXISTS events (
   ${EVENT_STRINGS.map(([c]) => `${c} VARCHAR`).join(', ')}
 );
 ${LEVELS.map((l) => `CREATE TABLE IF NOT EXISTS ${l.table} (scope INTEGER NOT NULL, dim TINYINT NOT NULL, t BIGINT NOT NULL, value VARCHAR NOT NULL, clicks BIGINT NOT NULL, scans BIGINT NOT NULL);`).join('\n')}
+CREATE TABLE IF NOT EXISTS stats_pair_day (scope INTEGER NOT NULL, dim TINYINT NOT NULL, t BIGINT NOT NULL, a VARCHAR NOT NULL, b VARCHAR NOT NULL, clicks BIGINT NOT NULL, scans BIGINT NOT NULL);
 CREATE TABLE IF NOT EXISTS stats_busy_links (seq INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS events_meta (key VARCHAR PRIMARY KEY, value BIGINT NOT NULL);
 INSERT OR IGNORE INTO events_meta VALUES ('batch', 0), ('rolled_hour', 0), ('rolled_day', 0), ('rolled_week', 0), ('imported_id', 0), ('reclustered_day', 0);
@@ -89,20 +76,16 @@ const SCOPES: { kind: ScopeKind; scope: string; join: string }[] = [
 
 const SCANS = 'sum(CASE WHEN e.scan THEN e.n ELSE 0 END)'
 
-/** The pair rows of all links for the days of the events matching `where` (over `e`). */
-const pairSelects = (where: string) =>
+/** The pair rows of all links (stats.rollup.ts PAIRS) for the days of the events matching `where` (over `e`). */
+const pairInserts = (where: string) =>
   PAIRS.map(
-    (p) => `SELECT 0 AS scope, ${p.dim} AS dim, e."at" // ${DAY} AS t, ${pairValueSql(p.first, p.second)} AS value, sum(e.n) AS clicks, ${SCANS} AS scans
-      FROM events e WHERE ${where} GROUP BY ALL`,
+    (p) => `INSERT INTO stats_pair_day SELECT 0, ${p.dim}, e."at" // ${DAY} AS t, coalesce(e.${p.first}, ''), coalesce(e.${p.second}, ''), sum(e.n), ${SCANS}
+      FROM events e WHERE ${where} GROUP BY ALL ORDER BY t`,
   )
 
-/**
- * Rollup rows of `level` from the events matching `where` (over `e`): one SELECT per scope kind
- * and dim, and at the day level the pair rows of events from `pairsFrom` on (earlier days get
- * theirs from the backfill of a store rolled up before pairs existed).
- */
-function rollupSelects(level: Level, where: string, pairsFrom = 0): string[] {
-  const out: string[] = level === LEVEL_DAY ? pairSelects(`${where} AND e."at" >= ${Math.trunc(pairsFrom)}`) : []
+/** Rollup rows of `level` from the events matching `where` (over `e`): one SELECT per scope kind and dim. */
+function rollupSelects(level: Level, where: string): string[] {
+  const out: string[] = []
   for (const s of SCOPES)
     for (const dim of dimsKept(s.kind, level))
       out.push(
@@ -112,9 +95,15 @@ function rollupSelects(level: Level, where: string, pairsFrom = 0): string[] {
   return out
 }
 
-/** The same rows appended to the level's table (reads sum them). */
-const rollupInserts = (level: Level, where: string, pairsFrom: number) =>
-  rollupSelects(level, where, pairsFrom).map((sql) => `INSERT INTO ${level.table} ${sql} ORDER BY 3`)
+/**
+ * The same rows appended to the level's table (reads sum them); at the day level also the pair
+ * rows of events from `pairsFrom` on (earlier days get theirs from the backfill of a store
+ * rolled up before pairs existed).
+ */
+const rollupInserts = (level: Level, where: string, pairsFrom: number) => [
+  ...rollupSelects(level, where).map((sql) => `INSERT INTO ${level.table} ${sql} ORDER BY 3`),
+  ...(level === LEVEL_DAY ? pairInserts(`${where} AND e."at" >= ${Math.trunc(pairsFrom)}`) : []),
+]
 
 /** The rollup limit of a level. */
 const limitOf = (level: Level, r: Rolled) => (level.ms >= WEEK ? r.week : level.ms >= DAY ? r.day : r.hour)
@@ -478,7 +467,7 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
     const started = performance.now()
     await writer.run('BEGIN TRANSACTION')
     try {
-      for (const sql of pairSelects(`e."at" < ${pairsFrom}`)) await writer.run(`INSERT INTO stats_day ${sql} ORDER BY 3`)
+      for (const sql of pairInserts(`e."at" < ${pairsFrom}`)) await writer.run(sql)
       await writer.run("UPDATE events_meta SET value = 1 WHERE key = 'pairs'")
       await writer.run('COMMIT')
     } catch (e) {
@@ -497,13 +486,13 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
   /** The rollup tables rewritten in (scope, dim, t) order, each in one transaction (readers keep their snapshot). */
   async function recluster(): Promise<void> {
     const started = performance.now()
-    for (const level of LEVELS) {
+    for (const table of [...LEVELS.map((l) => l.table), 'stats_pair_day']) {
       if (closing) return
       await writer.run('BEGIN TRANSACTION')
       try {
-        await writer.run(`CREATE TABLE ${level.table}_sorted AS SELECT * FROM ${level.table} ORDER BY scope, dim, t`)
-        await writer.run(`DROP TABLE ${level.table}`)
-        await writer.run(`ALTER TABLE ${level.table}_sorted RENAME TO ${level.table}`)
+        await writer.run(`CREATE TABLE ${table}_sorted AS SELECT * FROM ${table} ORDER BY scope, dim, t`)
+        await writer.run(`DROP TABLE ${table}`)
+        await writer.run(`ALTER TABLE ${table}_sorted RENAME TO ${table}`)
         await writer.run('COMMIT')
       } catch (e) {
         await writer.run('ROLLBACK').catch(() => {})
@@ -789,9 +778,10 @@ export async function openEventsCopySource(path: string, dataDir: string) {
     const level = LEVELS.find((l) => l.table === table)!
     const tail = rollupSelects(level, `e."at" >= ${limitOf(level, rolled)}`)
     return `SELECT scope::DOUBLE, dim::INTEGER, t::DOUBLE, value, sum(clicks)::DOUBLE, sum(scans)::DOUBLE
-      FROM (SELECT * FROM ${table} UNION ALL ${tail.join(' UNION ALL ')}) WHERE dim < ${PAIR_DIM_BASE} GROUP BY scope, dim, t, value`
+      FROM (SELECT * FROM ${table} UNION ALL ${tail.join(' UNION ALL ')}) GROUP BY scope, dim, t, value`
   }
-  const tables = ['click_events', 'stats_busy_links', ...LEVELS.map((l) => l.table)] as const
+  // PostgreSQL keeps no pair rows (stats_pair_day): not copied.
+  const tables = ['click_events', 'stats_busy_links', ...LEVELS.map((l) => l.table as Exclude<Level['table'], 'stats_pair_day'>)] as const
   return {
     tables,
     count: async (table: string) => (await one(`SELECT count(*)::DOUBLE AS n FROM (${selectOf(table)})`)).n!,

@@ -128,7 +128,7 @@ describe('planReads: which rows answer a query', () => {
         }),
       }),
       dim: 64 + 8 * 0 + 3, // country (0) × device (3)
-      reads: ['all  raw  03-01T12:00Z..03-02T00:00Z', 'all  stats_day  03-02T00:00Z..03-29T00:00Z', 'all  raw  03-29T00:00Z..03-31T00:00Z'],
+      reads: ['all  raw  03-01T12:00Z..03-02T00:00Z', 'all  stats_pair_day  03-02T00:00Z..03-29T00:00Z', 'all  raw  03-29T00:00Z..03-31T00:00Z'],
     },
     {
       name: "the events engine before its pair rows exist (pairDay 0), or a member's scope: raw events",

@@ -86,12 +86,12 @@ export const HOUR = 3_600_000
 export const DAY = 86_400_000
 
 /**
- * Events engine only (events.engine.ts): day rows of all links per pair of event dimensions,
- * for the questions that involve two of them (one filtered, another grouped: a bar click on
- * the statistics screen), which otherwise scan a year of raw events. The dimensions of few
- * values; their pairs per day are a few thousand rows against ~27,000 events a day at 10M a
- * year. A pair's `dim` is PAIR_DIM_BASE + 8·i + j (i < j, indexes in PAIR_COLUMNS; `dim` is a TINYINT); its value
- * is the first value's length, ':', then both values (null → ''): no separator a value could hold.
+ * Events engine only (events.engine.ts): day rows of all links per pair of event dimensions
+ * (`stats_pair_day`: scope 0, dim, t, a, b, clicks, scans; null → ''), for the questions that
+ * involve two of them (one filtered, another grouped: a bar click on the statistics screen),
+ * which otherwise scan a year of raw events. The dimensions of few values: their pairs per day
+ * are a few thousand rows against ~27,000 events a day at 10M a year. A pair's `dim` is
+ * PAIR_DIM_BASE + 8·i + j (i < j, indexes in PAIR_COLUMNS); `a` holds the first one's value.
  */
 export const PAIR_COLUMNS = ['country', 'os', 'browser', 'device', 'referer', 'utm_source', 'utm_medium', 'utm_campaign'] as const
 export const PAIR_DIM_BASE = 64
@@ -100,19 +100,12 @@ export const PAIRS = PAIR_COLUMNS.flatMap((first, i) =>
 )
 /** The pair of two distinct columns, or null when either has no pair rows. */
 export const pairOf = (a: string, b: string) => PAIRS.find((p) => (p.first === a && p.second === b) || (p.first === b && p.second === a)) ?? null
-/** The stored value of a pair, in SQL over the events `e` (DuckDB). */
-export const pairValueSql = (first: string, second: string) =>
-  `length(coalesce(e.${first}, ''))::VARCHAR || ':' || coalesce(e.${first}, '') || coalesce(e.${second}, '')`
-/** SQL reading the first (0) or second (1) value out of a pair row's `value`, null when unknown. */
-export function pairPartSql(which: 0 | 1): string {
-  const colon = "instr(value, ':')"
-  const len = `CAST(substr(value, 1, ${colon} - 1) AS INTEGER)`
-  return which === 0 ? `nullif(substr(value, ${colon} + 1, ${len}), '')` : `nullif(substr(value, ${colon} + 1 + ${len}), '')`
-}
+/** SQL reading the first (0) or second (1) value of a pair row, null when unknown. */
+export const pairPartSql = (which: 0 | 1) => (which === 0 ? "nullif(a, '')" : "nullif(b, '')")
 
 /** A rollup level: its table and unit (a unit number t covers [t·ms, (t+1)·ms) UTC). */
 export interface Level {
-  table: 'stats_quarter' | 'stats_hour' | 'stats_day' | 'stats_week'
+  table: 'stats_quarter' | 'stats_hour' | 'stats_day' | 'stats_week' | 'stats_pair_day'
   ms: number
 }
 /**
@@ -129,8 +122,8 @@ export const LEVEL_DAY: Level = { table: 'stats_day', ms: DAY }
  */
 export const LEVEL_WEEK: Level = { table: 'stats_week', ms: 7 * DAY }
 export const LEVELS = [LEVEL_QUARTER, LEVEL_HOUR, LEVEL_DAY, LEVEL_WEEK]
-/** The pair rows' days (in stats_day, all links only): complete up to their own limit (`RolledUp.pairDay`). */
-export const LEVEL_PAIR_DAY: Level = { table: 'stats_day', ms: DAY }
+/** The pair rows' days (all links only): complete up to their own limit (`RolledUp.pairDay`). */
+export const LEVEL_PAIR_DAY: Level = { table: 'stats_pair_day', ms: DAY }
 
 /** Scope kinds of the rollups; `busy` = the dimension rows of busy links (scope +seq too). */
 export type ScopeKind = 'all' | 'group' | 'link' | 'busy'

@@ -27,7 +27,6 @@ import {
   storedBatches,
   timeMatrix,
 } from './stats.contract.test-fixtures'
-import { PAIR_DIM_BASE } from './stats.rollup'
 import { createStatsService } from './stats.service'
 import { createStatsStore, type StatsStorePort } from './stats.store'
 import { createEventsStatsStore } from './stats.store.events'
@@ -82,9 +81,7 @@ describe('the events engine answers as the SQLite rollups do', () => {
     expect(rolled.hour).toBeLessThan(START + SPAN - 86_400_000)
     // Pair rows (two event dimensions of all links) as far as days are rolled up: the admin's cross-dimension questions below read them.
     expect((await engine.snapshot(async (tx) => tx.rolled)).pairDay).toBe(rolled.day)
-    const pairs = await engine.exclusive(async (c) =>
-      (await c.runAndReadAll(`SELECT count(*)::INT AS n FROM stats_day WHERE dim >= ${PAIR_DIM_BASE}`)).getRowObjectsJS(),
-    )
+    const pairs = await engine.exclusive(async (c) => (await c.runAndReadAll('SELECT count(*)::INT AS n FROM stats_pair_day')).getRowObjectsJS())
     expect((pairs[0] as { n: number }).n).toBeGreaterThan(1000)
     const busy = await engine.exclusive(async (c) => (await c.runAndReadAll('SELECT count(*)::INT AS n FROM stats_busy_links')).getRowObjectsJS())
     expect((busy[0] as { n: number }).n).toBeGreaterThan(0)
@@ -109,7 +106,7 @@ describe('the events engine answers as the SQLite rollups do', () => {
     const open = (log?: (m: string) => void) => openEventsEngine(eventsDb, { path: copy, dataDir: dir, busyLinkClicks: 400, now: () => clock, threads: 1, log })
     const older = await open()
     await older.exclusive(async (c) => {
-      await c.run(`DELETE FROM stats_day WHERE dim >= ${PAIR_DIM_BASE}`)
+      await c.run('DELETE FROM stats_pair_day')
       await c.run("DELETE FROM events_meta WHERE key = 'pairs'")
     })
     await older.close()
