@@ -14,6 +14,7 @@ import { domainRoutes } from './domains'
 import { fileRoutes } from './files'
 import { HEALTH_PATHS, healthRoutes } from './health'
 import { importRoutes } from './imports'
+import { linkHealthRoutes } from './link-health'
 import { linkRoutes } from './links'
 import { apiDuration, httpRequests, type StatusCountsChild } from './metrics'
 import { batchRoutes, qrRoutes, templateRoutes } from './qr'
@@ -46,6 +47,7 @@ export function createApiApp(deps: Deps): ApiApp {
     .use(healthRoutes(deps.readiness))
     .use(tagRoutes(deps))
     .use(linkRoutes(deps))
+    .use(linkHealthRoutes(deps))
     .use(fileRoutes({ files: deps.files, maxBytes: deps.config.files.maxBytes }))
     .use(templateRoutes(deps))
     .use(domainRoutes(deps))

@@ -30,6 +30,9 @@ import {
 } from './store'
 import { loadServerCertificate } from './tls'
 
+/** How long a SIGTERM may take (every held click written, deliveries in flight finished) before the process gives up (systemd's default stop timeout is 90 s). */
+const SHUTDOWN_DEADLINE_MS = 45_000
+
 const REQUIRED_BUN = pkg.packageManager.replace(/^bun@/, '')
 
 const USAGE = `shortlink ${pkg.version}: short links, QR codes and statistics in one binary
@@ -160,9 +163,21 @@ async function serve(flags: Record<string, string>) {
     if (stopping) return
     stopping = true
     log.info('shutting down', { signal })
+    // A stop that hangs (a store that stopped answering, a stuck thread) must not keep the process, its ports and
+    // its lock for ever: past the deadline it says what it was waiting for and exits non-zero.
+    let waitingFor = 'the server (requests in flight, held clicks, webhook deliveries)'
+    const deadline = setTimeout(() => {
+      log.error('shutdown did not finish in time: exiting', { waitingFor, afterMs: SHUTDOWN_DEADLINE_MS })
+      unlock()
+      process.exit(1)
+    }, SHUTDOWN_DEADLINE_MS)
+    deadline.unref()
     await server.stop()
+    waitingFor = 'recording API keys last used'
     await deps.auth.flushLastUsed()
+    waitingFor = 'closing the store'
     await deps.close()
+    clearTimeout(deadline)
     unlock()
     log.info('stopped')
     process.exit(exitCode)

@@ -48,6 +48,7 @@ export function startServer(deps: Deps, cert: CertPair): RunningServer {
     geo: deps.geo,
     passwords: deps.passwords,
     renderHosted: (row, os) => renderHostedPage(deps, row, os),
+    brokenUrlsOf: deps.linkHealth.brokenUrlsOf,
     serveFile: (request, fileId) => {
       const serve = (opened: StoredContent | null) => (opened ? contentResponse(request, opened, { cacheControl: 'private, no-cache' }) : null)
       // At once over SQLite; over PostgreSQL the file's row comes as a promise.
@@ -56,6 +57,8 @@ export function startServer(deps: Deps, cert: CertPair): RunningServer {
     },
   })
   deps.links.onChange((c) => redirects.invalidate(c.domain, c.key))
+  // A link's health changed here (other nodes hear the store's announcement on 'links').
+  deps.linkHealth.onInvalidate((l) => redirects.invalidate(l.domain, l.key))
   // Domain changes are rare; dropping the whole link cache keeps fallbacks and deletions exact.
   deps.domains.onChange(() => redirects.clearCache())
   // Writes through other nodes (PostgreSQL): link keys are `<domain>/<key>`; FLUSH forgets everything.
@@ -69,6 +72,7 @@ export function startServer(deps: Deps, cert: CertPair): RunningServer {
   // A click batch may carry link.clicked events: deliver and stream them now.
   deps.recorder.onFlush(() => deps.webhooks.wake())
   deps.recorder.start()
+  deps.linkHealth.start()
   void deps.webhooks.start().catch((e) => log.error('webhook delivery could not start', { error: String(e) }))
   const prefix = settings.apiPrefix
   const eventsPath = `${prefix}/events`
@@ -181,6 +185,7 @@ export function startServer(deps: Deps, cert: CertPair): RunningServer {
       listening = false
       operations.stop()
       gc.stop()
+      await deps.linkHealth.stop()
       http.stop(true)
       deps.webhooks.stream.closeAll() // live streams never finish by themselves: their clients resume elsewhere
       await https.stop(false) // let in-flight requests finish

@@ -87,7 +87,9 @@ describe('migrate-store', () => {
     const lite = new Database(dbPath, { readonly: true, strict: true })
     const sql = new SQL(target)
     try {
-      expect(await tableDiffs(lite, sql)).toEqual([])
+      // Click events and their rollups: a running node keeps them in its events store (DuckDB), not in these
+      // SQLite tables; they are checked below, in PostgreSQL, against the visits made.
+      expect(await tableDiffs(lite, sql, (table) => table === 'click_events' || table.startsWith('stats_'))).toEqual([])
       expect(await fileByteDiffs(sql, join(s.dir, 'data'))).toEqual([])
       const count = async (t: string) => (await sql.unsafe(`SELECT count(*)::int AS n FROM ${t}`))[0].n as number
       // Not vacuous: each kind of data made above is there.

@@ -9,6 +9,7 @@ import type { Static } from '@sinclair/typebox'
 import type { Settings } from '../config'
 import { toIso } from '../shared'
 import { isHosted, type LinkDataValue } from './links.content'
+import type { LinkHealth } from './links.health'
 import type { ContentOption, Expiration, LinkRecord as LinkRecordSchema, PreviewData, Targeting, Utm } from './links.schema'
 import type { LinkRow } from './links.store'
 
@@ -23,6 +24,7 @@ export interface StoredOptions {
   option?: Static<typeof ContentOption> | null
   previewData?: Static<typeof PreviewData> | null
   Targeting?: Static<typeof Targeting> | null
+  healthFallbackUrl?: string | null
 }
 
 /** The URLs a record names: short links on their domain, QR images under the API. */
@@ -45,8 +47,8 @@ export const shortLinkOf = (origins: Pick<RecordOrigins, 'shortOrigin'>, domain:
 export const storedOptionsOf = (row: Pick<LinkRow, 'options'>): StoredOptions => JSON.parse(row.options) as StoredOptions
 export const storedDataOf = (row: Pick<LinkRow, 'data'>): LinkDataValue => JSON.parse(row.data) as LinkDataValue
 
-/** Row → API record; `tags` are the link's tag ids in their stored order. */
-export function linkRecordOf(row: LinkRow, tags: string[], origins: RecordOrigins): LinkRecord {
+/** Row → API record; `tags` are the link's tag ids in their stored order, `health` as the link-health module knows it. */
+export function linkRecordOf(row: LinkRow, tags: string[], origins: RecordOrigins, health: LinkHealth | null): LinkRecord {
   const o = storedOptionsOf(row)
   return {
     id: row.id,
@@ -73,6 +75,8 @@ export function linkRecordOf(row: LinkRow, tags: string[], origins: RecordOrigin
     archived: row.archived === 1,
     data: storedDataOf(row),
     qrOptions: row.qr_options === null ? null : JSON.parse(row.qr_options),
+    healthFallbackUrl: o.healthFallbackUrl ?? null,
+    health,
   }
 }
 
@@ -96,6 +100,8 @@ export interface StoredLinkView {
   Targeting: Static<typeof Targeting> | null
   /** app-stores links: store URLs iOS and Android visitors go straight to. */
   appStores: { ios?: string; android?: string } | null
+  /** Where a visit goes instead when its resolved URL is broken. */
+  healthFallbackUrl: string | null
 }
 
 export function storedLinkViewOf(row: LinkRow): StoredLinkView {
@@ -116,6 +122,7 @@ export function storedLinkViewOf(row: LinkRow): StoredLinkView {
     previewData: o.previewData ?? null,
     Targeting: o.Targeting ?? null,
     appStores: data ? { ios: data.ios, android: data.android } : null,
+    healthFallbackUrl: o.healthFallbackUrl ?? null,
   }
 }
 
@@ -126,4 +133,4 @@ export function mergeStoredOptions(current: StoredOptions, changes: StoredOption
   for (const k of Object.keys(merged) as (keyof StoredOptions)[]) if (merged[k] === null) delete merged[k]
   return merged
 }
-const STORED_OPTION_KEYS = ['comments', 'expiration', 'utm', 'option', 'previewData', 'Targeting'] as const
+const STORED_OPTION_KEYS = ['comments', 'expiration', 'utm', 'option', 'previewData', 'Targeting', 'healthFallbackUrl'] as const

@@ -17,6 +17,7 @@ import { appendEventsPg, eventsAppended } from '../events'
 import { escapeLike } from '../shared'
 import type { InvalidationBus } from '../store'
 import {
+  healthCondition,
   type LinkChangeEvent,
   type LinkEventsOf,
   type LinkFilter,
@@ -148,6 +149,7 @@ export function createPgLinkStore(sql: SQL, { publish }: PgLinkStoreOptions = {}
       parts.push(`l.seq IN (SELECT link_seq FROM link_tags WHERE tag_id IN (${f.tagIds.map(() => '?').join(',')}))`)
       args.push(...f.tagIds)
     }
+    if (f.health) parts.push(healthCondition(f.health))
     if (f.search) {
       const like = `%${escapeLike(f.search)}%`
       if ([...f.search].length >= 3) {

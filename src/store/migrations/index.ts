@@ -13,6 +13,7 @@ import { sessions } from './0012_sessions'
 import { imports } from './0013_imports'
 import { qrBatches } from './0014_qr_batches'
 import { eventsWebhooks } from './0015_events_webhooks'
+import { linkHealth } from './0016_link_health'
 
 export interface Migration {
   id: number
@@ -37,4 +38,5 @@ export const migrations: Migration[] = [
   imports,
   qrBatches,
   eventsWebhooks,
+  linkHealth,
 ]

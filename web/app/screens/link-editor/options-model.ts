@@ -74,6 +74,8 @@ export interface OptionsForm {
   previewImage: string
   targeting: TargetingForm
   archived: boolean
+  /** Where visits go while the destination is broken (types with a URL destination). */
+  healthFallbackUrl: string
 }
 
 export const browserTimeZone = () => Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC'
@@ -110,6 +112,7 @@ export function emptyOptions(): OptionsForm {
       number: [emptyNumber()],
     },
     archived: false,
+    healthFallbackUrl: '',
   }
 }
 
@@ -143,6 +146,7 @@ export function optionsOf(r: ApiData): OptionsForm {
   o.previewDesc = s(r.previewData?.desc)
   o.previewImage = s(r.previewData?.image)
   o.archived = !!r.archived
+  o.healthFallbackUrl = s(r.healthFallbackUrl)
   const t = r.Targeting
   if (t) {
     o.targeting.type = t.targetType
@@ -197,7 +201,7 @@ export function targetingOf(t: TargetingForm): ApiData | null {
  * the form shows is what is stored; the UTM option is sent only for types without a URL
  * (for a typed URL the builder writes the parameters into the URL itself).
  */
-export function linkOptionsOf(o: OptionsForm, { editing, utmInUrl }: { editing: boolean; utmInUrl: boolean }): ApiData {
+export function linkOptionsOf(o: OptionsForm, { editing, utmInUrl, health = false }: { editing: boolean; utmInUrl: boolean; health?: boolean }): ApiData {
   const utm = compact(Object.fromEntries(Object.entries(o.utm).map(([k, v]) => [k, opt(v)])))
   const option = compact({
     isWaterMark: o.watermark || undefined,
@@ -217,6 +221,7 @@ export function linkOptionsOf(o: OptionsForm, { editing, utmInUrl }: { editing: 
     option: editing ? orNull(option) : (orNull(option) ?? undefined),
     previewData: editing ? orNull(previewData) : (orNull(previewData) ?? undefined),
     Targeting: editing ? targetingOf(o.targeting) : (targetingOf(o.targeting) ?? undefined),
+    healthFallbackUrl: !health ? undefined : editing ? (opt(o.healthFallbackUrl) ?? null) : opt(o.healthFallbackUrl),
   }
   return compact(out)
 }
