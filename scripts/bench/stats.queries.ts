@@ -58,6 +58,17 @@ export function statsQueries(end: number, links: { top: string; median: number }
   return q
 }
 
+/** The cross-dimension set's filters (query parameter, a common value) and groupBys. */
+export const CROSS_FILTERS: [string, string][] = [
+  ['device', 'Mobile'],
+  ['os', 'Android'],
+  ['browser', 'Safari'],
+  ['country', 'US'],
+  ['referer', 'www.google.com'],
+  ['utmSource', 'newsletter'],
+]
+export const CROSS_GROUPS = ['country', 'city', 'os', 'browser', 'device', 'referer', 'utm_source', 'utm_campaign']
+
 /**
  * The cross-dimension set (what a bar click on the statistics screen sends): each event
  * dimension filtered by a common value, grouped by each other one, over 7 days, 30 days, a
@@ -65,15 +76,7 @@ export function statsQueries(end: number, links: { top: string; median: number }
  */
 export function crossDimensionQueries(end: number): BenchQuery[] {
   const iso = (t: number) => new Date(t).toISOString()
-  const filters: [string, string][] = [
-    ['device', 'Mobile'],
-    ['os', 'Android'],
-    ['browser', 'Safari'],
-    ['country', 'US'],
-    ['referer', 'www.google.com'],
-    ['utmSource', 'newsletter'],
-  ]
-  const groups = ['country', 'city', 'os', 'browser', 'device', 'referer', 'utm_source', 'utm_campaign']
+  const [filters, groups] = [CROSS_FILTERS, CROSS_GROUPS]
   const ranges: [string, string][] = [
     ['7 days', `start=${iso(end - 7 * 86_400_000)}&end=${iso(end)}`],
     ['30 days', `start=${iso(end - 30 * 86_400_000)}&end=${iso(end)}`],

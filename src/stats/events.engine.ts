@@ -27,7 +27,7 @@ import { type JournalMark, journalKey, markedSqliteWriter, sqliteJournalMark } f
 import { createEventWriter } from './click-writer'
 import { loadDuckDb } from './events.duckdb'
 import { duckCopyOptions, duckExportSelect, exportLinks, type ResolvedExportSpec } from './events.export'
-import { BUSY_LINK_CLICKS, DAY, DIMENSIONS, dimsKept, HOUR, LEVELS, type Level, type ScopeKind, valueSql } from './stats.rollup'
+import { BUSY_LINK_CLICKS, DAY, DIMENSIONS, dimsKept, HOUR, LEVEL_DAY, LEVELS, type Level, PAIRS, type ScopeKind, valueSql } from './stats.rollup'
 
 const WEEK = 7 * DAY
 
@@ -40,6 +40,7 @@ CREATE TABLE IF NOT EXISTS events (
   ${EVENT_STRINGS.map(([c]) => `${c} VARCHAR`).join(', ')}
 );
 ${LEVELS.map((l) => `CREATE TABLE IF NOT EXISTS ${l.table} (scope INTEGER NOT NULL, dim TINYINT NOT NULL, t BIGINT NOT NULL, value VARCHAR NOT NULL, clicks BIGINT NOT NULL, scans BIGINT NOT NULL);`).join('\n')}
+CREATE TABLE IF NOT EXISTS stats_pair_day (scope INTEGER NOT NULL, dim TINYINT NOT NULL, t BIGINT NOT NULL, a VARCHAR NOT NULL, b VARCHAR NOT NULL, clicks BIGINT NOT NULL, scans BIGINT NOT NULL);
 CREATE TABLE IF NOT EXISTS stats_busy_links (seq INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS events_meta (key VARCHAR PRIMARY KEY, value BIGINT NOT NULL);
 INSERT OR IGNORE INTO events_meta VALUES ('batch', 0), ('rolled_hour', 0), ('rolled_day', 0), ('rolled_week', 0), ('imported_id', 0), ('reclustered_day', 0);
@@ -50,6 +51,8 @@ export interface Rolled {
   hour: number
   day: number
   week: number
+  /** The pair rows of all links (stats.rollup.ts PAIRS) are complete up to here (readers; 0: not yet). */
+  pairDay?: number
 }
 
 /**
@@ -74,6 +77,13 @@ const SCOPES: { kind: ScopeKind; scope: string; join: string }[] = [
 
 const SCANS = 'sum(CASE WHEN e.scan THEN e.n ELSE 0 END)'
 
+/** The pair rows of all links (stats.rollup.ts PAIRS) for the days of the events matching `where` (over `e`). */
+const pairInserts = (where: string) =>
+  PAIRS.map(
+    (p) => `INSERT INTO stats_pair_day SELECT 0, ${p.dim}, e."at" // ${DAY} AS t, coalesce(e.${p.first}, ''), coalesce(e.${p.second}, ''), sum(e.n), ${SCANS}
+      FROM events e WHERE ${where} GROUP BY ALL ORDER BY t`,
+  )
+
 /** Rollup rows of `level` from the events matching `where` (over `e`): one SELECT per scope kind and dim. */
 function rollupSelects(level: Level, where: string): string[] {
   const out: string[] = []
@@ -86,8 +96,15 @@ function rollupSelects(level: Level, where: string): string[] {
   return out
 }
 
-/** The same rows appended to the level's table (reads sum them). */
-const rollupInserts = (level: Level, where: string) => rollupSelects(level, where).map((sql) => `INSERT INTO ${level.table} ${sql} ORDER BY 3`)
+/**
+ * The same rows appended to the level's table (reads sum them); at the day level also the pair
+ * rows of events from `pairsFrom` on (earlier days get theirs from the backfill of a store
+ * rolled up before pairs existed).
+ */
+const rollupInserts = (level: Level, where: string, pairsFrom: number) => [
+  ...rollupSelects(level, where).map((sql) => `INSERT INTO ${level.table} ${sql} ORDER BY 3`),
+  ...(level === LEVEL_DAY ? pairInserts(`${where} AND e."at" >= ${Math.trunc(pairsFrom)}`) : []),
+]
 
 /** The rollup limit of a level. */
 const limitOf = (level: Level, r: Rolled) => (level.ms >= WEEK ? r.week : level.ms >= DAY ? r.day : r.hour)
@@ -180,9 +197,18 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
   const meta = async (c: DuckDBConnection) => {
     const rows = (await c.runAndReadAll('SELECT key, value::DOUBLE AS value FROM events_meta')).getRowObjectsJS() as { key: string; value: number }[]
     const get = (k: string) => rows.find((r) => r.key === k)!.value
-    return { batch: get('batch'), rolled: { hour: get('rolled_hour'), day: get('rolled_day'), week: get('rolled_week') } as Rolled }
+    const day = get('rolled_day')
+    const pairDay = rows.find((r) => r.key === 'pairs')?.value === 1 ? day : 0
+    return { batch: get('batch'), rolled: { hour: get('rolled_hour'), day, week: get('rolled_week'), pairDay } as Rolled }
   }
   let { batch: lastBatch, rolled } = await meta(writer)
+  // Pair rows came after stores were rolled up: such a store gets them for the days rolled up before
+  // this open in the background (pairsFrom: the roll-ups and late events add them from there on).
+  const pairsState = (
+    (await writer.runAndReadAll("SELECT value::DOUBLE AS v FROM events_meta WHERE key = 'pairs'")).getRowObjectsJS()[0] as { v: number } | undefined
+  )?.v
+  if (pairsState === undefined) await writer.run(`INSERT INTO events_meta VALUES ('pairs', ${rolled.day === 0 ? 1 : 0})`)
+  let pairsFrom = pairsState === 1 || (pairsState === undefined && rolled.day === 0) ? 0 : rolled.day
   /** The latest event time stored: hours after it are not rolled up yet (a bulk load of the past stays on the fast path). */
   let latestAt = ((await writer.runAndReadAll('SELECT coalesce(max("at"), 0)::DOUBLE AS t FROM events')).getRowObjectsJS()[0] as { t: number }).t
 
@@ -421,7 +447,7 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
       if (alsoSql) await writer.run(alsoSql)
       for (const level of LEVELS)
         if (batch > 0 && minAt < limitOf(level, rolled))
-          for (const sql of rollupInserts(level, `e.batch = ${batch} AND e."at" < ${limitOf(level, rolled)}`)) await writer.run(sql)
+          for (const sql of rollupInserts(level, `e.batch = ${batch} AND e."at" < ${limitOf(level, rolled)}`, pairsFrom)) await writer.run(sql)
       if (batch > 0) await writer.run(`UPDATE events_meta SET value = ${batch} WHERE key = 'batch'`)
       await writer.run('COMMIT')
     } catch (e) {
@@ -460,7 +486,7 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
     try {
       for (const level of LEVELS) {
         const [from, to] = [limitOf(level, rolled), limitOf(level, next)]
-        if (to > from) for (const sql of rollupInserts(level, `e."at" >= ${from} AND e."at" < ${to}`)) await writer.run(sql)
+        if (to > from) for (const sql of rollupInserts(level, `e."at" >= ${from} AND e."at" < ${to}`, pairsFrom)) await writer.run(sql)
       }
       if (promoted.length) {
         const list = `[${promoted.join(',')}]`
@@ -485,19 +511,39 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
     return true
   }
 
+  /** The pair rows of the days rolled up before pairs existed (one transaction; readers use raw events until it commits). */
+  async function backfillPairs(): Promise<void> {
+    if (pairsFrom === 0 || closing) return
+    maintaining = true
+    const started = performance.now()
+    await writer.run('BEGIN TRANSACTION')
+    try {
+      for (const sql of pairInserts(`e."at" < ${pairsFrom}`)) await writer.run(sql)
+      await writer.run("UPDATE events_meta SET value = 1 WHERE key = 'pairs'")
+      await writer.run('COMMIT')
+    } catch (e) {
+      await writer.run('ROLLBACK').catch(() => {})
+      throw e
+    } finally {
+      maintaining = false
+    }
+    pairsFrom = 0
+    log('statistics pair rows added for the days rolled up before', { ms: Math.round(performance.now() - started) })
+  }
+
   let reclusteredDay = (
     (await writer.runAndReadAll("SELECT value::DOUBLE AS v FROM events_meta WHERE key = 'reclustered_day'")).getRowObjectsJS()[0] as { v: number }
   ).v
   /** The rollup tables rewritten in (scope, dim, t) order, each in one transaction (readers keep their snapshot). */
   async function recluster(): Promise<void> {
     const started = performance.now()
-    for (const level of LEVELS) {
+    for (const table of [...LEVELS.map((l) => l.table), 'stats_pair_day']) {
       if (closing) return
       await writer.run('BEGIN TRANSACTION')
       try {
-        await writer.run(`CREATE TABLE ${level.table}_sorted AS SELECT * FROM ${level.table} ORDER BY scope, dim, t`)
-        await writer.run(`DROP TABLE ${level.table}`)
-        await writer.run(`ALTER TABLE ${level.table}_sorted RENAME TO ${level.table}`)
+        await writer.run(`CREATE TABLE ${table}_sorted AS SELECT * FROM ${table} ORDER BY scope, dim, t`)
+        await writer.run(`DROP TABLE ${table}`)
+        await writer.run(`ALTER TABLE ${table}_sorted RENAME TO ${table}`)
         await writer.run('COMMIT')
       } catch (e) {
         await writer.run('ROLLBACK').catch(() => {})
@@ -622,6 +668,7 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
 
   // Hours closed while the server was down are rolled up in the background: the engine answers meanwhile (raw after the limits).
   if (now() - COMPACT_LAG_MS >= rolled.hour + HOUR) void serial(() => compactNow()).catch((e) => log('statistics roll-up failed', { error: String(e) }))
+  if (pairsFrom > 0) void serial(backfillPairs).catch((e) => log('statistics pair rows not added; again at the next start', { error: String(e) }))
   // A move that switched and was stopped before SQLite's tables were emptied: emptied now.
   const leftover = !importing && db.query('SELECT 1 FROM click_events_compact UNION ALL SELECT 1 FROM stats_week LIMIT 1').get() !== null
   const imported = importing
@@ -806,7 +853,8 @@ export async function openEventsCopySource(path: string, dataDir: string) {
     return `SELECT scope::DOUBLE, dim::INTEGER, t::DOUBLE, value, sum(clicks)::DOUBLE, sum(scans)::DOUBLE
       FROM (SELECT * FROM ${table} UNION ALL ${tail.join(' UNION ALL ')}) GROUP BY scope, dim, t, value`
   }
-  const tables = ['click_events', 'stats_busy_links', ...LEVELS.map((l) => l.table)] as const
+  // PostgreSQL keeps no pair rows (stats_pair_day): not copied.
+  const tables = ['click_events', 'stats_busy_links', ...LEVELS.map((l) => l.table as Exclude<Level['table'], 'stats_pair_day'>)] as const
   return {
     tables,
     count: async (table: string) => (await one(`SELECT count(*)::DOUBLE AS n FROM (${selectOf(table)})`)).n!,
