@@ -98,7 +98,7 @@ export function crossDimensionQueries(end: number): BenchQuery[] {
 }
 
 /** One typical value per event filter of the seed (scripts/bench/stats.ts), for the cross-dimension set. */
-const CROSS_FILTERS: [param: string, value: string, dimension: string][] = [
+const FULL_CROSS_FILTERS: [param: string, value: string, dimension: string][] = [
   ['continent', 'Europe', 'country'],
   ['country', 'US', 'country'],
   ['region', 'Bavaria', 'region'],
@@ -132,7 +132,7 @@ export function fullCrossDimensionSet(end: number, ranges: string[] = ['7d', '30
   ]
   const q: BenchQuery[] = []
   for (const [range, span] of spans.filter(([r]) => ranges.includes(r)))
-    for (const [param, value, dimension] of CROSS_FILTERS)
+    for (const [param, value, dimension] of FULL_CROSS_FILTERS)
       for (const g of EVENT_GROUP_BYS.filter((g) => g !== dimension))
         q.push({
           label: `x ${range} ${param}=${value} by ${g}`,
