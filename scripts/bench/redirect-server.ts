@@ -23,13 +23,16 @@ export interface BenchServer {
   stop(): Promise<void>
 }
 
-/** `cpus`: pin the server to these CPUs (taskset), so it does not share a core with wrk; `toml`: more config sections. */
-export async function startBenchServer(opts: { root: string; bin?: string; cpus?: string; toml?: string }): Promise<BenchServer> {
+/**
+ * `cpus`: pin the server to these CPUs (taskset), so it does not share a core with wrk; `toml`: more config sections;
+ * `serverToml`: more lines of the [server] section (e.g. `trustProxy = ["127.0.0.1"]`).
+ */
+export async function startBenchServer(opts: { root: string; bin?: string; cpus?: string; toml?: string; serverToml?: string }): Promise<BenchServer> {
   const dir = mkdtempSync(join(tmpdir(), 'shortlink-bench-'))
   const httpsPort = await freePort()
   writeFileSync(
     join(dir, 'shortlink.toml'),
-    `[server]\nbaseUrl = "https://localhost:${httpsPort}/api"\nhttpsPort = ${httpsPort}\nhttpPort = ${await freePort()}\nhostname = "127.0.0.1"\ndataDir = "${dir}/data"\n[limits]\napiPerMinute = 100000\n${opts.toml ?? ''}`,
+    `[server]\nbaseUrl = "https://localhost:${httpsPort}/api"\nhttpsPort = ${httpsPort}\nhttpPort = ${await freePort()}\nhostname = "127.0.0.1"\ndataDir = "${dir}/data"\n${opts.serverToml ?? ''}\n[limits]\napiPerMinute = 100000\n${opts.toml ?? ''}`,
   )
   const cmd = opts.bin ? [resolve(opts.root, opts.bin)] : ['bun', join(opts.root, 'src/main.ts')]
   const pin = opts.cpus ? ['taskset', '-c', opts.cpus] : []
