@@ -25,9 +25,17 @@ export interface BenchServer {
 
 /**
  * `cpus`: pin the server to these CPUs (taskset), so it does not share a core with wrk; `toml`: more config sections;
- * `serverToml`: more lines of the [server] section (e.g. `trustProxy = ["127.0.0.1"]`).
+ * `serverToml`: more lines of the [server] section (e.g. `trustProxy = ["127.0.0.1"]`); `env`: more environment
+ * variables (e.g. BUN_OPTIONS=--cpu-prof, which a compiled binary reads too).
  */
-export async function startBenchServer(opts: { root: string; bin?: string; cpus?: string; toml?: string; serverToml?: string }): Promise<BenchServer> {
+export async function startBenchServer(opts: {
+  root: string
+  bin?: string
+  cpus?: string
+  toml?: string
+  serverToml?: string
+  env?: Record<string, string>
+}): Promise<BenchServer> {
   const dir = mkdtempSync(join(tmpdir(), 'shortlink-bench-'))
   const httpsPort = await freePort()
   writeFileSync(
@@ -36,7 +44,12 @@ export async function startBenchServer(opts: { root: string; bin?: string; cpus?
   )
   const cmd = opts.bin ? [resolve(opts.root, opts.bin)] : ['bun', join(opts.root, 'src/main.ts')]
   const pin = opts.cpus ? ['taskset', '-c', opts.cpus] : []
-  const proc = Bun.spawn([...pin, ...cmd, 'serve', '--config', join(dir, 'shortlink.toml')], { cwd: dir, stdout: 'pipe', stderr: 'ignore' })
+  const proc = Bun.spawn([...pin, ...cmd, 'serve', '--config', join(dir, 'shortlink.toml')], {
+    cwd: dir,
+    stdout: 'pipe',
+    stderr: 'ignore',
+    env: { ...process.env, ...opts.env },
+  })
   let out = ''
   const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader()
   while (!/sk_[A-Za-z0-9_-]+/.test(out)) {
@@ -72,4 +85,10 @@ export async function startBenchServer(opts: { root: string; bin?: string; cpus?
 export function rssMb(pid: number): number {
   const kb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN)
   return kb / 1024
+}
+
+/** CPU time (user + system, all threads) a process has used so far, in seconds (Linux /proc). */
+export function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
+  return (Number(fields[11]) + Number(fields[12])) / 100 // utime, stime in clock ticks (USER_HZ 100)
 }

@@ -77,6 +77,24 @@ export function createGeoIp(databasePath: string) {
     return geo
   }
 
+  /**
+   * One location object per place, not per address: a country database knows ~250 places, a
+   * city database tens of thousands, while every visitor brings a new address. The click
+   * recorder merges visits by the location's id, so visits from one place merge whatever their
+   * address, and the per-address cache holds references, not copies. Bounded like the cache.
+   */
+  const places = new Map<string, GeoLocation>()
+  function placeOf(country: string | null, region: string | null, city: string | null): GeoLocation {
+    const key = `${country}|${region}|${city}`
+    let place = places.get(key)
+    if (!place) {
+      if (places.size >= 50_000) places.clear()
+      place = { id: nextId++, continent: continentOfCountry(country), country, region, city }
+      places.set(key, place)
+    }
+    return place
+  }
+
   function lookup(ip: string): GeoLocation {
     const hit = cache.get(ip)
     if (hit) return hit
@@ -89,7 +107,7 @@ export function createGeoIp(databasePath: string) {
         const sub = r.subdivisions?.[0]
         const region = r.state1 || sub?.names?.en || sub?.iso_code || null
         const city = typeof r.city === 'string' ? r.city || null : (r.city?.names?.en ?? null)
-        geo = { id: nextId++, continent: continentOfCountry(country), country, region, city }
+        geo = placeOf(country, region, city)
       }
     } catch {
       geo = UNKNOWN_LOCATION // not an IP the database understands

@@ -13,7 +13,6 @@
  * lacks: documents here start with no font (they hold no text object).
  */
 import { create as createFont } from 'fontkit'
-import PDFDocument from 'pdfkit'
 import inter400Path from '../../web/fonts/inter-latin-400-normal.woff2' with { type: 'file' }
 import inter700Path from '../../web/fonts/inter-latin-700-normal.woff2' with { type: 'file' }
 import type { Fill, FrameText } from './qr.design'
@@ -73,9 +72,14 @@ export function textOutline(font: Font, text: string, size: number, cx: number, 
   return { d, width }
 }
 
+/** pdfkit (with fontkit, ~10 MB of heap once loaded), loaded with the first PDF: an idle server does not hold it. */
+let pdfkit: Promise<{ default: typeof import('pdfkit') }> | null = null
+
 /** A pdfkit document that streams its bytes to `sink`. */
 export async function openPdf(opts: { size: [number, number]; sink: (chunk: Uint8Array) => void; title?: string }) {
   const f = await textFonts()
+  pdfkit ??= import('pdfkit')
+  const { default: PDFDocument } = await pdfkit
   const doc = new PDFDocument({
     size: opts.size,
     margin: 0,
