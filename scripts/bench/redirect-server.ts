@@ -81,6 +81,13 @@ export async function startBenchServer(opts: {
   }
 }
 
+/** Resident set size of a process in MB, and its anonymous (heaps) and file-backed (code, mapped files) parts (Linux /proc). */
+export function rssPartsMb(pid: number): { rss: number; anon: number; file: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+  const kb = (name: string) => Number(new RegExp(`${name}:\\s+(\\d+)`).exec(status)?.[1] ?? NaN) / 1024
+  return { rss: kb('VmRSS'), anon: kb('RssAnon'), file: kb('RssFile') }
+}
+
 /** Resident set size of a process in MB (Linux /proc). */
 export function rssMb(pid: number): number {
   const kb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN)
