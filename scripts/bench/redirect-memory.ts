@@ -16,6 +16,7 @@ import { join, resolve } from 'node:path'
 import { $ } from 'bun'
 import { arg } from './args'
 import { rssMb, startBenchServer } from './redirect-server'
+import { COUNT_STATUSES_LUA } from './wrk'
 
 const rounds = Number(arg('rounds', '3'))
 const seconds = Number(arg('seconds', '8'))
@@ -38,23 +39,11 @@ const scriptDir = mkdtempSync(join(tmpdir(), 'shortlink-wrk-'))
 const ATTACK_LUA = join(scriptDir, 'attack.lua')
 writeFileSync(
   ATTACK_LUA,
-  `local threads = {}
-local n = 0
-function setup(thread) n = n + 1; thread:set("id", n); table.insert(threads, thread) end
-local chars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+  `${COUNT_STATUSES_LUA}local chars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 local function head() local t = {} for i = 1, 16 do local r = math.random(1, #chars) t[i] = chars:sub(r, r) end return table.concat(t) end
 local keyFill, uaFill
-statuses = {}
 function init(args) math.randomseed(os.time() * 1000 + id); keyFill = string.rep("k", ${keyBytes} - 16); uaFill = string.rep("u", ${uaBytes} - 16) end
 function request() return wrk.format("GET", "/" .. head() .. keyFill, { ["User-Agent"] = head() .. uaFill }) end
-function response(status) statuses[status] = (statuses[status] or 0) + 1 end
-function done()
-  local total = {}
-  for _, t in ipairs(threads) do for s, c in pairs(t:get("statuses")) do total[s] = (total[s] or 0) + c end end
-  local parts = {}
-  for s, c in pairs(total) do table.insert(parts, s .. ":" .. c) end
-  io.write("statuses " .. table.concat(parts, " ") .. "\\n")
-end
 `,
 )
 

@@ -89,6 +89,25 @@ function statusesOf(out: string): Record<string, number> | null {
 }
 
 /**
+ * Lua for wrk scripts that count answers per status: numbers the threads (`id`, for seeding), counts
+ * in each, and prints the totals as `statuses 302:N 404:M` (read back by `wrk()`). A script adds its
+ * own init() and request().
+ */
+export const COUNT_STATUSES_LUA = `local threads = {}
+local n = 0
+function setup(thread) n = n + 1; thread:set("id", n); table.insert(threads, thread) end
+statuses = {}
+function response(status) statuses[status] = (statuses[status] or 0) + 1 end
+function done()
+  local total = {}
+  for _, t in ipairs(threads) do for s, c in pairs(t:get("statuses")) do total[s] = (total[s] or 0) + c end end
+  local parts = {}
+  for s, c in pairs(total) do table.insert(parts, s .. ":" .. c) end
+  io.write("statuses " .. table.concat(parts, " ") .. "\\n")
+end
+`
+
+/**
  * Real traffic: every request carries its own Referer (a distinct page on one of 10,000 sites)
  * and its own client address in X-Forwarded-For (random public-looking IPv4, so geo lookups vary;
  * the server must trust the loopback proxy). Counts responses per status (printed as
@@ -98,11 +117,7 @@ export function distinctVisitsScript(path: string): string {
   const file = join(mkdtempSync(join(tmpdir(), 'shortlink-wrk-')), 'distinct.lua')
   writeFileSync(
     file,
-    `local threads = {}
-local n = 0
-function setup(thread) n = n + 1; thread:set("id", n); table.insert(threads, thread) end
-statuses = {}
-local seq = 0
+    `${COUNT_STATUSES_LUA}local seq = 0
 local path = ${JSON.stringify(path)}
 function init(args) math.randomseed(os.time() * 1000 + id) end
 function request()
@@ -113,14 +128,6 @@ function request()
   local headers = { ["Referer"] = ref, ["X-Forwarded-For"] = ip }
   for k, v in pairs(wrk.headers) do headers[k] = v end
   return wrk.format("GET", path, headers)
-end
-function response(status) statuses[status] = (statuses[status] or 0) + 1 end
-function done()
-  local total = {}
-  for _, t in ipairs(threads) do for s, c in pairs(t:get("statuses")) do total[s] = (total[s] or 0) + c end end
-  local parts = {}
-  for s, c in pairs(total) do table.insert(parts, s .. ":" .. c) end
-  io.write("statuses " .. table.concat(parts, " ") .. "\\n")
 end
 `,
   )
