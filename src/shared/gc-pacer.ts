@@ -29,7 +29,12 @@ export function createGcPacer(opts: { everyMs?: number; collect?: () => void; se
   // collections left behind under load, and the start-up's garbage (migrations, route
   // compilation, the OpenAPI document), is given back, so an idle server returns to its idle
   // RSS (docs/bench/redirect.md). Never while requests are being served: it costs ~10-30 ms.
-  const settle = opts.settle ?? (() => Bun.gc(true))
+  const settle =
+    opts.settle ??
+    (() => {
+      Bun.gc(true)
+      Bun.shrink() // and hands freed heap pages back to the system
+    })
   const settleAfter = opts.settleAfterTicks ?? 10
   let served = 0
   let seen = 0
