@@ -9,7 +9,7 @@ import pkg from '../package.json'
 import { ADMIN_USER_ID, type Caller, type KeyRecord } from './auth'
 import { BackupCommandError, backupCommand, nodeParts, RestoreFailedError, RestoreRefusedError, restoreBackup } from './backup'
 import { type Config, ConfigError, deriveSettings, loadConfig } from './config'
-import { createClusterDeps, createDeps, type Deps, type SqliteDeps } from './deps'
+import { createClusterDeps, createDeps, type Deps } from './deps'
 import { IMPORT_SOURCES, type ImportRecordValue, type ImportSourceName } from './imports'
 import { startServer } from './server'
 import { AppError, createLogger, readCapped } from './shared'
@@ -122,12 +122,16 @@ async function serve(flags: Record<string, string>) {
     // Before the store: a bad certificate file fails the start without migrating anything.
     const cert = await loadServerCertificate(config, deriveSettings(config))
     deps = await openDeps(config, log)
-    // Loaded while the server starts and answers (a city database takes 100-300 ms): a visit
-    // before then gets its location when its click is written, location targeting waits.
-    geoFailure = deps.geo.warm().then(
-      () => null,
-      (e: unknown) => e as Error,
-    )
+    // A configured database is loaded while the server starts and answers (a city database takes
+    // 100-300 ms), so a file that cannot be read stops it now; a visit before then gets its location
+    // when its click is written, location targeting waits. The bundled country database (8 MB of
+    // heap) loads with the first lookup: an idle server does not hold it.
+    geoFailure = config.geoip.database
+      ? deps.geo.warm().then(
+          () => null,
+          (e: unknown) => e as Error,
+        )
+      : Promise.resolve(null)
     firstKey = await deps.firstAdminKey()
     server = startServer(deps, cert)
     // On PostgreSQL the listener reads the stored certificates after it starts listening: a restart
@@ -144,13 +148,9 @@ async function serve(flags: Record<string, string>) {
     )
   }
 
-  // In the background: the first QR renders are then as quick as later ones (see warmUpChecks).
-  // A second later, so its first chunks (compiling the decoders' wasm, ~40 ms) do not hold
-  // up the first requests a restart answers.
-  setTimeout(() => deps.qr.warmUp().catch((e) => log.warn('qr warm-up failed', { error: String(e) })), 1000)
-
-  // The events engine (DuckDB, its own thread) opens now, after the listeners: statistics wait for it.
-  if ('events' in deps) (deps as SqliteDeps).events.warm()
+  // Nothing heavy loads before it is first needed (an idle server holds ≤ 100 MB, docs/bench/redirect.md):
+  // the QR decoders warm up with the first render (src/qr/qr.render.ts), the events engine (DuckDB,
+  // its own thread) opens with the first click batch or statistics read (src/stats/click-recorder.ts).
 
   // Logged last: tests and scripts wait for this line, the key above is already out.
   log.info('started', { config: file ?? '(embedded default)', dataDir: config.server.dataDir, tls: config.tls.mode })
