@@ -8,7 +8,7 @@
  */
 
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import type { SQL } from 'bun'
 import {
   type AuthService,
@@ -31,7 +31,7 @@ import {
   type UserService,
 } from './auth'
 import { type BackupService, createBackupService, nodeParts, scheduleOf } from './backup'
-import { type Config, deriveSettings, type Settings } from './config'
+import { type Config, deriveSettings, parseDuration, type Settings } from './config'
 import { type ConversionService, type ConversionStoreAsync, createConversionService, createConversionStore, createPgConversionStore } from './conversions'
 import { createDashboard, type Dashboard } from './dashboard'
 import {
@@ -47,7 +47,8 @@ import { createBlobStore, createFileService, createFileStore, createPgFileStore,
 import { createGeoIp, type GeoIp } from './geo'
 import { createReadiness, type Readiness, storeCheck } from './health'
 import { createImportService, createImportStore, createPgImportStore, type ImportService, type ImportStorePort } from './imports'
-import { createLinkService, createLinkStore, createPgLinkStore, type LinkService, type LinkStore, type LinkStorePort } from './links'
+import { createHealthStore, createLinkHealth, createPgHealthStore, type HealthStorePort, type LinkHealthService, leaseLeadership } from './link-health'
+import { createLinkService, createLinkStore, createPgLinkStore, type LinkRecord, type LinkService, type LinkStore, type LinkStorePort } from './links'
 import {
   type BatchService,
   type BatchStorePort,
@@ -144,6 +145,7 @@ export interface StoreBundle<P extends Ports = Ports> {
   /** GET /statistics/events: the raw events, streamed (through a temporary file). */
   statsExporter: NonNullable<Parameters<typeof createStatsService>[0]['exporter']>
   tls: TlsStorePort
+  health: HealthStorePort
   imports: ImportStorePort
   batches: BatchStorePort
   /** One ACME order per domain across nodes (PostgreSQL); none on one node. */
@@ -196,6 +198,8 @@ export interface Deps<P extends Ports = Ports> {
   conversions: ConversionService
   imports: ImportService
   dashboard: Dashboard
+  /** Destination checks (started and stopped with the server), the record's `health`, the redirect's fallback lookup. */
+  linkHealth: LinkHealthService
   webhooks: Webhooks
   /** GET /readyz: the store's check here; the server adds its listeners', other parts their own. */
   readiness: Readiness
@@ -270,9 +274,11 @@ function sqliteStores(
     conversionsRecorded: () => events.syncConversions(),
     statsExporter: createEventsExporter(db, events, dbPath === ':memory:' ? join(tmpdir(), `shortlink-${process.pid}`) : eventsPathOf(dbPath)),
     tls: createTlsStore(db),
+    health: createHealthStore(db),
     imports: createImportStore(db),
     batches: createBatchStore(db),
-    recorder: createClickRecorder(events, log),
+    // Its journal beside the store file: visits the events engine cannot take yet wait there (click-journal.ts).
+    recorder: createClickRecorder(events, log, { journalDir: dbPath === ':memory:' ? undefined : dirname(dbPath) }),
     // Deliveries run on a thread of their own over the same file; an in-memory store can only be used here.
     webhooks: { store: createWebhookStore(db), soleNode: true, deliveryStore: dbPath === ':memory:' ? null : { sqlite: dbPath } },
     apiLimiter: (perMinute) => createRateLimiter(perMinute),
@@ -319,10 +325,12 @@ async function postgresStores(config: Config, log: Logger, now: () => number): P
       conversions: createPgConversionStore(sql),
       statsExporter: createPgEventsExporter(sql, tmpdir()),
       tls: createPgTlsStore(sql, { publish }),
+      health: createPgHealthStore(sql, { publish }),
       imports: createPgImportStore(sql),
       batches: createPgBatchStore(sql),
       locks: createLeaseLocks(sql),
-      recorder: createPgClickRecorder(sql, log),
+      // Its journal in this node's data dir: visits the store cannot take yet wait there (click-journal.ts).
+      recorder: createPgClickRecorder(sql, log, { journalDir: config.server.dataDir }),
       webhooks: { store: createPgWebhookStore(sql), soleNode: false, deliveryStore: { postgres: config.store.url } },
       apiLimiter: (perMinute) => createClusterApiLimiter(limits, perMinute, now),
       signInLimiter: createClusterSignInLimiter(limits, now),
@@ -344,6 +352,9 @@ async function postgresStores(config: Config, log: Logger, now: () => number): P
 
 /** The advisory lock key of the first admin key (any fixed number no other code uses). */
 const BOOTSTRAP_LOCK_KEY = 7_240_514_002n
+
+/** The lease (locks table) of the node that runs the scheduled link-health checks. */
+const HEALTH_LEASE = 'link-health-checks'
 
 /** The services, built once over either bundle of stores. */
 function assemble<P extends Ports>(config: Config, stores: StoreBundle<P>, log: Logger, now: () => number): Deps<P> {
@@ -382,6 +393,22 @@ function assemble<P extends Ports>(config: Config, stores: StoreBundle<P>, log: 
       isAdminUser: (id) => then(stores.auth.getUser(id), (u) => u?.role === 'admin' && !u.disabled && u.deletedAt === null),
     }),
   })
+  const locks = stores.locks
+  const linkHealth = createLinkHealth({
+    store: stores.health,
+    settings,
+    everyMs: config.health.every === '0' ? 0 : parseDuration(config.health.every),
+    timeoutMs: parseDuration(config.health.timeout),
+    allowPrivateNetworks: config.health.allowPrivateNetworks,
+    log,
+    now,
+    // On PostgreSQL the node holding the lease checks; on SQLite the only node does.
+    lead: locks ? (work, stop) => leaseLeadership(locks, HEALTH_LEASE, work, stop, log) : undefined,
+    recordOf: async (ref) => {
+      const row = await links.findLiveRow(ref.domain, ref.key)
+      return row?.id === ref.id ? ((await links.toRecord(row)) as LinkRecord) : null
+    },
+  })
   const links = createLinkService({
     store: stores.links,
     tags: stores.tags,
@@ -389,8 +416,18 @@ function assemble<P extends Ports>(config: Config, stores: StoreBundle<P>, log: 
     isUsableDomain: (slug) => domains.isUsableForLinks(slug),
     checkQrOptions: qr.validateQrOptions,
     fileUsable: (fileId, ownerId) => then(files.get(fileId), (f) => f?.userId === ownerId),
+    healthOf: linkHealth.healthOf,
     now,
   })
+  // A written link's URLs and status follow at once (a deleted one is forgotten).
+  links.onChange((c) => linkHealth.linkChanged(c.id))
+  const webhooks = createWebhooks({ ...stores.webhooks, config, log, now })
+  // link.broken / link.recovered (contract), once per change: the node that wrote the change announces it.
+  linkHealth.onHealthChange((record, from, to) => {
+    const type = to === 'broken' ? 'link.broken' : from === 'broken' && to === 'ok' ? 'link.recovered' : null
+    if (type) return webhooks.announce([{ type, userId: record.userId, linkId: record.id, tagIds: record.tags, data: record }])
+  })
+
   const tags = createTagService(stores.tags)
   // Imports write through the link and tag services, so an imported link is checked, cached and announced as any other.
   const imports = createImportService({
@@ -443,7 +480,8 @@ function assemble<P extends Ports>(config: Config, stores: StoreBundle<P>, log: 
     }),
     imports,
     dashboard: createDashboard({ apiPrefix: settings.apiPrefix, log }),
-    webhooks: createWebhooks({ ...stores.webhooks, config, log, now }),
+    linkHealth,
+    webhooks,
     readiness: readinessOf(stores.handle),
     backups:
       stores.handle.kind === 'sqlite'

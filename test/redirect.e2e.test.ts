@@ -27,10 +27,10 @@ const linkByKey = async (key: string) =>
 
 beforeAll(async () => {
   s = await startServer({ toml: `trustProxy = ["127.0.0.1", "::1"]\n[geoip]\ndatabase = "${CITY_DB}"\n` })
-}, 60_000)
+})
 afterAll(async () => {
   await s?.stop()
-}, 60_000)
+})
 
 describe('decision branches over HTTPS', () => {
   test('a link redirects 302 with UTM merged and ?qr=1 dropped', async () => {
@@ -268,19 +268,24 @@ describe('counting', () => {
     }
     await t.fetch(url, { headers: { 'user-agent': UA.googlebot } }) // not counted
     expect(await t.stop('SIGTERM')).toBe(0)
-    // Read from the store itself (its SQLite file, or its PostgreSQL database).
-    const clicks = (await queryStore<{ clicks: number }>(t, `SELECT CAST(clicks AS integer) AS clicks FROM links WHERE id = '${link.id}'`))[0]?.clicks
-    const dims = await queryStore<any>(
-      t,
-      `SELECT os, browser, device, country, city, continent, scan, referer, utm_source, utm_medium, CAST(sum(n) AS integer) AS n
-        FROM click_events GROUP BY os, browser, device, country, city, continent, scan, referer, utm_source, utm_medium ORDER BY os, scan, referer`,
-    )
+    // The link's count from the store itself (its SQLite file, or its PostgreSQL database); its visits from the
+    // raw events export of a server started again on the same store (on SQLite the events live in DuckDB).
+    // On PostgreSQL a link's counters are in link_clicks (its migration 0010).
+    const counters = t.storeUrl ? 'link_clicks c JOIN links l ON l.seq = c.seq' : 'links l'
+    const clicks = (await queryStore<{ clicks: number }>(t, `SELECT CAST(clicks AS integer) AS clicks FROM ${counters} WHERE l.id = '${link.id}'`))[0]?.clicks
     expect(clicks).toBe(500)
-    const total = dims.reduce((a: number, r: any) => a + r.n, 0)
+    const again = await startServer({ dir: t.dir })
+    const exported = await again.api(`/statistics/events?format=ndjson&linkId=${link.id}&interval=all`, { key: t.adminKey })
+    expect(exported.status).toBe(200)
+    const dims = (await exported.text())
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line))
+    const total = dims.reduce((a: number, r: any) => a + r.count, 0)
     expect(total).toBe(500)
     const by = (k: string) =>
       Object.fromEntries(
-        Object.entries(Object.groupBy(dims, (r: any) => String(r[k]))).map(([v, rows]) => [v, rows!.reduce((a: number, r: any) => a + r.n, 0)]),
+        Object.entries(Object.groupBy(dims, (r: any) => String(r[k]))).map(([v, rows]) => [v, rows!.reduce((a: number, r: any) => a + r.count, 0)]),
       )
     expect(by('os')).toEqual({ IOS: 100, Android: 100, Windows: 100, MacOS: 100, Linux: 100 })
     expect(by('browser')).toEqual({ Safari: 200, Chrome: 200, Firefox: 100 })
@@ -288,12 +293,11 @@ describe('counting', () => {
     expect(by('country')).toEqual({ US: 200, DE: 100, GB: 100, AU: 100 })
     expect(by('continent')).toEqual({ 'North America': 200, Europe: 200, Oceania: 100 })
     expect(by('city')['Mountain View']).toBe(100)
-    expect(by('scan')).toEqual({ '0': 250, '1': 250 })
+    expect(by('scan')).toEqual({ false: 250, true: 250 })
     expect(by('referer')).toEqual({ 'news.example.org': 167, null: 333 })
-    expect(by('utm_source')).toEqual({ flyer: 500 })
-    expect(by('utm_medium')).toEqual({ print: 500 })
+    expect(by('utmSource')).toEqual({ flyer: 500 })
+    expect(by('utmMedium')).toEqual({ print: 500 })
 
-    const again = await startServer({ dir: t.dir })
     const after = (await (await again.api(`/links/${link.id}`, { key: t.adminKey })).json()) as any
     expect(after.clicks).toBe(500)
     expect(after.lastClicked).not.toBeNull()

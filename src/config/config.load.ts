@@ -179,6 +179,7 @@ function crossChecks(c: Config): string[] {
     } catch {}
     if (!host) problems.push('store.url: expected postgres://user:password@host:port/database (a host is required)')
   }
+  problems.push(...healthChecks(c))
   if (c.metrics.listen) {
     const port = Number(/:(\d+)$/.exec(c.metrics.listen)?.[1])
     if (!(port >= 1 && port <= 65535)) problems.push(`metrics.listen: port must be 1-65535 (got ${JSON.stringify(c.metrics.listen)})`)
@@ -192,6 +193,15 @@ function crossChecks(c: Config): string[] {
   } catch {
     problems.push(`server.baseUrl: not a URL`)
   }
+  return problems
+}
+
+function healthChecks(c: Config): string[] {
+  const problems: string[] = []
+  const every = c.health.every === '0' ? 0 : parseDuration(c.health.every)
+  if (every !== 0 && !(every >= 1000)) problems.push(`health.every: at least 1s, or "0" for off (got ${JSON.stringify(c.health.every)})`)
+  const timeout = parseDuration(c.health.timeout)
+  if (!(timeout >= 100 && timeout <= 60_000)) problems.push(`health.timeout: 100ms to 60s (got ${JSON.stringify(c.health.timeout)})`)
   return problems
 }
 

@@ -219,6 +219,27 @@ export const BackupConfig = T.Object(
   { additionalProperties: false, default: {} },
 )
 
+/** A duration: digits and a unit, repeated ("1h", "30s", "1h30m"). */
+const DURATION = '([0-9]+(ms|s|m|h|d))+'
+
+export const HealthConfig = T.Object(
+  {
+    every: Str(
+      '1h',
+      'How often each distinct destination URL of live links is checked (one node of a cluster checks), e.g. "1h", "30m"; at least "1s". "0" turns the scheduled checks off (POST /links/{id}/health still checks on demand).',
+      { pattern: `^0$|^${DURATION}$` },
+    ),
+    timeout: Str('10s', 'Deadline of one check of a URL (HEAD, GET and every redirect hop together), e.g. "10s"; 100ms to 60s.', {
+      pattern: `^${DURATION}$`,
+    }),
+    allowPrivateNetworks: T.Boolean({
+      default: false,
+      description: 'Let link-health checks request private, loopback and link-local addresses (refused by default, as for POST /qr/scan).',
+    }),
+  },
+  { additionalProperties: false, default: {} },
+)
+
 export const Config = T.Object(
   {
     server: ServerConfig,
@@ -236,6 +257,7 @@ export const Config = T.Object(
     metrics: MetricsConfig,
     backup: BackupConfig,
     stats: StatsConfig,
+    health: HealthConfig,
   },
   { additionalProperties: false },
 )

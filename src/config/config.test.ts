@@ -65,6 +65,19 @@ describe('config: metrics and backups', () => {
 })
 
 describe('config', () => {
+  test('[health]: defaults as the contract says; "0" turns the checker off; out-of-range durations are named', () => {
+    expect(buildConfig({}, {}).health).toEqual({ every: '1h', timeout: '10s', allowPrivateNetworks: false })
+    expect(buildConfig({ health: { every: '0' } }, {}).health.every).toBe('0')
+    expect(buildConfig({}, { SHORTLINK_HEALTH_EVERY: '90s', SHORTLINK_HEALTH_ALLOWPRIVATENETWORKS: 'true' }).health).toMatchObject({
+      every: '90s',
+      allowPrivateNetworks: true,
+    })
+    expect(parseDuration('1h30m')).toBe(5_400_000)
+    expect(problems(() => buildConfig({ health: { every: '500ms' } }, {}))).toEqual(['health.every: at least 1s, or "0" for off (got "500ms")'])
+    expect(problems(() => buildConfig({ health: { timeout: '2m' } }, {}))).toEqual(['health.timeout: 100ms to 60s (got "2m")'])
+    expect(problems(() => buildConfig({ health: { every: 'hourly' } }, {}))[0]).toStartWith('health.every: ')
+  })
+
   test('an invalid admin key is refused without being echoed', () => {
     const secret = 'short!key'
     const fromFile = problems(() => buildConfig({ auth: { adminKey: secret } }, {}))

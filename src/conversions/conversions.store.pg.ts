@@ -1,5 +1,5 @@
 /**
- * Conversions on PostgreSQL (migration 0008), as conversions.store.ts on SQLite. Several nodes
+ * Conversions on PostgreSQL (migration 0013), as conversions.store.ts on SQLite. Several nodes
  * may take the same call at once: the customer and the conversion go in with `ON CONFLICT DO
  * NOTHING` on their unique keys, so the second transaction waits for the first and then finds
  * its row (read committed: each statement sees what committed before it).

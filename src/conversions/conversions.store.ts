@@ -1,5 +1,5 @@
 /**
- * Conversions on SQLite (migration 0016): the tracked clicks the events engine writes with its
+ * Conversions on SQLite (migration 0018): the tracked clicks the events engine writes with its
  * click batches, customers, and leads and sales with their idempotency keys (unique indexes,
  * kept for ever). One synchronous transaction per call: the checks and the insert cannot
  * interleave with another call's, and the outbox event is written in it.

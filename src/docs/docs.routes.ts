@@ -55,9 +55,33 @@ else the domain's expiredUrl, else a 410 page; link-preview bots (Facebook, Slac
 tags from previewData, not counted; password → a form (200; a wrong password 403) whose POST sets a one-hour cookie scoped to the link; wrong
 guesses are limited to 10 per IP (IPv6 /64) and link and 100 per link, per 15 minutes, then 429 with Retry-After; hosted types (text, wi-fi, menu, document, file, image, audio, video, svg, app-stores) →
 a landing page at the short link, their files at \`/<key>/file/<fileId>\` behind the same checks; otherwise targeting,
-then the visitor's query fills parameters the target lacks and the link's utm values set or override theirs.
+then health (a resolved URL that is broken, see \`health\` on the link, is replaced by \`linkOptions.healthFallbackUrl\`
+when the link has one; the visit still counts), then the visitor's query fills parameters the target lacks and the
+link's utm values set or override theirs.
 \`?qr=1\` marks a scan and is dropped. Other bots are redirected and not counted. A click reaches \`clicks\` and the
 statistics within about a second (one flush window); a crash loses at most that window.`
+
+interface Operation {
+  parameters?: { name: string; in: string; schema?: { 'x-documented-name'?: string } }[]
+}
+
+/**
+ * The router wants one parameter name per place in a method's tree (POST /links/{type} and
+ * POST /links/{id}/health share theirs): a path parameter whose schema carries
+ * `x-documented-name` is documented under that name, in the path and in its operations.
+ */
+function withDocumentedNames(path: string, item: Record<string, Operation>): [string, Record<string, Operation>] {
+  let documented = path
+  for (const op of Object.values(item))
+    for (const p of op.parameters ?? []) {
+      const name = p.in === 'path' ? p.schema?.['x-documented-name'] : undefined
+      if (!name) continue
+      documented = documented.replace(`{${p.name}}`, `{${name}}`)
+      p.name = name
+      delete p.schema!['x-documented-name']
+    }
+  return [documented, item]
+}
 
 /**
  * A body-less answer (a `t.Void()` response, e.g. GET /session's 204) comes out of the
@@ -106,7 +130,8 @@ export function docsRoutes(settings: Pick<Settings, 'apiPrefix' | 'baseUrl'>, ap
     const paths: Record<string, unknown> = {}
     for (const [path, item] of Object.entries(generated.paths ?? {})) {
       if (path.startsWith(`${prefix}/docs`) || path === `${prefix}/openapi.json`) continue
-      paths[path.slice(prefix.length) || '/'] = withoutBodylessContent(item)
+      const [documented, operations] = withDocumentedNames(path.slice(prefix.length) || '/', withoutBodylessContent(item) as Record<string, Operation>)
+      paths[documented] = operations
     }
     cached = JSON.stringify({
       openapi: '3.1.0',

@@ -13,6 +13,14 @@ export const EVENT_CATALOG = {
     description:
       'A counted visit, scans included (one event per visit). `data`: `{ link: { id, domain, key, shortLink, destination }, click: { at, scan, continent, country, region, city, device, os, browser, referer, refererUrl, utmSource, utmMedium, utmCampaign, utmTerm, utmContent } }`.',
   },
+  'link.broken': {
+    about: 'link',
+    description: "A link's destination checks turned it broken (contract: link health). `data`: the link record, its `health` included.",
+  },
+  'link.recovered': {
+    about: 'link',
+    description: 'A broken link passed its destination checks again. `data`: the link record, its `health` included.',
+  },
   'domain.updated': {
     about: 'domain',
     description: "A custom domain's `cnameStatus` or `sslStatus` changed. `data`: the domain record. Admins only.",

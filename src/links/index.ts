@@ -1,5 +1,17 @@
-/** Links: the create types (GS1 products included), validation, storage, list/count/search, the stored-link decoder. Other modules import this file only. */
+/** Links: the create types (GS1 products included), validation, storage, list/count/search, the stored-link decoder, the URLs a link's health is checked on. Other modules import this file only. */
 export { isHosted } from './links.content'
+export {
+  type BrokenUrl,
+  HEALTH_STATUSES,
+  HEALTH_TYPES,
+  type HealthStatus,
+  hasHealth,
+  healthUrlsOf,
+  type LinkHealth,
+  LinkHealthSchema,
+  type UrlHealth,
+  unknownHealth,
+} from './links.health'
 export { keyOfShortLinkPath, type LinkRecord, type StoredLinkView, shortLinkOf, storedDataOf, storedLinkViewOf } from './links.record'
 export { linkRoutes } from './links.routes'
 export { FILTER_TYPES, LinkOptions, MAX_KEY_LENGTH } from './links.schema'

@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { createHarness } from '../../test/helpers/in-process'
+import type { LinkHealth } from './links.health'
 import { linkRecordOf, storedLinkViewOf } from './links.record'
 
 const future = new Date(Date.now() + 86_400_000).toISOString()
@@ -30,7 +31,14 @@ describe('links.record: the one decoder of a stored row', () => {
     const answered = (await h.call('GET', `/links/${created.body.id}`, { key: h.keys.member })).body
 
     const row = h.deps.links.findLiveRow('localhost', 'decoded')!
-    expect(linkRecordOf(row, tags, h.deps.settings)).toEqual(answered)
+    const health = (h.deps.linkHealth.healthOf([row]) as Map<number, LinkHealth | null>).get(row.seq)!
+    expect(linkRecordOf(row, tags, h.deps.settings, health)).toEqual(answered)
+    expect(answered.health).toMatchObject({
+      status: 'unknown',
+      checkedAt: null,
+      brokenUrls: [],
+      urls: ['https://dest.example/page?a=1', 'https://apps.example/ios', 'https://apps.example/android'].map((url) => ({ url, status: 'unknown' })),
+    })
     expect(answered).toMatchObject({ tags, comments: 'round trip', hasPassword: true, utm: linkOptions.utm, Targeting: linkOptions.Targeting })
 
     expect(storedLinkViewOf(row)).toEqual({
@@ -49,6 +57,7 @@ describe('links.record: the one decoder of a stored row', () => {
       Targeting: linkOptions.Targeting,
       appStores: null,
       trackConversion: false,
+      healthFallbackUrl: null,
     })
     expect(row.password_hash).toStartWith('$argon2')
   })
@@ -60,7 +69,8 @@ describe('links.record: the one decoder of a stored row', () => {
     await h.call('PATCH', `/links/${plain.id}`, { json: { linkOptions: { utm: null } } })
     const plainRow = h.deps.links.findLiveRow('localhost', 'plain')!
     expect(JSON.parse(plainRow.options)).toEqual({})
-    expect(linkRecordOf(plainRow, [], h.deps.settings)).toEqual((await h.call('GET', `/links/${plain.id}`)).body)
+    const health = (h.deps.linkHealth.healthOf([plainRow]) as Map<number, LinkHealth | null>).get(plainRow.seq)!
+    expect(linkRecordOf(plainRow, [], h.deps.settings, health)).toEqual((await h.call('GET', `/links/${plain.id}`)).body)
     expect(storedLinkViewOf(plainRow)).toMatchObject({
       utm: null,
       previewData: null,

@@ -9,6 +9,7 @@ import type { Static } from '@sinclair/typebox'
 import type { Settings } from '../config'
 import { toIso } from '../shared'
 import { isHosted, type LinkDataValue } from './links.content'
+import type { LinkHealth } from './links.health'
 import type { ContentOption, Expiration, LinkRecord as LinkRecordSchema, PreviewData, Targeting, Utm } from './links.schema'
 import type { LinkRow } from './links.store'
 
@@ -25,6 +26,7 @@ export interface StoredOptions {
   Targeting?: Static<typeof Targeting> | null
   /** Kept only when true. */
   trackConversion?: true | null
+  healthFallbackUrl?: string | null
 }
 
 /** The URLs a record names: short links on their domain, QR images under the API. */
@@ -47,8 +49,8 @@ export const shortLinkOf = (origins: Pick<RecordOrigins, 'shortOrigin'>, domain:
 export const storedOptionsOf = (row: Pick<LinkRow, 'options'>): StoredOptions => JSON.parse(row.options) as StoredOptions
 export const storedDataOf = (row: Pick<LinkRow, 'data'>): LinkDataValue => JSON.parse(row.data) as LinkDataValue
 
-/** Row → API record; `tags` are the link's tag ids in their stored order. */
-export function linkRecordOf(row: LinkRow, tags: string[], origins: RecordOrigins): LinkRecord {
+/** Row → API record; `tags` are the link's tag ids in their stored order, `health` as the link-health module knows it. */
+export function linkRecordOf(row: LinkRow, tags: string[], origins: RecordOrigins, health: LinkHealth | null): LinkRecord {
   const o = storedOptionsOf(row)
   return {
     id: row.id,
@@ -76,6 +78,8 @@ export function linkRecordOf(row: LinkRow, tags: string[], origins: RecordOrigin
     archived: row.archived === 1,
     data: storedDataOf(row),
     qrOptions: row.qr_options === null ? null : JSON.parse(row.qr_options),
+    healthFallbackUrl: o.healthFallbackUrl ?? null,
+    health,
   }
 }
 
@@ -101,6 +105,8 @@ export interface StoredLinkView {
   appStores: { ios?: string; android?: string } | null
   /** Counted visits get a click id, handed to the destination as `sl_id`. */
   trackConversion: boolean
+  /** Where a visit goes instead when its resolved URL is broken. */
+  healthFallbackUrl: string | null
 }
 
 export function storedLinkViewOf(row: LinkRow): StoredLinkView {
@@ -122,6 +128,7 @@ export function storedLinkViewOf(row: LinkRow): StoredLinkView {
     Targeting: o.Targeting ?? null,
     appStores: data ? { ios: data.ios, android: data.android } : null,
     trackConversion: o.trackConversion === true,
+    healthFallbackUrl: o.healthFallbackUrl ?? null,
   }
 }
 
@@ -132,4 +139,4 @@ export function mergeStoredOptions(current: StoredOptions, changes: StoredOption
   for (const k of Object.keys(merged) as (keyof StoredOptions)[]) if (merged[k] === null) delete merged[k]
   return merged
 }
-const STORED_OPTION_KEYS = ['comments', 'expiration', 'utm', 'option', 'previewData', 'Targeting', 'trackConversion'] as const
+const STORED_OPTION_KEYS = ['comments', 'expiration', 'utm', 'option', 'previewData', 'Targeting', 'trackConversion', 'healthFallbackUrl'] as const

@@ -6,6 +6,7 @@
 import { type Static, type TLiteral, type TSchema, type TUnion, Type as t } from '@sinclair/typebox'
 import { Gs1Data } from '../gs1'
 import { FILE_ID_PATTERN, PlainText, pagingQuery, sortOrderQuery } from '../shared'
+import { HealthFilter, LinkHealthSchema } from './links.health'
 
 export const CREATE_TYPES = [
   'link',
@@ -295,6 +296,13 @@ const linkOptions = <G extends TSchema>(targetingSchema: G) =>
         ),
       ),
       archived: t.Optional(t.Boolean()),
+      healthFallbackUrl: t.Optional(
+        nullable(
+          Url(
+            'Where a visit goes instead when the URL it resolves to (destination or targeting URL) is broken (see `health`); the visit still counts. Types with health only (link, google-form, gs1).',
+          ),
+        ),
+      ),
     },
     { ...strict, description: 'On update, an absent field is unchanged and null clears it.' },
   )
@@ -358,6 +366,8 @@ export const LinkRecord = t.Object({
   archived: t.Boolean(),
   data: t.Unknown({ description: 'The content as sent.' }),
   qrOptions: nullable(t.Unknown()),
+  healthFallbackUrl: nullable(t.String({ description: 'linkOptions.healthFallbackUrl.' })),
+  health: nullable(LinkHealthSchema),
 })
 
 const ArrayOf = <T extends TSchema>(item: T, min: number, max: number, description: string) => t.Array(item, { minItems: min, maxItems: max, description })
@@ -370,6 +380,7 @@ const linkFilters = (searchMax: number) => ({
   includeArchived: t.Optional(t.Boolean({ default: false })),
   ids: t.Optional(ArrayOf(t.String({ minLength: 1 }), 1, 100, 'Link ids (repeated).')),
   shortLinks: t.Optional(ArrayOf(t.String({ minLength: 1, maxLength: 2500 }), 1, 100, 'Full short links (repeated).')),
+  health: t.Optional(HealthFilter),
 })
 
 export const ListLinksQuery = t.Object({

@@ -9,6 +9,8 @@ import { type Caller, canAccessOwnedBy } from '../auth'
 import { AppError, forbidden, newId, notFound, pageWindow, parameterError } from '../shared'
 import type { TagStorePort } from '../tags'
 import { checkData, destinationOf, matchKeyOf, searchTextOf } from './links.content'
+import { type LinkHealth, unknownHealth } from './links.health'
+import { hasHealth } from './links.health.values'
 import { type LinkRecord, linkRecordOf, mergeStoredOptions, shortLinkOf as shortLinkAt, storedDataOf, storedOptionsOf } from './links.record'
 import type { CountLinksQuery, LinkType, ListLinksQuery } from './links.schema'
 import type { LinkEventsOf, LinkFilter, LinkRow, LinkStore, LinkStorePort, LinkWrite, NewLink, WriteRefusal } from './links.store'
@@ -29,6 +31,11 @@ export type { LinkBody } from './links.validate'
 export interface LinkServiceDeps<S extends LinkStorePort = LinkStore> extends LinkRulesDeps {
   store: S
   tags: Pick<TagStorePort, 'get'>
+  /**
+   * The `health` of these links by seq (the link-health module plugs in here; synchronous over
+   * SQLite). A link it leaves out has the health of one never checked.
+   */
+  healthOf?(rows: LinkRow[]): Map<number, LinkHealth | null> | Promise<Map<number, LinkHealth | null>>
 }
 
 export type LinkChange = { domain: string; key: string; id: string }
@@ -64,12 +71,22 @@ export function createLinkService<S extends LinkStorePort = LinkStore>(deps: Lin
   /** The key a type fixes itself: a GS1 product's is its GTIN. */
   const fixedKeyOf = (type: LinkType, data: { gtin?: string }): string | null => (type === 'gs1' ? data.gtin! : null)
   /** link.created / updated / deleted, appended by the store in the write's own transaction; `data` is the record. */
+  // The health a change event carries is the write's: a written link's URLs are checked anew (link.broken / link.recovered tell what follows).
   const eventsOf: LinkEventsOf = (changes) =>
-    changes.map((c) => ({ type: c.type, userId: c.row.user_id, linkId: c.row.id, tagIds: c.tags, data: linkRecordOf(c.row, c.tags, settings) }))
+    changes.map((c) => ({
+      type: c.type,
+      userId: c.row.user_id,
+      linkId: c.row.id,
+      tagIds: c.tags,
+      data: linkRecordOf(c.row, c.tags, settings, hasHealth(c.row.link_type) ? unknownHealth(c.row) : null),
+    }))
 
+  const healthOf = (rows: LinkRow[]) => deps.healthOf?.(rows) ?? new Map<number, LinkHealth | null>()
+  const withHealth = (row: LinkRow, health: Map<number, LinkHealth | null>) => (health.has(row.seq) ? health.get(row.seq)! : unknownHealth(row))
   const recordsOf = async (rows: LinkRow[]): Promise<LinkRecord[]> => {
     const tags = await store.tagsOf(rows.map((r) => r.seq))
-    return rows.map((r) => linkRecordOf(r, tags.get(r.seq) ?? [], settings))
+    const health = await healthOf(rows)
+    return rows.map((r) => linkRecordOf(r, tags.get(r.seq) ?? [], settings, withHealth(r, health)))
   }
   const recordOf = async (row: LinkRow): Promise<LinkRecord> => (await recordsOf([row]))[0]!
 
@@ -206,6 +223,7 @@ export function createLinkService<S extends LinkStorePort = LinkStore>(deps: Lin
     checkTrackConversion(type, p.o.trackConversion)
     if (p.data?.fileId) await rules.checkFiles(p.data, row.user_id)
     if (p.qrOptions) await deps.checkQrOptions?.(p.qrOptions, row.user_id)
+    rules.checkOptionsForType(type, p.options)
     const data = p.data ?? storedDataOf(row)
     const destination = destinationOf(type, data, shortLinkOf(domain, key))
     const next: LinkRow = {
@@ -304,6 +322,7 @@ export function createLinkService<S extends LinkStorePort = LinkStore>(deps: Lin
       search: q.search,
       userIds,
       includeArchived: q.includeArchived,
+      health: q.health,
     }
   }
 
@@ -374,9 +393,9 @@ export function createLinkService<S extends LinkStorePort = LinkStore>(deps: Lin
     shortLinkOf,
     /** A stored row as the API shows it; synchronous over SQLite (hosted landing pages render on the redirect path). */
     toRecord: (row: LinkRow) =>
-      then(deps.store.tagsOf([row.seq]), (tags) => linkRecordOf(row, tags.get(row.seq) ?? [], settings)) as S extends LinkStore
-        ? LinkRecord
-        : LinkRecord | Promise<LinkRecord>,
+      then(deps.store.tagsOf([row.seq]), (tags) =>
+        then(healthOf([row]), (health) => linkRecordOf(row, tags.get(row.seq) ?? [], settings, withHealth(row, health))),
+      ) as S extends LinkStore ? LinkRecord : LinkRecord | Promise<LinkRecord>,
   }
 }
 export type LinkService<S extends LinkStorePort = LinkStore> = ReturnType<typeof createLinkService<S>>

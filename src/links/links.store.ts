@@ -3,6 +3,7 @@
 import { appendEvents, type NewEvent } from '../events'
 import { type Awaitable, escapeLike } from '../shared'
 import type { Db } from '../store'
+import { HEALTH_TYPES, type HealthStatus } from './links.health.values'
 
 export interface LinkRow {
   seq: number
@@ -46,6 +47,16 @@ export interface LinkFilter {
   search?: string
   userIds?: string[]
   includeArchived?: boolean
+  health?: HealthStatus
+}
+
+/**
+ * The `health` filter as a condition on `l` (both dialects): the status the link-health module
+ * keeps per link in `link_health`; a link of a type with health and no row there is unknown.
+ */
+export function healthCondition(status: HealthStatus, not: '+' | '' = ''): string {
+  if (status !== 'unknown') return `${not}l.seq IN (SELECT link_seq FROM link_health WHERE status = '${status}')`
+  return `${not}l.link_type IN (${HEALTH_TYPES.map((t) => `'${t}'`).join(', ')}) AND ${not}l.seq NOT IN (SELECT link_seq FROM link_health WHERE status <> 'unknown')`
 }
 
 export interface LinkSort {
@@ -174,6 +185,7 @@ export function createLinkStore(db: Db) {
       parts.push(`${p}l.seq IN (SELECT link_seq FROM link_tags WHERE tag_id IN (${f.tagIds.map(() => '?').join(',')}))`)
       args.push(...f.tagIds)
     }
+    if (f.health) parts.push(healthCondition(f.health, p))
     if (f.search) {
       const phrase = ftsPhrase(f.search)
       if (phrase) {
@@ -197,7 +209,7 @@ export function createLinkStore(db: Db) {
    */
   function ftsDriven(f: LinkFilter): { phrase: string; probe: string; filter: string; args: Arg[] } | undefined {
     const phrase = ftsPhrase(f.search)
-    if (!phrase || f.ids?.length || f.domainKeys || f.tagIds?.length) return undefined
+    if (!phrase || f.ids?.length || f.domainKeys || f.tagIds?.length || f.health) return undefined
     const parts = ['p.deleted_at IS NULL', f.includeArchived ? 'p.archived IN (0, 1)' : 'p.archived = 0']
     const args: Arg[] = []
     if (f.userIds?.length) {

@@ -10,6 +10,7 @@ import { normaliseHost } from '../domains'
 import { AppError, parameterError } from '../shared'
 import type { TagStorePort } from '../tags'
 import { checkData, checkTargeting, type LinkDataValue, normaliseUrl } from './links.content'
+import { hasHealth } from './links.health'
 import { keyOfShortLinkPath, type StoredOptions } from './links.record'
 import { CREATE_TYPES, type LinkType, type UpdateLinkInput } from './links.schema'
 import type { LinkStorePort } from './links.store'
@@ -135,7 +136,15 @@ export function createLinkRules(deps: LinkRulesDeps) {
     }
     if (o.trackConversion !== undefined) out.trackConversion = o.trackConversion === true ? true : null
     if (o.password !== undefined) out.passwordHash = o.password === null ? null : await Bun.password.hash(o.password)
+    if (o.healthFallbackUrl !== undefined)
+      out.healthFallbackUrl = o.healthFallbackUrl === null ? null : normaliseUrl(o.healthFallbackUrl, 'linkOptions.healthFallbackUrl')
     return out
+  }
+
+  /** A fallback URL only means something where visitors go to a checked URL. */
+  function checkOptionsForType(type: string, options: PreparedOptions): void {
+    if (options.healthFallbackUrl && !hasHealth(type))
+      throw parameterError(`'linkOptions.healthFallbackUrl' applies to link, google-form and gs1 links only (this link is ${type})`)
   }
 
   /** A new link's body, checked for its owner. */
@@ -153,6 +162,7 @@ export function createLinkRules(deps: LinkRulesDeps) {
     if (o.tags) await checkTags(ownerId, o.tags)
     checkTrackConversion(type, o.trackConversion)
     const options = await prepareOptions(o, now)
+    checkOptionsForType(type, options)
     if (body.qrOptions) await deps.checkQrOptions?.(body.qrOptions, ownerId)
     return { type, data, o, domain, options, now }
   }
@@ -172,7 +182,7 @@ export function createLinkRules(deps: LinkRulesDeps) {
     return { data, options, o, qrOptions: body.qrOptions }
   }
 
-  return { assertType, checkDomain, checkKey, freshKey, checkTags, checkFiles, prepareCreate, prepareUpdate, keyTakenError }
+  return { assertType, checkDomain, checkKey, freshKey, checkTags, checkFiles, checkOptionsForType, prepareCreate, prepareUpdate, keyTakenError }
 }
 export type LinkRules = ReturnType<typeof createLinkRules>
 

@@ -15,7 +15,7 @@ import { appendClickId, newClickId } from './click-id'
 import { createGs1Resolver, gs1Redirect, resolverDescriptionResponse } from './gs1-resolver'
 import { createLinkCache } from './link-cache'
 import type { PasswordGate } from './password-gate'
-import { type Decision, type DomainFallbacks, mergeQuery, type ResolvableLink, resolve } from './resolve'
+import { type Decision, type DomainFallbacks, mergeQuery, type ResolvableLink, type ResolveInput, resolve } from './resolve'
 import { parseVisitor, type Visitor } from './visitor'
 
 /** The redirect answer of a link: a GS1 answer carries its Link header. */
@@ -55,6 +55,12 @@ export interface RedirectDeps {
   serveFile(request: Request, fileId: string): Response | null | Promise<Response | null>
   /** Renders the landing page of a hosted link type. */
   renderHosted(row: LinkRow, os: string): Response | Promise<Response>
+  /**
+   * Which of a link's URLs are broken, for a link with a health fallback (link-health;
+   * synchronous over SQLite). Asked once, when the link enters the cache: a change of its
+   * health drops it from the cache. Absent: no fallback is ever taken.
+   */
+  brokenUrlsOf?(row: LinkRow, fallback: string): ReadonlySet<string> | null | Promise<ReadonlySet<string> | null>
 }
 
 const clicksRecorded = metrics.counter('shortlink_clicks_recorded_total', 'Counted visits handed to the click recorder (written within the flush window).')
@@ -69,9 +75,9 @@ const NO_QUERY = new URLSearchParams()
 const FILE_ROUTE = /^\/([^/]+)\/file\/([^/]+)$/
 
 /** The link as `resolve` takes it: links decodes the stored row; the redirect adds the answer to a visit with no query. */
-export function toResolvable(row: LinkRow): ResolvableLink {
+export function toResolvable(row: LinkRow, brokenUrls: ReadonlySet<string> | null = null): ResolvableLink {
   const view = storedLinkViewOf(row)
-  return { plainLocation: mergeQuery(view.destination, NO_QUERY, view.utm), ...view }
+  return { plainLocation: mergeQuery(view.destination, NO_QUERY, view.utm), ...view, brokenUrls }
 }
 
 export function createRedirectHandler(deps: RedirectDeps) {
@@ -79,7 +85,7 @@ export function createRedirectHandler(deps: RedirectDeps) {
   const cache = createLinkCache<CachedLink>(
     (domain, key) => {
       const row = deps.findLiveRow(domain, key)
-      return row instanceof Promise ? row.then(cachedLinkOf) : cachedLinkOf(row)
+      return row instanceof Promise ? row.then(withHealth) : withHealth(row)
     },
     { maxKeyLength: MAX_KEY_LENGTH, sizeOf: cachedLinkBytes },
   )
@@ -90,6 +96,21 @@ export function createRedirectHandler(deps: RedirectDeps) {
     answerLink: (request, path, search, cached, domain, clientIp) => answerLink(request, path, search, domain, clientIp, null, cached),
     notFound: (domain) => (domain.notFoundUrl ? redirect(domain.notFoundUrl) : html(NOT_FOUND_PAGE, 404)),
   })
+  /** A loaded link with its broken URLs when it has a fallback for them (one more read, on a miss only). */
+  function withHealth(row: LinkRow | null): CachedLink | null | Promise<CachedLink | null> {
+    const cached = cachedLinkOf(row)
+    const fallback = cached?.link.healthFallbackUrl
+    if (!fallback || !deps.brokenUrlsOf) return cached
+    const broken = deps.brokenUrlsOf(cached.row, fallback)
+    if (broken instanceof Promise)
+      return broken.then((b) => {
+        cached.link.brokenUrls = b
+        return cached
+      })
+    cached.link.brokenUrls = broken
+    return cached
+  }
+
   /**
    * Counted visits per link, seeded from the store: the n of "n-th visit". Bounded: an
    * evicted link is seeded again from its stored and pending clicks, which is exact.
@@ -204,21 +225,7 @@ export function createRedirectHandler(deps: RedirectDeps) {
         clientIp,
         fileRoute,
       )
-    const input = {
-      link,
-      domain,
-      now: Date.now(),
-      request: {
-        query: search ? new URLSearchParams(search) : NO_QUERY,
-        visitor,
-        acceptLanguage: targeting === 'language' ? headers.get('accept-language') : null,
-        country: geo?.country ?? null,
-        region: geo?.region ?? null,
-        city: geo?.city ?? null,
-        passwordOk: link?.passwordHash ? deps.passwords.hasValidCookie(headers.get('cookie'), link as ResolvableLink & { passwordHash: string }) : false,
-        visitNumber: 0,
-      },
-    }
+    const input = resolveInput(link, domain, search, visitor, headers, geo)
     if (!(link && targeting === 'number' && !visitor.isBot)) return render(resolve(input), path, cached, visitor, geo, headers, 0)
     if (deps.visitOrdinal) {
       // Across nodes the ordinal is taken only by a visit that counts (it cannot be handed back).
@@ -232,10 +239,36 @@ export function createRedirectHandler(deps: RedirectDeps) {
     return render(resolve(input), path, cached, visitor, geo, headers, n)
   }
 
+  /** What `resolve` is asked: the link, the domain, and what this request tells of the visitor. */
+  function resolveInput(
+    link: ResolvableLink | null,
+    domain: ShortDomain,
+    search: string,
+    visitor: Visitor,
+    headers: Headers,
+    geo: ReturnType<GeoIp['lookup']> | null,
+  ): ResolveInput {
+    return {
+      link,
+      domain,
+      now: Date.now(),
+      request: {
+        query: search ? new URLSearchParams(search) : NO_QUERY,
+        visitor,
+        acceptLanguage: link?.Targeting?.targetType === 'language' ? headers.get('accept-language') : null,
+        country: geo?.country ?? null,
+        region: geo?.region ?? null,
+        city: geo?.city ?? null,
+        passwordOk: link?.passwordHash ? deps.passwords.hasValidCookie(headers.get('cookie'), link as ResolvableLink & { passwordHash: string }) : false,
+        visitNumber: 0,
+      },
+    }
+  }
+
   /** A number-targeted visit once its ordinal is known (resolve is pure: asked again with it). */
   function renderNumbered(
     ordinal: Promise<number>,
-    input: Parameters<typeof resolve>[0],
+    input: ResolveInput,
     path: string,
     cached: CachedLink,
     visitor: Visitor,
@@ -271,42 +304,60 @@ export function createRedirectHandler(deps: RedirectDeps) {
         return html(previewPage({ ...decision, url: `${settings.shortOrigin(link!.domain)}/${link!.key}`, siteName: link!.domain }))
       case 'redirect':
       case 'hosted': {
-        if (decision.count) {
-          const l = link!
-          if (visitNumber > 0) visits.set(String(l.seq), visitNumber)
-          else if (!deps.visitOrdinal) {
-            const n = nextVisit(l.seq)
-            if (n instanceof Promise)
-              n.then(
-                (v) => visits.set(String(l.seq), v),
-                () => {},
-              )
-            else visits.set(String(l.seq), n)
-          }
-          const landing = decision.kind === 'redirect' ? decision.location : null
-          const utm = landing === null ? NO_UTM : landing === l.plainLocation ? cached!.plainUtm : utmOf(landing)
-          const ref = refererOf(headers.get('referer'))
-          const at = Date.now()
-          const clickId = landing !== null && l.trackConversion ? newClickId(at) : null
-          clicksRecorded.inc()
-          deps.recorder.record({
-            linkSeq: l.seq,
-            domain: l.domain,
-            at,
-            scan: decision.scan,
-            visitor,
-            geo: geo ?? UNKNOWN_LOCATION,
-            utm,
-            referer: ref.host,
-            refererUrl: ref.url,
-            clickId,
-          })
-          if (clickId && landing !== null) return redirectTo(appendClickId(landing, clickId), cached!)
-        }
-        if (decision.kind === 'redirect') return redirectTo(decision.location, cached!)
+        const location = decision.count
+          ? countVisit(decision, cached!, visitor, geo, headers, visitNumber)
+          : decision.kind === 'redirect'
+            ? decision.location
+            : null
+        if (location !== null) return redirectTo(location, cached!)
         return deps.renderHosted(cached!.row, visitor.os)
       }
     }
+  }
+
+  /**
+   * A counted visit: its ordinal noted (number targeting) and its click handed to the recorder (written within the
+   * flush window). Returns the Location to answer (null for a hosted page): a link with `trackConversion` gets this
+   * visit's click id appended (the resolve's last step, after the UTM merge), made from the recorded visit's time.
+   */
+  function countVisit(
+    decision: Decision & { kind: 'redirect' | 'hosted' },
+    cached: CachedLink,
+    visitor: Visitor,
+    geo: ReturnType<GeoIp['lookup']> | null,
+    headers: Headers,
+    visitNumber: number,
+  ): string | null {
+    const l = cached.link
+    if (visitNumber > 0) visits.set(String(l.seq), visitNumber)
+    else if (!deps.visitOrdinal) {
+      const n = nextVisit(l.seq)
+      if (n instanceof Promise)
+        n.then(
+          (v) => visits.set(String(l.seq), v),
+          () => {},
+        )
+      else visits.set(String(l.seq), n)
+    }
+    const landing = decision.kind === 'redirect' ? decision.location : null
+    const utm = landing === null ? NO_UTM : landing === l.plainLocation ? cached.plainUtm : utmOf(landing)
+    const ref = refererOf(headers.get('referer'))
+    const at = Date.now()
+    const clickId = landing !== null && l.trackConversion ? newClickId(at) : null
+    clicksRecorded.inc()
+    deps.recorder.record({
+      linkSeq: l.seq,
+      domain: l.domain,
+      at,
+      scan: decision.scan,
+      visitor,
+      geo: geo ?? UNKNOWN_LOCATION,
+      utm,
+      referer: ref.host,
+      refererUrl: ref.url,
+      clickId,
+    })
+    return clickId !== null && landing !== null ? appendClickId(landing, clickId) : landing
   }
 
   /**

@@ -9,7 +9,11 @@ describe('toResolvable: the redirect view of a stored link', () => {
     const linkOptions = { key: 'utm', utm: { source: 'qr', campaign: 'spring' }, previewData: { title: 'Card' } }
     expect((await h.call('POST', '/links/link', { json: { data: { url: 'https://dest.example/page?a=1&utm_source=old' }, linkOptions } })).status).toBe(200)
     const row = h.deps.links.findLiveRow('localhost', 'utm')!
-    expect(toResolvable(row)).toEqual({ ...storedLinkViewOf(row), plainLocation: 'https://dest.example/page?a=1&utm_source=qr&utm_campaign=spring' })
+    expect(toResolvable(row)).toEqual({
+      ...storedLinkViewOf(row),
+      plainLocation: 'https://dest.example/page?a=1&utm_source=qr&utm_campaign=spring',
+      brokenUrls: null,
+    })
     expect(toResolvable(row)).toMatchObject({ utm: linkOptions.utm, previewData: linkOptions.previewData, hosted: false, Targeting: null })
   })
 

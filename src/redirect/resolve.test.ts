@@ -24,7 +24,9 @@ const baseLink: ResolvableLink = {
   Targeting: null,
   appStores: null,
   trackConversion: false,
+  healthFallbackUrl: null,
   plainLocation: '',
+  brokenUrls: null,
 }
 const req = (over: Partial<ResolveRequest> & { ua?: string; qs?: string } = {}): ResolveRequest => ({
   query: new URLSearchParams(over.qs ?? ''),
@@ -169,6 +171,30 @@ describe('resolve: targeting', () => {
 
   test('UTM applies to the targeted URL too', () => {
     expect(run({ Targeting: device, utm: { source: 'qr' } }, req({ ua: IPHONE }))).toMatchObject({ location: 'https://ios.example/?utm_source=qr' })
+  })
+})
+
+describe('resolve: health fallback (after targeting, before UTM)', () => {
+  const device = { targetType: 'device' as const, targetDatas: { ios: 'https://ios.example/', android: 'https://android.example/' } }
+  const fallback = 'https://brand.example/sorry'
+  const broken = (...urls: string[]) => ({ healthFallbackUrl: fallback, brokenUrls: new Set(urls), Targeting: device })
+
+  test('a broken destination sends the visit to the fallback, still counted, UTM and the visitor query merged onto it', () => {
+    expect(run(broken('https://dest.example/page?a=1'))).toMatchObject(to(fallback))
+    expect(run({ ...broken('https://dest.example/page?a=1'), utm: { source: 'qr' } }, req({ qs: 'b=2&qr=1' }))).toMatchObject(
+      to('https://brand.example/sorry?b=2&utm_source=qr', { scan: true }),
+    )
+  })
+
+  test('only the URL the visit resolves to counts: a broken targeting URL leaves the destination, and the reverse', () => {
+    expect(run(broken('https://ios.example/'), req({ ua: IPHONE }))).toMatchObject(to(fallback))
+    expect(run(broken('https://ios.example/'), req({ ua: PIXEL }))).toMatchObject(to('https://android.example/'))
+    expect(run(broken('https://dest.example/page?a=1'), req({ ua: IPHONE }))).toMatchObject(to('https://ios.example/'))
+  })
+
+  test('no fallback, or nothing broken: the resolved URL as always', () => {
+    expect(run({ brokenUrls: new Set(['https://dest.example/page?a=1']) })).toMatchObject(to('https://dest.example/page?a=1'))
+    expect(run({ healthFallbackUrl: fallback, brokenUrls: null })).toMatchObject(to('https://dest.example/page?a=1'))
   })
 })
 

@@ -1,7 +1,8 @@
 /**
  * The redirect decision, as a pure function of the link, its domain, the request and
- * the time, in the contract's order: unknown → notFound; expired; social-preview bots;
- * password; hosted page; targeting; UTM merge. The handler only renders the result.
+ * the time, in the contract's order, one named step each (see `resolve`): unknown → not found;
+ * expired; social-preview bots; password; app stores and hosted pages; targeting; A/B test
+ * variant; health fallback; UTM merge; click id. The handler only renders the result.
  */
 
 import type { StoredLinkView } from '../links'
@@ -12,6 +13,8 @@ import type { Visitor } from './visitor'
 export interface ResolvableLink extends StoredLinkView {
   /** The destination with the link's UTM merged: the answer to a visit with no query (precomputed, it is the common case). */
   plainLocation: string
+  /** Its URLs that are broken, read when it entered the cache (only when it has a health fallback; else null). */
+  brokenUrls: ReadonlySet<string> | null
 }
 
 export interface DomainFallbacks {
@@ -73,28 +76,69 @@ function hasVisitorParams(q: URLSearchParams): boolean {
   return false
 }
 
-export function resolve(input: { link: ResolvableLink | null; domain: DomainFallbacks; request: ResolveRequest; now: number }): Decision {
+/**
+ * The contract's order, top to bottom. The gates answer a visit or pass it on (undefined);
+ * the visits that pass are redirects, whose target each later step may change. Plain
+ * calls on purpose: no per-visit array or closure on the hot path.
+ */
+export interface ResolveInput {
+  link: ResolvableLink | null
+  domain: DomainFallbacks
+  request: ResolveRequest
+  now: number
+}
+
+export function resolve(input: ResolveInput): Decision {
   const { link, domain, request, now } = input
   if (!link) return { kind: 'not-found', location: domain.notFoundUrl }
-  if (link.expiresAt !== null && now >= link.expiresAt) return { kind: 'expired', location: link.expirationUrl ?? domain.expiredUrl }
-  const { visitor } = request
-  if (visitor.isSocialBot) {
-    const p = link.previewData ?? {}
-    // A protected link's preview shows only what its owner chose to publish.
-    const fallback = link.passwordHash ? 'Protected link' : link.hosted ? `${link.domain}/${link.key}` : hostOf(link.destination)
-    return { kind: 'preview', title: p.title ?? fallback, description: p.desc ?? '', image: p.image ?? null }
-  }
-  if (link.passwordHash && !request.passwordOk) return { kind: 'password' }
-  const count = !visitor.isBot
+  return expired(link, domain, now) ?? socialPreview(link, request) ?? passwordForm(link, request) ?? visit(link, request, now)
+}
+
+/** A visit past the gates: counted unless a bot, then sent on by the steps in order. */
+function visit(link: ResolvableLink, request: ResolveRequest, now: number): Decision {
+  const count = !request.visitor.isBot
   const scan = request.query.get('qr') === '1'
-  if (link.appStores) {
-    const store = visitor.os === 'IOS' ? link.appStores.ios : visitor.os === 'Android' ? link.appStores.android : undefined
-    if (store) return { kind: 'redirect', location: store, count, scan }
-  }
+  const store = appStoreOf(link, request.visitor)
+  if (store) return { kind: 'redirect', location: store, count, scan }
   if (link.hosted) return { kind: 'hosted', count, scan }
-  const target =
+  let target = targeted(link, request, now)
+  target = testVariant(link, target)
+  target = healthFallback(link, target)
+  let location = withUtm(link, request, target)
+  location = withClickId(location)
+  return { kind: 'redirect', location, count, scan }
+}
+
+/** Expired: the link's expiration URL, else the domain's, else the 410 page. */
+function expired(link: ResolvableLink, domain: DomainFallbacks, now: number): Decision | undefined {
+  if (link.expiresAt !== null && now >= link.expiresAt) return { kind: 'expired', location: link.expirationUrl ?? domain.expiredUrl }
+}
+
+/** Social-preview bots get the og: page and count nothing (before the password: a protected link's preview says only that). */
+function socialPreview(link: ResolvableLink, request: ResolveRequest): Decision | undefined {
+  if (!request.visitor.isSocialBot) return
+  const p = link.previewData ?? {}
+  // A protected link's preview shows only what its owner chose to publish.
+  const fallback = link.passwordHash ? 'Protected link' : link.hosted ? `${link.domain}/${link.key}` : hostOf(link.destination)
+  return { kind: 'preview', title: p.title ?? fallback, description: p.desc ?? '', image: p.image ?? null }
+}
+
+function passwordForm(link: ResolvableLink, request: ResolveRequest): Decision | undefined {
+  if (link.passwordHash && !request.passwordOk) return { kind: 'password' }
+}
+
+/** app-stores links: iOS and Android visitors go straight to their store. */
+function appStoreOf(link: ResolvableLink, visitor: Visitor): string | undefined {
+  if (!link.appStores) return
+  return visitor.os === 'IOS' ? link.appStores.ios : visitor.os === 'Android' ? link.appStores.android : undefined
+}
+
+/** Targeting: the first item that catches the visit, else the destination. */
+function targeted(link: ResolvableLink, request: ResolveRequest, now: number): string {
+  if (!link.Targeting) return link.destination
+  return (
     pickTarget(link.Targeting, {
-      os: visitor.os,
+      os: request.visitor.os,
       country: request.country,
       region: request.region,
       city: request.city,
@@ -102,8 +146,31 @@ export function resolve(input: { link: ResolvableLink | null; domain: DomainFall
       now,
       visitNumber: request.visitNumber,
     }) ?? link.destination
-  const location = target === link.destination && !hasVisitorParams(request.query) ? link.plainLocation : mergeQuery(target, request.query, link.utm)
-  return { kind: 'redirect', location, count, scan }
+  )
+}
+
+/** A/B test: a visit no targeting item caught goes to its variant (none yet: the target stays). */
+function testVariant(_link: ResolvableLink, target: string): string {
+  return target
+}
+
+/** Health: a broken URL sends the visit to the link's fallback instead (still counted). */
+function healthFallback(link: ResolvableLink, target: string): string {
+  return link.brokenUrls?.has(target) && link.healthFallbackUrl ? link.healthFallbackUrl : target
+}
+
+/** UTM merge: the visitor's query and the link's UTM values (the plain answer is precomputed). */
+function withUtm(link: ResolvableLink, request: ResolveRequest, target: string): string {
+  return target === link.destination && !hasVisitorParams(request.query) ? link.plainLocation : mergeQuery(target, request.query, link.utm)
+}
+
+/**
+ * Click id: a link with `trackConversion` gets this visit's `sl_id` after the UTM merge (contract:
+ * replacing one already there). It is appended by the handler's `countVisit`, which makes the id
+ * from the recorded visit's time (a bot's visit, not counted, gets none); here the location stays.
+ */
+function withClickId(location: string): string {
+  return location
 }
 
 function hostOf(url: string): string {

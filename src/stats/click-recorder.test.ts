@@ -1,5 +1,6 @@
 import { expect, test } from 'bun:test'
 import { createHarness } from '../../test/helpers/in-process'
+import { until } from '../../test/helpers/poll'
 import { newClickId } from '../redirect/click-id'
 import type { Logger } from '../shared/log'
 import { createClickRecorder, createEventsHandle, type Visit } from './click-recorder'
@@ -117,4 +118,34 @@ test('tracked visits (click ids) merge like any other; each id is found by its l
   ])
   // An id of that moment that no visit carried is unknown.
   expect((await h.call('POST', '/track/lead', { json: { clickId: newClickId(t0), eventName: 'x', customerExternalId: 'x' } })).status).toBe(404)
+})
+
+test('a write takes at most maxWriteRows rows, oldest first; the rest follow at once, without waiting for a tick', async () => {
+  const h = createHarness()
+  const made = await h.call('POST', '/links/link', { key: h.keys.member, json: { data: { url: 'https://dest.example/' }, linkOptions: { key: 'capped' } } })
+  const { seq } = h.deps.db.query('SELECT seq FROM links WHERE id = ?').get(made.body.id) as { seq: number }
+  const recorder = createClickRecorder(createEventsHandle(h.deps.db, ':memory:', log), log, { maxWriteRows: 100, maxBatch: 1_000_000 })
+  const at = Date.now() - 60_000
+  for (let i = 0; i < 1000; i++)
+    recorder.record({
+      linkSeq: seq,
+      domain: 'localhost',
+      at: at + i,
+      scan: false,
+      referer: 'ref.example',
+      refererUrl: `https://ref.example/${i}`,
+      visitor: { id: 1, os: 'IOS', browser: 'Safari', device: 'Mobile' },
+      geo: { id: 0, continent: null, country: null, region: null, city: null },
+      utm: { id: 0, source: null, medium: null, campaign: null, term: null, content: null },
+    })
+  await recorder.flush()
+  // The counters of the first write: its 100 visits, the oldest (the last of them at + 99).
+  const first = h.deps.db.query<{ n: number; last: number }, [number]>('SELECT clicks AS n, last_clicked AS last FROM links WHERE seq = ?').get(seq)!
+  expect(first).toEqual({ n: 100, last: at + 99 })
+  await until(
+    'the other 900 written',
+    async () => recorder.pendingCount(),
+    (n) => n === 0,
+  )
+  expect(h.deps.db.query('SELECT clicks FROM links WHERE seq = ?').get(seq)).toEqual({ clicks: 1000 })
 })

@@ -136,8 +136,15 @@ const csvField = (v: unknown) => {
   return /[",\n\r]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s
 }
 
-/** PostgreSQL: the export as pages of rows in (at, id) order, each page one query (bounded memory). */
+/**
+ * PostgreSQL: the export as pages of rows in (at, ctid) order, each page one query (bounded
+ * memory). Events are compact rows of dictionary ids (PostgreSQL migration 0009: no event id;
+ * `at` is the partition key, so rows of one instant share a partition and ctid orders them).
+ */
 export function pgExportStream(sql: SQL, spec: ExportSpec & { format: 'csv' | 'ndjson' }): ReadableStream<Uint8Array> {
+  const event = spec.event ?? 'clicks'
+  // Clicks are compact rows of dictionary ids; conversions keep their strings (migration 0013).
+  const compact = event === 'clicks'
   const args: SqlArg[] = [spec.start, spec.end]
   let where = 'e.at >= ? AND e.at < ?'
   if (spec.links) {
@@ -146,28 +153,30 @@ export function pgExportStream(sql: SQL, spec: ExportSpec & { format: 'csv' | 'n
     args.push(...set.args)
   }
   for (const [col, values] of spec.filters) {
-    where += values.length ? ` AND e.${col} IN (${values.map(() => '?').join(', ')})` : ' AND FALSE'
+    const list = values.map(() => '?').join(', ')
+    where += !values.length ? ' AND FALSE' : compact ? ` AND e.${col} IN (SELECT id FROM stats_values WHERE value IN (${list}))` : ` AND e.${col} IN (${list})`
     args.push(...values)
   }
   if (spec.qr !== undefined) where += spec.qr ? ' AND e.scan = 1' : ' AND e.scan = 0'
-  const strings = EVENT_STRINGS.map(([c]) => `e.${c}`).join(', ')
+  const strings = EVENT_STRINGS.map(([c], i) => (compact ? `v${i}.value AS ${c}` : `e.${c}`)).join(', ')
+  const joins = compact ? EVENT_STRINGS.map(([c], i) => `LEFT JOIN stats_values v${i} ON v${i}.id = e.${c}`).join(' ') : ''
   const page = 10_000
-  const event = spec.event ?? 'clicks'
   const fields = exportFieldsOf(event)
   const extra = event === 'clicks' ? [] : CONVERSION_FIELDS[event]
-  // Conversions: their table, joined with the customers (the external id), paged by (at, seq).
-  const from =
-    event === 'clicks'
-      ? 'click_events e JOIN links l ON l.seq = e.link_seq'
-      : `conversions e JOIN customers cu ON cu.id = e.customer_id JOIN links l ON l.seq = e.link_seq`
-  if (event !== 'clicks') where += ` AND e.kind = '${event === 'leads' ? 'lead' : 'sale'}'`
-  const id = event === 'clicks' ? 'e.id' : 'e.seq'
-  const n = event === 'clicks' ? 'e.n' : 'e.quantity'
+  // Clicks paged by (at, ctid); conversions from their table, joined with the customers (the external id), paged by (at, seq).
+  const from = compact
+    ? 'click_events_compact e JOIN links l ON l.seq = e.link_seq'
+    : 'conversions e JOIN customers cu ON cu.id = e.customer_id JOIN links l ON l.seq = e.link_seq'
+  if (!compact) where += ` AND e.kind = '${event === 'leads' ? 'lead' : 'sale'}'`
+  const id = compact ? 'e.ctid' : 'e.seq'
+  const idType = compact ? 'tid' : 'bigint'
+  const n = compact ? 'e.n' : 'e.quantity'
   const extraSql = extra.map((f, i) => `, ${CONVERSION_SOURCES[f]!.pg} AS x${i}`).join('')
   const text = (after: boolean) => {
     let k = 0
     const numbered = `SELECT ${id}::text AS eid, e.at::float8 AS at, l.id AS link_id, l.domain, l.key, e.scan, ${n} AS n, ${strings}${extraSql}
-      FROM ${from} WHERE ${where}${after ? ` AND (e.at, ${id}) > (?, ?::bigint)` : ''} ORDER BY e.at, ${id} LIMIT ${page}`
+      FROM ${from} ${joins}
+      WHERE ${where}${after ? ` AND (e.at, ${id}) > (?, ?::${idType})` : ''} ORDER BY e.at, ${id} LIMIT ${page}`
     return numbered.replace(/\?/g, () => `$${++k}`)
   }
   const encoder = new TextEncoder()

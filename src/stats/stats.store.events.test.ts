@@ -79,6 +79,10 @@ describe('the events engine answers as the SQLite rollups do', () => {
     const rolled = engine.rolled()
     expect(rolled.hour).toBeGreaterThan(START + 30 * 86_400_000)
     expect(rolled.hour).toBeLessThan(START + SPAN - 86_400_000)
+    // Pair rows (two event dimensions of all links) as far as days are rolled up: the admin's cross-dimension questions below read them.
+    expect((await engine.snapshot(async (tx) => tx.rolled)).pairDay).toBe(rolled.day)
+    const pairs = await engine.exclusive(async (c) => (await c.runAndReadAll('SELECT count(*)::INT AS n FROM stats_pair_day')).getRowObjectsJS())
+    expect((pairs[0] as { n: number }).n).toBeGreaterThan(1000)
     const busy = await engine.exclusive(async (c) => (await c.runAndReadAll('SELECT count(*)::INT AS n FROM stats_busy_links')).getRowObjectsJS())
     expect((busy[0] as { n: number }).n).toBeGreaterThan(0)
   })
@@ -94,6 +98,31 @@ describe('the events engine answers as the SQLite rollups do', () => {
   test('time series: every granularity, in UTC, DST zones and a :30 zone, with filters and link scopes', async () => {
     const { differing } = await countDifferences(sqliteService, eventsService, timeMatrix(), expectSame)
     expect(differing).toBe(0)
+  })
+
+  test('a store rolled up before pair rows existed gets them in the background; the same answers meanwhile and after', async () => {
+    const copy = join(dir, 'before-pairs.duckdb')
+    await engine.backup(copy)
+    const open = (log?: (m: string) => void) => openEventsEngine(eventsDb, { path: copy, dataDir: dir, busyLinkClicks: 400, now: () => clock, threads: 1, log })
+    const older = await open()
+    await older.exclusive(async (c) => {
+      await c.run('DELETE FROM stats_pair_day')
+      await c.run("DELETE FROM events_meta WHERE key = 'pairs'")
+    })
+    await older.close()
+    const logs: string[] = []
+    const upgraded = await open((m) => void logs.push(m))
+    try {
+      const service = createStatsService({ store: createEventsStatsStore(eventsDb, upgraded), settings, now: () => NOW })
+      const sample = groupByMatrix().filter((_, i) => i % 7 === 0)
+      expect((await countDifferences(sqliteService, service, sample.slice(0, 40), expectSame)).differing).toBe(0)
+      await upgraded.compact() // queued behind the backfill
+      expect(logs).toContain('statistics pair rows added for the days rolled up before')
+      expect((await upgraded.snapshot(async (tx) => tx.rolled)).pairDay).toBe(upgraded.rolled().day)
+      expect((await countDifferences(sqliteService, service, sample, expectSame)).differing).toBe(0)
+    } finally {
+      await upgraded.close()
+    }
   })
 
   test('errors are the same', async () => {
@@ -132,6 +161,54 @@ describe('upgrade in place: a store of the previous release moves its events int
     const sample = [...groupByMatrix(), ...timeMatrix()].filter((_, i) => i % 9 === 0)
     const { differing } = await countDifferences(sqliteService, service, sample, expectSame)
     expect(differing).toBe(0)
+    await moving.close()
+  })
+
+  test('a read begun while the events move answers as before, whenever it reads: between chunks, after the switch, before SQLite is emptied', async () => {
+    copyFileSync(join(dir, 'shortlink.db'), join(dir, 'upgraded-held.db'))
+    const db = openStore(join(dir, 'upgraded-held.db'))
+    const total = db.query<{ n: number }, []>('SELECT count(*) AS n FROM click_events_compact').get()!.n
+    const sample = groupByMatrix().filter((_, i) => i % 61 === 0)
+    const want = await answer(sqliteService, admin, { groupBy: 'country' })
+    expect((want as unknown[]).length).toBeGreaterThan(3)
+    // The first snapshot begins while the first chunk is all DuckDB holds, and reads only once the
+    // move has switched to DuckDB and waits to empty SQLite (or, had it not waited, once it emptied).
+    let begun!: () => void
+    const heldBegun = new Promise<void>((resolve) => (begun = resolve))
+    let waiting!: () => void
+    const engineWaits = new Promise<void>((resolve) => (waiting = resolve))
+    let snapshots = 0
+    const chunks: number[] = []
+    let differingBetweenChunks = 0
+    let moving: EventsEngine | null = null
+    let service: ReturnType<typeof createStatsService<StatsStorePort>> | null = null
+    moving = await openEventsEngine(db, {
+      path: join(dir, 'upgraded-held.duckdb'),
+      dataDir: dir,
+      busyLinkClicks: 400,
+      threads: 1,
+      importChunkRows: 2000,
+      log: (m) => {
+        if (m.startsWith("the previous release's click tables are emptied once")) waiting()
+      },
+      afterImportChunk: async (upTo) => {
+        if (!chunks.length) await heldBegun
+        chunks.push(upTo)
+        differingBetweenChunks += (await countDifferences(sqliteService, service!, sample, expectSame)).differing
+      },
+      afterSnapshotBegun: async () => {
+        if (snapshots++ > 0) return
+        begun()
+        await Promise.race([moving!.imported(), engineWaits])
+      },
+    })
+    service = createStatsService({ store: createEventsStatsStore(db, moving), settings, now: () => NOW })
+    expect(await answer(service, admin, { groupBy: 'country' })).toEqual(want)
+    await moving.imported()
+    expect(chunks.length).toBe(Math.ceil(total / 2000))
+    expect(differingBetweenChunks).toBe(0)
+    expect(db.query<{ n: number }, []>('SELECT count(*) AS n FROM click_events_compact').get()!.n).toBe(0)
+    expect(await answer(service, admin, { groupBy: 'country' })).toEqual(want)
     await moving.close()
   })
 })

@@ -114,7 +114,7 @@ export function createEventsStatsStore(db: Database, events: EventsReadPort, opt
         if (statement.perLink === 'link')
           return sums.flatMap((r) => {
             const l = info.get(r.k)
-            return l ? [{ k: r.k, c: r.c, s: r.s, id: l.id, domain: l.domain, key: l.key, destination: l.destination }] : []
+            return l ? [{ k: r.k, c: r.c, s: r.s, id: l.id, domain: l.domain, key: l.key, link_type: l.link_type, destination: l.destination }] : []
           })
         const by = statement.perLink === 'link_type' ? 'link_type' : 'destination'
         const grouped = new Map<string, PerLinkRow>()

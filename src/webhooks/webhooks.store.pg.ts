@@ -11,7 +11,7 @@
  *   deliveries) and runs again after a deadlock.
  */
 import type { SQL } from 'bun'
-import { appendEventsPg, eventsAppended } from '../events'
+import { appendEventsPg, eventsAppended, type NewEvent } from '../events'
 import { type DeliveryOutcome, nextState, OUTAGE_MS } from './webhooks.retry'
 import type { WebhookStorePort } from './webhooks.store'
 import {
@@ -78,6 +78,9 @@ export function createPgWebhookStore(sql: SQL): WebhookStorePort {
     },
     async deleteWebhook(id: string): Promise<boolean> {
       return sql.begin(async (tx) => {
+        // The row first: another node's fan-out inserting a delivery for it (its foreign key takes a share
+        // lock on this row) now waits for this commit instead of slipping in between the two deletes.
+        await tx`SELECT 1 FROM webhooks WHERE id = ${id} FOR UPDATE`
         await tx`DELETE FROM webhook_deliveries WHERE webhook_id = ${id}`
         return (await tx`DELETE FROM webhooks WHERE id = ${id} RETURNING 1`).length > 0
       })
@@ -118,6 +121,10 @@ export function createPgWebhookStore(sql: SQL): WebhookStorePort {
         [now, webhookId, eventId],
       )
       return (row as DeliveryRow | undefined) ?? null
+    },
+    async announce(events: readonly NewEvent[], now: number): Promise<void> {
+      await sql.begin((tx) => appendEventsPg(tx, events, now))
+      eventsAppended()
     },
     async testEvent(hook: Pick<WebhookRow, 'id' | 'user_id'>, data: unknown, now: number): Promise<DeliveryRow> {
       const row = await sql.begin(async (tx) => {

@@ -5,7 +5,7 @@
  * (in-memory SQLite: tests). `start` after the server listens, `stop` before the store closes.
  */
 import { type Config, deriveSettings } from '../config'
-import { onEventsAppended } from '../events'
+import { type NewEvent, onEventsAppended } from '../events'
 import type { Logger } from '../shared'
 import { createDelivery, shortLinkFrom } from './webhooks.delivery'
 import type { DispatcherStats } from './webhooks.dispatch'
@@ -48,6 +48,11 @@ export function createWebhooks(o: WebhooksOptions) {
     stream,
     delivery,
     start: delivery.start,
+    /**
+     * Events of a change committed elsewhere (link health's link.broken / link.recovered): appended
+     * right after that change's commit, so a crash in between loses that one event.
+     */
+    announce: (events: readonly NewEvent[]) => o.store.announce(events, (o.now ?? Date.now)()),
     /** Events were committed in this process (e.g. a click batch by the writer thread). */
     wake() {
       delivery.wake()

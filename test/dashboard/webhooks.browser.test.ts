@@ -108,7 +108,14 @@ test('an admin adds a webhook for one link; its secret, shown once, signs what a
   // Disable (nothing is sent), enable, delete.
   await row.getByRole('button', { name: /^Disable/ }).click()
   await row.getByText('Disabled').waitFor()
-  expect(((await (await server.api(`/webhooks/${hook!.id}`)).json()) as { disabled: boolean }).disabled).toBe(true)
+  // Read back through the API (on PostgreSQL the read right after the page's change once answered false: polled within a few seconds).
+  const stored = await until(
+    'the webhook stored as disabled',
+    async () => ((await (await server.api(`/webhooks/${hook!.id}`)).json()) as { disabled: boolean }).disabled,
+    (d) => d === true,
+    5_000,
+  )
+  expect(stored).toBe(true)
   await row.getByRole('button', { name: /^Enable/ }).click()
   await row.getByText('Active').waitFor()
   await row.getByRole('button', { name: /^Delete/ }).click()

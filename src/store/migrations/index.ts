@@ -13,7 +13,8 @@ import { sessions } from './0012_sessions'
 import { imports } from './0013_imports'
 import { qrBatches } from './0014_qr_batches'
 import { eventsWebhooks } from './0015_events_webhooks'
-import { conversions } from './0016_conversions'
+import { linkHealth } from './0016_link_health'
+import { conversions } from './0018_conversions'
 
 export interface Migration {
   id: number
@@ -38,5 +39,6 @@ export const migrations: Migration[] = [
   imports,
   qrBatches,
   eventsWebhooks,
+  linkHealth,
   conversions,
 ]

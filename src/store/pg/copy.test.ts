@@ -11,6 +11,7 @@ import { join } from 'node:path'
 import { SQL } from 'bun'
 import { startPostgres, type TestPostgres } from '../../../test/helpers/postgres'
 import { openStore } from '../db'
+import { lockDataDir } from '../lock'
 import { CopyRefusedError, copySqliteToPostgres, openSqliteSource } from './copy'
 import { fileByteDiffs, tableDiffs } from './copy.test-fixtures'
 
@@ -69,6 +70,8 @@ function seededStore(): string {
      VALUES ('lnk_2', 'usr_b', 'go.example', 'gone', 'text', '', 'm2', '{"text":"x"}', 1, 1, 1700000009999)`,
   ).run()
   db.exec(`INSERT INTO link_tags VALUES ('tag_1', 1, 0); INSERT INTO kv VALUES ('cookie', '${AWKWARD.replace(/'/g, "''")}');`)
+  db.exec(`INSERT INTO health_urls VALUES ('k1', 'https://example.com/a?b=c', 'broken', 2, 503, NULL, 1700000000600), ('k2', 'https://example.com/gone', 'unknown', 0, NULL, 'no answer within 10 s', NULL);
+    INSERT INTO link_health_urls VALUES (1, 'k1'); INSERT INTO link_health VALUES (1, 'broken', 1700000000600);`)
   // Click events in the compact form the writer keeps: strings numbered in stats_values.
   db.exec(`INSERT INTO stats_values (value) VALUES ('Linux'), ('Firefox'), ('desktop'), ('FR'), ('Paris'), ('${AWKWARD.replace(/'/g, "''")}')`)
   const id = (v: string) => db.query<{ id: number }, [string]>('SELECT id FROM stats_values WHERE value = ?').get(v)!.id
@@ -112,11 +115,11 @@ describe('copy from SQLite into PostgreSQL', () => {
     expect(await fileByteDiffs(sql, dataDir)).toEqual([])
     source.close()
 
-    const parts = await sql`SELECT tableoid::regclass::text AS part, sum(n)::int AS n FROM click_events GROUP BY 1 ORDER BY 1`
+    const parts = await sql`SELECT tableoid::regclass::text AS part, sum(n)::int AS n FROM click_events_compact GROUP BY 1 ORDER BY 1`
     expect(parts.map((r: { part: string; n: number }) => `${r.part}:${r.n}`)).toEqual([
-      'click_events_202312:1',
-      'click_events_202401:2',
-      'click_events_202403:1',
+      'click_events_compact_202312:1',
+      'click_events_compact_202401:2',
+      'click_events_compact_202403:1',
     ])
     const [event] = await sql`SELECT country, city, os, referer_url, region FROM click_events WHERE scan = 1`
     expect(event).toEqual({ country: 'FR', city: 'Paris', os: 'Linux', referer_url: AWKWARD, region: null })
@@ -164,8 +167,9 @@ describe('copy from SQLite into PostgreSQL', () => {
 
   test('the source is refused when a server holds its data dir, or when it is not a shortlink store', async () => {
     const dataDir = seededStore()
-    writeFileSync(join(dataDir, 'shortlink.pid'), String(process.ppid)) // a live process
+    const unlock = lockDataDir(dataDir) // as a running server holds it
     expect(() => openSqliteSource(dataDir)).toThrow(/is using/)
+    unlock()
     const notAStore = mkdtempSync(join(tmpdir(), 'copy-test-'))
     writeFileSync(join(notAStore, 'shortlink.db'), 'hello, not SQLite')
     expect(() => openSqliteSource(notAStore)).toThrow(CopyRefusedError)

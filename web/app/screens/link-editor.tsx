@@ -5,6 +5,7 @@
  * it names (or in a toast when no field on screen matches).
  */
 import { useEffect, useRef, useState } from 'preact/hooks'
+import { hasHealth, type LinkHealth } from '../../../src/links/links.health.values'
 import { CONVERSION_TYPES } from '../../../src/links/links.values'
 import { ApiError, del, errorText, get, patch, post } from '../api'
 import { Link, navigate } from '../router'
@@ -30,6 +31,7 @@ import {
   TYPE_INFO,
   URL_TYPES,
 } from './link-editor/types'
+import { HealthPanel } from './links/health'
 
 /** The link record as GET /links/{id} answers (contract: Links). */
 export interface LinkRecord extends ApiData {
@@ -43,6 +45,8 @@ export interface LinkRecord extends ApiData {
   hasPassword: boolean
   archived: boolean
   data: ApiData
+  /** Null for types without a URL destination. */
+  health: LinkHealth | null
 }
 
 export function LinkEditorScreen({ params, query }: ScreenProps) {
@@ -138,7 +142,7 @@ function Editor({ type, record: initial, readOnly }: { type: LinkType; record: L
     if (readOnly) return
     setBusy(true)
     setError(null)
-    const body = { data: dataOf(type, content), linkOptions: linkOptionsOf(options, { editing, utmInUrl: URL_TYPES.has(type) }) }
+    const body = { data: dataOf(type, content), linkOptions: linkOptionsOf(options, { editing, utmInUrl: URL_TYPES.has(type), health: hasHealth(type) }) }
     // A GS1 product's key is its GTIN.
     if (type === 'gs1' && body.linkOptions) delete body.linkOptions.key
     try {
@@ -224,6 +228,7 @@ function Editor({ type, record: initial, readOnly }: { type: LinkType; record: L
       }
     >
       {record ? <SavedLink record={record} /> : null}
+      {record?.health ? <HealthPanel key={record.updatedAt} linkId={record.id} health={record.health} canCheck={!readOnly} /> : null}
       <div class={`le-layout${readOnly ? ' le-readonly' : ''}`}>
         <ErrorContext.Provider value={error}>
           <form ref={formRef} class="le-form" onSubmit={save} noValidate aria-label={title}>
@@ -250,6 +255,7 @@ function Editor({ type, record: initial, readOnly }: { type: LinkType; record: L
                   url={url}
                   setUrl={(u) => setC({ url: u })}
                   hasPassword={!!record?.hasPassword}
+                  health={hasHealth(type)}
                   hosted={!URL_TYPES.has(type) && !['email', 'sms', 'whatsapp', 'map'].includes(type)}
                   canTrackConversions={CONVERSION_TYPES.includes(type)}
                   readOnly={readOnly}

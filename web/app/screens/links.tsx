@@ -11,6 +11,7 @@ import { canWrite, isAdmin, useSession } from '../session'
 import { Button, CopyButton, Empty, ErrorBox, Field, Loading, Modal, Page, Pager, toast, useResource } from '../ui'
 import { changeTags, deleteLinks, setArchived } from './links/bulk'
 import { exportLinks } from './links/export'
+import { BrokenBadge, HEALTH_CHOICES, HEALTH_LABELS } from './links/health'
 import {
   fetchDomains,
   fetchTags,
@@ -47,7 +48,7 @@ export function LinksScreen({ query }: ScreenProps) {
   // A new page or filter shows other links: a selection of links no longer shown would surprise.
   useEffect(() => setSelected(new Set()), [listKey])
 
-  const filtered = Boolean(filters.search || filters.domain || filters.type || filters.tag || filters.user)
+  const filtered = Boolean(filters.search || filters.domain || filters.type || filters.tag || filters.user || filters.health)
   const page = list.data
   const links = page?.links ?? []
   const selectedLinks = links.filter((l) => selected.has(l.id))
@@ -99,7 +100,7 @@ export function LinksScreen({ query }: ScreenProps) {
       ) : page.total === 0 ? (
         filtered || filters.page > 1 ? (
           <Empty title="No links match these filters">
-            <Button onClick={() => setQuery({ q: null, domain: null, type: null, tag: null, user: null, page: null })}>Clear filters</Button>
+            <Button onClick={() => setQuery({ q: null, domain: null, type: null, tag: null, user: null, health: null, page: null })}>Clear filters</Button>
           </Empty>
         ) : (
           <Empty title={writer ? 'No links yet' : 'No links to show'}>
@@ -229,6 +230,18 @@ function Filters({ filters, tags, domains, users }: { filters: LinkFilters; tags
           )}
         </Field>
       ) : null}
+      <Field label="Health">
+        {(p) => (
+          <select {...p} value={filters.health} onChange={(e) => set('health', e.currentTarget.value)}>
+            <option value="">Any health</option>
+            {HEALTH_CHOICES.map((s) => (
+              <option key={s} value={s}>
+                {HEALTH_LABELS[s]}
+              </option>
+            ))}
+          </select>
+        )}
+      </Field>
       <Field label="Sort by">
         {(p) => (
           <select {...p} value={filters.sort} onChange={(e) => set('sort', e.currentTarget.value === 'newest' ? '' : e.currentTarget.value)}>
@@ -368,6 +381,7 @@ function LinkRow({
         </div>
         {l.archived ? <span class="badge">archived</span> : null}
         {l.hasPassword ? <span class="badge">password</span> : null}
+        <BrokenBadge health={l.health} />
       </td>
       <td class="hide-phone links-dest">
         <span title={l.destination}>{l.destination}</span>

@@ -5,7 +5,11 @@ import { rateWindowLength } from './0004_rate_window_length'
 import { imports } from './0005_imports'
 import { qrBatches } from './0006_qr_batches'
 import { eventsWebhooks } from './0007_events_webhooks'
-import { conversions } from './0008_conversions'
+import { linkHealth } from './0008_link_health'
+import { compactClickEvents } from './0009_compact_click_events'
+import { linkClicks } from './0010_link_clicks'
+import { pairRollups } from './0011_pair_rollups'
+import { conversions } from './0013_conversions'
 
 /** A PostgreSQL migration: statements run as one script inside its own transaction. */
 export interface PgMigration {
@@ -15,4 +19,17 @@ export interface PgMigration {
 }
 
 /** Ordered by id; never edit a migration that has shipped, add a new one. */
-export const pgMigrations: PgMigration[] = [schema, rollupStatistics, filesUploadOrder, rateWindowLength, imports, qrBatches, eventsWebhooks, conversions]
+export const pgMigrations: PgMigration[] = [
+  schema,
+  rollupStatistics,
+  filesUploadOrder,
+  rateWindowLength,
+  imports,
+  qrBatches,
+  eventsWebhooks,
+  linkHealth,
+  compactClickEvents,
+  linkClicks,
+  pairRollups,
+  conversions,
+]

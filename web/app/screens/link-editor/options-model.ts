@@ -76,6 +76,8 @@ export interface OptionsForm {
   archived: boolean
   /** Counted visits get a click id (`sl_id`) for POST /track/lead and /track/sale. */
   trackConversion: boolean
+  /** Where visits go while the destination is broken (types with a URL destination). */
+  healthFallbackUrl: string
 }
 
 export const browserTimeZone = () => Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC'
@@ -113,6 +115,7 @@ export function emptyOptions(): OptionsForm {
     },
     archived: false,
     trackConversion: false,
+    healthFallbackUrl: '',
   }
 }
 
@@ -147,6 +150,7 @@ export function optionsOf(r: ApiData): OptionsForm {
   o.previewImage = s(r.previewData?.image)
   o.archived = !!r.archived
   o.trackConversion = r.trackConversion === true
+  o.healthFallbackUrl = s(r.healthFallbackUrl)
   const t = r.Targeting
   if (t) {
     o.targeting.type = t.targetType
@@ -201,7 +205,7 @@ export function targetingOf(t: TargetingForm): ApiData | null {
  * the form shows is what is stored; the UTM option is sent only for types without a URL
  * (for a typed URL the builder writes the parameters into the URL itself).
  */
-export function linkOptionsOf(o: OptionsForm, { editing, utmInUrl }: { editing: boolean; utmInUrl: boolean }): ApiData {
+export function linkOptionsOf(o: OptionsForm, { editing, utmInUrl, health = false }: { editing: boolean; utmInUrl: boolean; health?: boolean }): ApiData {
   const utm = compact(Object.fromEntries(Object.entries(o.utm).map(([k, v]) => [k, opt(v)])))
   const option = compact({
     isWaterMark: o.watermark || undefined,
@@ -222,6 +226,7 @@ export function linkOptionsOf(o: OptionsForm, { editing, utmInUrl }: { editing: 
     previewData: editing ? orNull(previewData) : (orNull(previewData) ?? undefined),
     Targeting: editing ? targetingOf(o.targeting) : (targetingOf(o.targeting) ?? undefined),
     trackConversion: editing ? o.trackConversion : o.trackConversion || undefined,
+    healthFallbackUrl: !health ? undefined : editing ? (opt(o.healthFallbackUrl) ?? null) : opt(o.healthFallbackUrl),
   }
   return compact(out)
 }

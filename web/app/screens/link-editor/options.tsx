@@ -24,6 +24,8 @@ export interface OptionsProps {
   url: string | null
   setUrl: (url: string) => void
   hasPassword: boolean
+  /** The type's visitors go to URLs the server checks (link, google-form, gs1): the fallback field shows. */
+  health: boolean
   hosted: boolean
   /** The link's type can track conversions (its visitors go to an http(s) URL). */
   canTrackConversions: boolean
@@ -174,6 +176,22 @@ export function OptionsFields(props: OptionsProps) {
       <Section title="Rules (targeting)" open={!!o.targeting.type}>
         <TargetingBuilder value={o.targeting} onChange={(targeting) => set({ targeting })} readOnly={props.readOnly} />
       </Section>
+      {props.health ? (
+        <Section title="If the destination breaks" open={!!o.healthFallbackUrl}>
+          <p class="hint">
+            The server checks the destination and every other URL of the link (rules, product links) regularly. While the URL a visitor would get is broken (two
+            failed checks in a row), the visit goes here instead, and still counts.
+          </p>
+          <TextInput
+            label="Fallback URL"
+            path="linkOptions.healthFallbackUrl"
+            type="url"
+            value={o.healthFallbackUrl}
+            onValue={(healthFallbackUrl) => set({ healthFallbackUrl })}
+            placeholder="https://example.com/we-are-on-it"
+          />
+        </Section>
+      ) : null}
     </div>
   )
 }

@@ -1,4 +1,5 @@
 /** What the links screen and the CSV import share: the API's records, the list filters as they sit in the URL, and lookups. */
+import { HEALTH_STATUSES, type HealthStatus, type LinkHealth } from '../../../../src/links/links.health.values'
 import { api, type Query } from '../../api'
 
 export interface LinkRecord {
@@ -18,6 +19,8 @@ export interface LinkRecord {
   userId: string
   archived: boolean
   hasPassword: boolean
+  /** Null for types without a URL destination. */
+  health: LinkHealth | null
 }
 export interface LinkPage {
   links: LinkRecord[]
@@ -64,6 +67,8 @@ export interface LinkFilters {
   type: string
   tag: string
   user: string
+  /** A health status (the API's `health` filter), or '' for any. */
+  health: HealthStatus | ''
   archived: boolean
   sort: SortName
   page: number
@@ -77,12 +82,14 @@ export function filtersFrom(query: URLSearchParams): LinkFilters {
   }
   const sort = query.get('sort') ?? ''
   const size = int('size', DEFAULT_PAGE_SIZE)
+  const health = query.get('health') ?? ''
   return {
     search: query.get('q') ?? '',
     domain: query.get('domain') ?? '',
     type: query.get('type') ?? '',
     tag: query.get('tag') ?? '',
     user: query.get('user') ?? '',
+    health: (HEALTH_STATUSES as readonly string[]).includes(health) ? (health as HealthStatus) : '',
     archived: query.get('archived') === '1',
     sort: sort in SORTS ? (sort as SortName) : 'newest',
     page: Math.min(int('page', 1), 1_000_000),
@@ -99,6 +106,7 @@ export function listQuery(f: LinkFilters): Query {
     linkType: f.type || undefined,
     tagIds: f.tag ? [f.tag] : undefined,
     userIds: f.user ? [f.user] : undefined,
+    health: f.health || undefined,
     includeArchived: f.archived || undefined,
     sortBy: s.sortBy,
     sortOrder: s.sortOrder,

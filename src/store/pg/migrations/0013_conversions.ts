@@ -1,15 +1,15 @@
 import type { PgMigration } from './index'
 
 /**
- * Conversions, as SQLite migration 0016 (read its notes). On a cluster the click writer of
+ * Conversions, as SQLite migration 0018 (read its notes). On a cluster the click writer of
  * every node inserts its batches' tracked clicks in the batch transaction, and statistics read
  * `conversions` directly (PostgreSQL is the events engine here). The unique indexes are what
  * make a lead or an invoice count once when nodes receive the same call at the same time
  * (INSERT … ON CONFLICT DO NOTHING, then the first row is read).
  */
 export const conversions: PgMigration = {
-  id: 8,
-  name: '0008_conversions',
+  id: 13,
+  name: '0013_conversions',
   sql: `
 CREATE TABLE tracked_clicks (
   click_id text PRIMARY KEY,

@@ -5,8 +5,8 @@ import type { Migration } from './index'
  *
  * - Click ids (`sl_id`) are not kept here: a visit's click id and time go into the events engine
  *   with the visit (DuckDB's `events.tracked`), and the id carries its visit's time, so a lead
- *   finds its click among that moment's events (docs/adr/0021). PostgreSQL keeps them in
- *   `tracked_clicks` (its migration 0008).
+ *   finds its click among that moment's events (docs/adr/0025). PostgreSQL keeps them in
+ *   `tracked_clicks` (its migration 0013).
  * - `customers`: a site's customer (`customerExternalId`), per owner of the links (the user
  *   whose site reports them); unique per owner and external id.
  * - `conversions`: leads and sales, each carrying its click's link and dimensions (so
@@ -16,8 +16,8 @@ import type { Migration } from './index'
  *   conflict). `seq` orders them for the events engine, which copies them into DuckDB.
  */
 export const conversions: Migration = {
-  id: 16,
-  name: '0016_conversions',
+  id: 18,
+  name: '0018_conversions',
   sql: `
 CREATE TABLE customers (
   id TEXT PRIMARY KEY,

@@ -1,0 +1,130 @@
+/**
+ * Link health against the compiled binary with its scheduled checks on (`[health] every = "1s"`):
+ * a destination server started here on loopback, switched up, down (503), gone (410) and
+ * hanging; a link goes broken, serves its fallback (the visit still counts) and recovers; two
+ * links on one URL cost one request per interval; a private destination is refused without
+ * `allowPrivateNetworks`. Runs again on PostgreSQL with the rest of the suite.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { type Destination, startDestination } from './helpers/destination'
+import { until } from './helpers/poll'
+import { startServer, type TestServer } from './helpers/server'
+
+const BROWSER_UA = 'Mozilla/5.0 (X11; Linux x86_64; rv:125.0) Gecko/20100101 Firefox/125.0'
+const HEALTH = '[health]\nevery = "1s"\ntimeout = "1s"\n'
+
+let d: Destination
+let server: TestServer
+let strict: TestServer | undefined
+beforeAll(async () => {
+  d = startDestination()
+  server = await startServer({ toml: `${HEALTH}allowPrivateNetworks = true\n` })
+})
+afterAll(async () => {
+  for (const s of [server, strict]) if (s && (process.env.DEBUG_HEALTH || s.proc.exitCode !== null)) console.error(s.output())
+  await server?.stop()
+  await strict?.stop()
+  d?.stop()
+})
+
+interface Health {
+  status: 'unknown' | 'ok' | 'broken'
+  checkedAt: string | null
+  brokenUrls: { url: string; httpStatus: number | null; error: string | null }[]
+  urls: { url: string; status: string; httpStatus: number | null; error: string | null }[]
+}
+
+async function createLink(s: TestServer, key: string, path: string, extra: object = {}) {
+  const r = await s.api('/links/link', { method: 'POST', json: { data: { url: `${d.origin}${path}` }, linkOptions: { key, ...extra } } })
+  expect(r.status).toBe(200)
+  return (await r.json()) as { id: string; shortLink: string }
+}
+const healthOf = async (s: TestServer, id: string) => ((await (await s.api(`/links/${id}`)).json()) as { health: Health }).health
+const becomes = (s: TestServer, id: string, status: Health['status']) =>
+  until(
+    `link ${id} ${status}`,
+    () => healthOf(s, id),
+    (h) => h.status === status,
+  )
+const visit = async (s: TestServer, shortLink: string) => (await s.fetch(shortLink, { headers: { 'user-agent': BROWSER_UA } })).headers.get('location')
+
+describe('scheduled link-health checks', () => {
+  test('up → ok; down (503) → broken after 2 checks, visits go to the fallback and count; up again → ok at the next check', async () => {
+    const fallback = 'https://brand.example/sorry'
+    const link = await createLink(server, 'flaky', '/flaky', { healthFallbackUrl: fallback })
+    await becomes(server, link.id, 'ok')
+    expect(await visit(server, link.shortLink)).toBe(`${d.origin}/flaky`)
+
+    d.set('/flaky', 'down')
+    const broken = await becomes(server, link.id, 'broken')
+    expect(broken.brokenUrls).toEqual([{ url: `${d.origin}/flaky`, httpStatus: 503, error: null }])
+    // Two failed checks in a row before it broke: 503 was answered at least twice.
+    const answered = d.requests('/flaky')
+    expect(answered.length).toBeGreaterThanOrEqual(3)
+    expect(answered.every((r) => r.method === 'HEAD' && r.userAgent === `shortlink-health/1 (+${server.baseUrl})`)).toBe(true)
+    expect(await visit(server, link.shortLink)).toBe(fallback)
+    expect(await visit(server, link.shortLink)).toBe(fallback)
+    await server.clicksFlushed()
+    expect(((await (await server.api(`/links/${link.id}`)).json()) as { clicks: number }).clicks).toBe(3)
+    const listed = (await (await server.api('/links?health=broken')).json()) as { links: { id: string }[] }
+    expect(listed.links.map((l) => l.id)).toContain(link.id)
+
+    d.set('/flaky', 'up')
+    await becomes(server, link.id, 'ok')
+    expect(await visit(server, link.shortLink)).toBe(`${d.origin}/flaky`)
+  })
+
+  test('gone (410) and hanging destinations break their links, each with its answer', async () => {
+    d.set('/gone', 'gone')
+    d.set('/hang', 'hang')
+    const gone = await createLink(server, 'gone', '/gone')
+    const hang = await createLink(server, 'hang', '/hang')
+    expect((await becomes(server, gone.id, 'broken')).brokenUrls).toEqual([{ url: `${d.origin}/gone`, httpStatus: 410, error: null }])
+    expect((await becomes(server, hang.id, 'broken')).brokenUrls).toEqual([{ url: `${d.origin}/hang`, httpStatus: null, error: 'no answer within 1 s' }])
+    // A hanging destination slows nothing else: the API and redirects answer at once meanwhile.
+    const started = performance.now()
+    expect(await visit(server, gone.shortLink)).toBe(`${d.origin}/gone`)
+    expect((await server.api('/links/count?health=broken')).status).toBe(200)
+    expect(performance.now() - started).toBeLessThan(1000)
+  })
+
+  test('two links on one URL: one request per interval for it, as for a URL only one link uses', async () => {
+    await createLink(server, 'shared-1', '/shared')
+    await createLink(server, 'shared-2', '/shared')
+    await createLink(server, 'solo', '/solo')
+    await until(
+      'five checks of the shared URL',
+      async () => d.requests('/shared').length,
+      (n) => n >= 5,
+    )
+    const shared = d.requests('/shared').map((r) => r.at)
+    const solo = d.requests('/solo').map((r) => r.at)
+    // Never two checks of it within half an interval (two links checked apart would make pairs).
+    for (let i = 1; i < shared.length; i++) expect(shared[i]! - shared[i - 1]!).toBeGreaterThanOrEqual(450)
+    // Over the same rounds, as many requests as for the URL of one link.
+    const window = (times: number[]) => times.filter((t) => t <= shared.at(-1)! + 100).length
+    expect(Math.abs(window(shared) - window(solo))).toBeLessThanOrEqual(1)
+  })
+})
+
+describe('private destinations', () => {
+  test('without [health] allowPrivateNetworks a loopback destination is never requested and stays unknown', async () => {
+    strict = await startServer({ toml: HEALTH })
+    const link = await createLink(strict, 'inside', '/inside')
+    const first = await until(
+      'a check',
+      () => healthOf(strict!, link.id),
+      (h) => h.checkedAt !== null,
+    )
+    // Two more rounds.
+    await until(
+      'two more checks',
+      () => healthOf(strict!, link.id),
+      (h) => Date.parse(h.checkedAt!) >= Date.parse(first.checkedAt!) + 1500,
+    )
+    const health = await healthOf(strict, link.id)
+    expect(health).toMatchObject({ status: 'unknown', brokenUrls: [], urls: [{ status: 'unknown', httpStatus: null }] })
+    expect(health.urls[0]!.error).toContain('resolves to a private, loopback or link-local address')
+    expect(d.requests('/inside')).toEqual([])
+  })
+})
