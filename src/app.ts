@@ -8,6 +8,7 @@ import type { TSchema } from '@sinclair/typebox'
 import { Elysia, ValidationError } from 'elysia'
 import { assertMethodAllowed, authRoutes, type Caller, type RequestContext, rateLimitHeaders, requestContextOf, setRequestContext } from './auth'
 import { backupRoutes } from './backup'
+import { conversionRoutes } from './conversions'
 import type { Deps } from './deps'
 import { type AnyElysia, docsRoutes, PUBLIC_DOC_PATHS } from './docs'
 import { domainRoutes } from './domains'
@@ -65,6 +66,7 @@ export function createApiApp(deps: Deps): ApiApp {
     .use(batchRoutes(deps))
     .use(qrRoutes(deps))
     .use(statsRoutes(deps))
+    .use(conversionRoutes(deps))
     .use(authRoutes(deps))
     .use(importRoutes({ imports: deps.imports, maxBytes: deps.config.imports.maxBytes }))
     .use(backupRoutes(deps))

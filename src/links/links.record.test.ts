@@ -56,6 +56,7 @@ describe('links.record: the one decoder of a stored row', () => {
       previewData: linkOptions.previewData,
       Targeting: linkOptions.Targeting,
       appStores: null,
+      trackConversion: false,
       healthFallbackUrl: null,
     })
     expect(row.password_hash).toStartWith('$argon2')

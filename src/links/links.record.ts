@@ -24,6 +24,8 @@ export interface StoredOptions {
   option?: Static<typeof ContentOption> | null
   previewData?: Static<typeof PreviewData> | null
   Targeting?: Static<typeof Targeting> | null
+  /** Kept only when true. */
+  trackConversion?: true | null
   healthFallbackUrl?: string | null
 }
 
@@ -71,6 +73,7 @@ export function linkRecordOf(row: LinkRow, tags: string[], origins: RecordOrigin
     option: o.option ?? null,
     previewData: o.previewData ?? null,
     Targeting: o.Targeting ?? null,
+    trackConversion: o.trackConversion === true,
     userId: row.user_id,
     archived: row.archived === 1,
     data: storedDataOf(row),
@@ -100,6 +103,8 @@ export interface StoredLinkView {
   Targeting: Static<typeof Targeting> | null
   /** app-stores links: store URLs iOS and Android visitors go straight to. */
   appStores: { ios?: string; android?: string } | null
+  /** Counted visits get a click id, handed to the destination as `sl_id`. */
+  trackConversion: boolean
   /** Where a visit goes instead when its resolved URL is broken. */
   healthFallbackUrl: string | null
 }
@@ -122,6 +127,7 @@ export function storedLinkViewOf(row: LinkRow): StoredLinkView {
     previewData: o.previewData ?? null,
     Targeting: o.Targeting ?? null,
     appStores: data ? { ios: data.ios, android: data.android } : null,
+    trackConversion: o.trackConversion === true,
     healthFallbackUrl: o.healthFallbackUrl ?? null,
   }
 }
@@ -133,4 +139,4 @@ export function mergeStoredOptions(current: StoredOptions, changes: StoredOption
   for (const k of Object.keys(merged) as (keyof StoredOptions)[]) if (merged[k] === null) delete merged[k]
   return merged
 }
-const STORED_OPTION_KEYS = ['comments', 'expiration', 'utm', 'option', 'previewData', 'Targeting', 'healthFallbackUrl'] as const
+const STORED_OPTION_KEYS = ['comments', 'expiration', 'utm', 'option', 'previewData', 'Targeting', 'trackConversion', 'healthFallbackUrl'] as const

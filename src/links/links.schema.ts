@@ -287,6 +287,14 @@ const linkOptions = <G extends TSchema>(targetingSchema: G) =>
       option: t.Optional(nullable(ContentOption)),
       previewData: t.Optional(nullable(PreviewData)),
       Targeting: t.Optional(nullable(targetingSchema)),
+      trackConversion: t.Optional(
+        nullable(
+          t.Boolean({
+            description:
+              'Conversion tracking (types link, google-form, gs1): each counted visit gets a click id, appended to the redirect as the query parameter `sl_id`, which the site passes back to POST /track/lead and /track/sale. Default false; null is false.',
+          }),
+        ),
+      ),
       archived: t.Optional(t.Boolean()),
       healthFallbackUrl: t.Optional(
         nullable(
@@ -353,6 +361,7 @@ export const LinkRecord = t.Object({
   option: nullable(ContentOption),
   previewData: nullable(PreviewData),
   Targeting: nullable(Targeting),
+  trackConversion: t.Boolean({ description: 'Counted visits carry a click id (`sl_id`) for POST /track/lead and /track/sale.' }),
   userId: t.String(),
   archived: t.Boolean(),
   data: t.Unknown({ description: 'The content as sent.' }),

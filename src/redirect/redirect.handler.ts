@@ -11,11 +11,15 @@ import { metrics } from '../metrics'
 import { EXPIRED_PAGE, NOT_FOUND_PAGE, passwordPage, previewPage, TOO_MANY_ATTEMPTS_PAGE } from '../pages'
 import { decodePathSegment, LruCache, readCapped, withHsts, withPageHeaders } from '../shared'
 import type { ClickRecorder } from '../stats'
+import { appendClickId, newClickId } from './click-id'
 import { createGs1Resolver, gs1Redirect, resolverDescriptionResponse } from './gs1-resolver'
 import { createLinkCache } from './link-cache'
 import type { PasswordGate } from './password-gate'
 import { type Decision, type DomainFallbacks, mergeQuery, type ResolvableLink, type ResolveInput, resolve } from './resolve'
 import { parseVisitor, type Visitor } from './visitor'
+
+/** The redirect answer of a link: a GS1 answer carries its Link header. */
+const redirectTo = (location: string, cached: CachedLink) => (cached.gs1Link ? gs1Redirect(location, cached.gs1Link) : redirect(location))
 
 /** Largest password form body read; a password is at most a few hundred bytes. */
 const PASSWORD_FORM_MAX = 16 * 1024
@@ -299,14 +303,23 @@ export function createRedirectHandler(deps: RedirectDeps) {
       case 'preview':
         return html(previewPage({ ...decision, url: `${settings.shortOrigin(link!.domain)}/${link!.key}`, siteName: link!.domain }))
       case 'redirect':
-      case 'hosted':
-        if (decision.count) countVisit(decision, cached!, visitor, geo, headers, visitNumber)
-        if (decision.kind === 'redirect') return cached?.gs1Link ? gs1Redirect(decision.location, cached.gs1Link) : redirect(decision.location)
+      case 'hosted': {
+        const location = decision.count
+          ? countVisit(decision, cached!, visitor, geo, headers, visitNumber)
+          : decision.kind === 'redirect'
+            ? decision.location
+            : null
+        if (location !== null) return redirectTo(location, cached!)
         return deps.renderHosted(cached!.row, visitor.os)
+      }
     }
   }
 
-  /** A counted visit: its ordinal noted (number targeting) and its click handed to the recorder (written within the flush window). */
+  /**
+   * A counted visit: its ordinal noted (number targeting) and its click handed to the recorder (written within the
+   * flush window). Returns the Location to answer (null for a hosted page): a link with `trackConversion` gets this
+   * visit's click id appended (the resolve's last step, after the UTM merge), made from the recorded visit's time.
+   */
   function countVisit(
     decision: Decision & { kind: 'redirect' | 'hosted' },
     cached: CachedLink,
@@ -314,7 +327,7 @@ export function createRedirectHandler(deps: RedirectDeps) {
     geo: ReturnType<GeoIp['lookup']> | null,
     headers: Headers,
     visitNumber: number,
-  ): void {
+  ): string | null {
     const l = cached.link
     if (visitNumber > 0) visits.set(String(l.seq), visitNumber)
     else if (!deps.visitOrdinal) {
@@ -329,18 +342,22 @@ export function createRedirectHandler(deps: RedirectDeps) {
     const landing = decision.kind === 'redirect' ? decision.location : null
     const utm = landing === null ? NO_UTM : landing === l.plainLocation ? cached.plainUtm : utmOf(landing)
     const ref = refererOf(headers.get('referer'))
+    const at = Date.now()
+    const clickId = landing !== null && l.trackConversion ? newClickId(at) : null
     clicksRecorded.inc()
     deps.recorder.record({
       linkSeq: l.seq,
       domain: l.domain,
-      at: Date.now(),
+      at,
       scan: decision.scan,
       visitor,
       geo: geo ?? UNKNOWN_LOCATION,
       utm,
       referer: ref.host,
       refererUrl: ref.url,
+      clickId,
     })
+    return clickId !== null && landing !== null ? appendClickId(landing, clickId) : landing
   }
 
   /**

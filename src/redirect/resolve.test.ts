@@ -23,6 +23,7 @@ const baseLink: ResolvableLink = {
   previewData: null,
   Targeting: null,
   appStores: null,
+  trackConversion: false,
   healthFallbackUrl: null,
   plainLocation: '',
   brokenUrls: null,

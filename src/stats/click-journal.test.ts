@@ -52,6 +52,18 @@ test('rows come back as they went in, chunk by chunk, at positions that only gro
   journal.close()
 })
 
+test("a tracked row keeps its visits' click ids through the journal; a row without any reads as before", () => {
+  const journal = openClickJournal(dir)
+  const written = rows(0, 3)
+  written[1]!.tracked = `${'A'.repeat(22)}@${AT} ${'B'.repeat(22)}@${AT + 1}`
+  journal.append(written)
+  const chunk = journal.read(1 << 20)!
+  expect(chunk.rows).toEqual(written)
+  expect(chunk.rows[1]!.tracked).toBe(written[1]!.tracked!)
+  expect(chunk.rows[0]!.tracked).toBeNull()
+  journal.close()
+})
+
 test('reopened: every row is there again, a torn last line is cut, and rows the store already holds are skipped', () => {
   const journal = openClickJournal(dir)
   journal.append(rows(0, 100))

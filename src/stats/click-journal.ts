@@ -4,7 +4,7 @@
  * and from which it writes them to the store later, chunk by chunk.
  *
  * - Format: a header line `{"journal":"<id>","base":<n>}`, then one JSON array per row
- *   (ClickEvent's fields in FIELDS order). Appends are buffered in memory and written to the
+ *   (ClickEvent's fields in FIELDS order, then a tracked row's click ids). Appends are buffered in memory and written to the
  *   file at every flush tick (`sync`), so a kill -9 loses at most the rows of one flush window;
  *   a torn last line (killed mid-append) is cut off when the file is opened again.
  * - Exactly once: a chunk is written to the store with a mark `{ journal, upTo }` (its end as a
@@ -41,11 +41,16 @@ export interface JournalChunk {
 /** A row's fields in journal order: the event's own, then its dimensions (stats.rollup.ts), then its visits. */
 const FIELDS: readonly (keyof ClickEvent)[] = ['linkSeq', 'domain', 'at', 'scan', 'continent', ...DIMENSIONS.map((d) => d.key), 'n']
 
-const lineOf = (r: ClickEvent) => `${JSON.stringify(FIELDS.map((f) => r[f]))}\n`
+/**
+ * A row's line: FIELDS, then its visits' click ids (`tracked`, conversions) only when it has any, so
+ * the visits stay the last field of every other row and lines written before click ids read the same.
+ */
+const lineOf = (r: ClickEvent) => `${JSON.stringify(r.tracked ? [...FIELDS.map((f) => r[f]), r.tracked] : FIELDS.map((f) => r[f]))}\n`
 
 function rowOf(values: unknown[]): ClickEvent {
   const r = {} as Record<string, unknown>
   for (let i = 0; i < FIELDS.length; i++) r[FIELDS[i]!] = values[i]
+  r.tracked = typeof values[FIELDS.length] === 'string' ? values[FIELDS.length] : null
   return r as unknown as ClickEvent
 }
 

@@ -14,6 +14,7 @@ import { imports } from './0013_imports'
 import { qrBatches } from './0014_qr_batches'
 import { eventsWebhooks } from './0015_events_webhooks'
 import { linkHealth } from './0016_link_health'
+import { conversions } from './0018_conversions'
 
 export interface Migration {
   id: number
@@ -39,4 +40,5 @@ export const migrations: Migration[] = [
   qrBatches,
   eventsWebhooks,
   linkHealth,
+  conversions,
 ]

@@ -9,6 +9,7 @@ import { linkHealth } from './0008_link_health'
 import { compactClickEvents } from './0009_compact_click_events'
 import { linkClicks } from './0010_link_clicks'
 import { pairRollups } from './0011_pair_rollups'
+import { conversions } from './0013_conversions'
 
 /** A PostgreSQL migration: statements run as one script inside its own transaction. */
 export interface PgMigration {
@@ -30,4 +31,5 @@ export const pgMigrations: PgMigration[] = [
   compactClickEvents,
   linkClicks,
   pairRollups,
+  conversions,
 ]

@@ -74,6 +74,8 @@ export interface OptionsForm {
   previewImage: string
   targeting: TargetingForm
   archived: boolean
+  /** Counted visits get a click id (`sl_id`) for POST /track/lead and /track/sale. */
+  trackConversion: boolean
   /** Where visits go while the destination is broken (types with a URL destination). */
   healthFallbackUrl: string
 }
@@ -112,6 +114,7 @@ export function emptyOptions(): OptionsForm {
       number: [emptyNumber()],
     },
     archived: false,
+    trackConversion: false,
     healthFallbackUrl: '',
   }
 }
@@ -146,6 +149,7 @@ export function optionsOf(r: ApiData): OptionsForm {
   o.previewDesc = s(r.previewData?.desc)
   o.previewImage = s(r.previewData?.image)
   o.archived = !!r.archived
+  o.trackConversion = r.trackConversion === true
   o.healthFallbackUrl = s(r.healthFallbackUrl)
   const t = r.Targeting
   if (t) {
@@ -221,6 +225,7 @@ export function linkOptionsOf(o: OptionsForm, { editing, utmInUrl, health = fals
     option: editing ? orNull(option) : (orNull(option) ?? undefined),
     previewData: editing ? orNull(previewData) : (orNull(previewData) ?? undefined),
     Targeting: editing ? targetingOf(o.targeting) : (targetingOf(o.targeting) ?? undefined),
+    trackConversion: editing ? o.trackConversion : o.trackConversion || undefined,
     healthFallbackUrl: !health ? undefined : editing ? (opt(o.healthFallbackUrl) ?? null) : opt(o.healthFallbackUrl),
   }
   return compact(out)

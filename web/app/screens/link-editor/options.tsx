@@ -27,6 +27,8 @@ export interface OptionsProps {
   /** The type's visitors go to URLs the server checks (link, google-form, gs1): the fallback field shows. */
   health: boolean
   hosted: boolean
+  /** The link's type can track conversions (its visitors go to an http(s) URL). */
+  canTrackConversions: boolean
   readOnly: boolean
 }
 
@@ -111,6 +113,16 @@ export function OptionsFields(props: OptionsProps) {
         ) : null}
         <GroupError path="linkOptions.expiration" />
       </Section>
+      {props.canTrackConversions ? (
+        <Section title="Conversions" open={o.trackConversion}>
+          <Check
+            label="Track conversions"
+            checked={o.trackConversion}
+            onValue={(trackConversion) => set({ trackConversion })}
+            hint="Each visit carries a click id to your site as the sl_id query parameter; your server reports sign-ups and sales with it (POST /track/lead, /track/sale), and statistics show leads, sales and revenue."
+          />
+        </Section>
+      ) : null}
       <Section title="Campaign tracking (UTM)">
         <UtmBuilder {...props} />
       </Section>
