@@ -86,6 +86,9 @@ test('writes answer 503 with Retry-After and write nothing; reads, redirects and
   const count = async () => ((await json(await s.api('/links/count'))).body as { count: number }).count
   const before = await count()
   fill(disk)
+  // The disk stays full, as under another writer: space a store frees meanwhile (DuckDB truncating its WAL at a
+  // checkpoint) is taken again, so a click batch cannot slip through into freed blocks.
+  const keepFull = setInterval(() => fill(disk), 20)
   // Writes fit while the store's files have room inside them; then every one is refused, whole.
   let refused: Response | null = null
   let accepted = 0
@@ -137,6 +140,7 @@ test('writes answer 503 with Retry-After and write nothing; reads, redirects and
   expect(s.output()).not.toMatch(/^\s+at /m)
 
   // Room again: no restart, the held visits arrive (each once), writes succeed.
+  clearInterval(keepFull)
   rmSync(join(disk.path, 'filler'))
   await until('the held visits to be written', clicks, (n) => n === 1 + during)
   const after = await s.api('/links/link', { method: 'POST', json: { data: { url: 'https://after.example/' }, linkOptions: { key: 'after' } } })
