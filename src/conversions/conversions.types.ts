@@ -1,4 +1,4 @@
-/** The rows of conversions (migrations SQLite 0016, PostgreSQL 0008), shared by both stores and the service. */
+/** The rows of conversions (migrations SQLite 0018, PostgreSQL 0013), shared by both stores and the service. */
 import type { NewEvent } from '../events'
 
 /** A visit's dimensions as tracked_clicks and conversions keep them (the click events' columns). */
