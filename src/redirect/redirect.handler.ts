@@ -18,8 +18,26 @@ import type { PasswordGate } from './password-gate'
 import { type Decision, type DomainFallbacks, mergeQuery, type ResolvableLink, type ResolveInput, resolve } from './resolve'
 import { parseVisitor, type Visitor } from './visitor'
 
-/** The redirect answer of a link: a GS1 answer carries its Link header. */
-const redirectTo = (location: string, cached: CachedLink, hsts: boolean) => (cached.gs1Link ? gs1Redirect(location, cached.gs1Link) : redirect(location, hsts))
+/** The redirect answer of a link: a GS1 answer carries its Link header; the link's plain location, its kept headers. */
+const redirectTo = (location: string, cached: CachedLink, hsts: boolean) =>
+  cached.gs1Link
+    ? gs1Redirect(location, cached.gs1Link)
+    : location === cached.link.plainLocation
+      ? new Response(null, { status: 302, headers: plainRedirectHeaders(cached, hsts) })
+      : redirect(location, hsts)
+
+/**
+ * The headers of a link's 302 to its plain location (most visits), made once per cache entry: a
+ * Response copies a Headers object natively, cheaper than reading a header object's properties.
+ */
+function plainRedirectHeaders(cached: CachedLink, hsts: boolean): Headers {
+  const kept = cached.plain302
+  if (kept?.hsts === hsts) return kept.headers
+  const location = cached.link.plainLocation
+  const headers = new Headers(hsts ? { location, 'strict-transport-security': HSTS } : { location })
+  cached.plain302 = { hsts, headers }
+  return headers
+}
 
 /** Largest password form body read; a password is at most a few hundred bytes. */
 const PASSWORD_FORM_MAX = 16 * 1024
@@ -448,6 +466,8 @@ interface CachedLink {
   gs1Link?: string
   /** Number targeting on one node: the link's counted visits so far (see nextVisit); unset until its first such visit. */
   visits?: number
+  /** The headers of its 302 to its plain location, with or without HSTS (the domain's, when made). */
+  plain302?: { hsts: boolean; headers: Headers }
 }
 
 type Utm = { id: number; source: string | null; medium: string | null; campaign: string | null; term: string | null; content: string | null }
