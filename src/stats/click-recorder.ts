@@ -105,8 +105,9 @@ const ROW_OVERHEAD_BYTES = 400
 /** Buffered visits merged into rows in a task of their own at most this many at a time (and at every flush). */
 const MERGE_AT = 1024
 /**
- * Referer URLs numbered for merge keys at most; past it the numbering starts again, also while rows are held
- * (numbers are never reused: a held row then only misses visits of its URL merging into it).
+ * Referer URLs numbered for merge keys at most (the numbering starts again whenever the pending rows go to a
+ * write); past it, it starts again while rows are held (numbers are never reused: a held row then only misses
+ * visits of its URL merging into it).
  */
 const MAX_REFERER_IDS = 100_000
 /**
@@ -716,6 +717,11 @@ function recorderOver(
     return id
   }
 
+  /** A row's merge key with its referer's number of now (the numbering may have started again since the key was made). */
+  function rekeyed(key: string, r: ClickEvent): string {
+    return r.refererUrl === null ? key : `${key.slice(0, key.lastIndexOf('|') + 1)}${refererIdOf(r.refererUrl)}`
+  }
+
   /**
    * The flush side of the hand-off: the buffered visits merged into the pending rows (by merge
    * key; a visit like the one before it joins that row without a key), new rows held within
@@ -726,8 +732,6 @@ function recorderOver(
     const b = buffer
     const n = b.length
     if (n === 0) return
-    // No held key holds a referer number (a failed write's rows come back under their keys): the numbering starts again.
-    if (pending.size === 0 && inFlight.size === 0) refererIds.clear()
     const { linkSeq, at, scan } = b
     const { domain, referer, refererUrl, clickId, visitor, geo, utm } = b.held
     /** The pending row of the visit before (null: none, or it went to the journal). */
@@ -784,6 +788,8 @@ function recorderOver(
       const bytes = pendingBytes
       pending = new Map()
       pendingBytes = 0
+      // No pending key holds a referer number now: the numbering starts again (rows of a failed write come back re-keyed).
+      refererIds = new Map()
       return { batch, bytes }
     }
     const batch = new Map<string, ClickEvent>()
@@ -869,7 +875,7 @@ function recorderOver(
         // From memory: into the journal, or back among the pending rows without one. A journal
         // chunk stays where it is.
         release()
-        if (batch && !spill(rows)) for (const [k, r] of batch) add(k, r)
+        if (batch && !spill(rows)) for (const [k, r] of batch) add(rekeyed(k, r), r)
         failures++
         const now = Date.now()
         // A full disk is one outage for the API and the clicks alike: said once a minute (shared/disk-full.ts).
