@@ -57,6 +57,8 @@ describe('links.record: the one decoder of a stored row', () => {
       Targeting: linkOptions.Targeting,
       appStores: null,
       healthFallbackUrl: null,
+      trackConversion: false,
+      test: null,
     })
     expect(row.password_hash).toStartWith('$argon2')
   })

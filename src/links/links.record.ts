@@ -8,9 +8,10 @@
 import type { Static } from '@sinclair/typebox'
 import type { Settings } from '../config'
 import { toIso } from '../shared'
+import type { TestGoal } from './links.ab.values'
 import { isHosted, type LinkDataValue } from './links.content'
 import type { LinkHealth } from './links.health'
-import type { ContentOption, Expiration, LinkRecord as LinkRecordSchema, PreviewData, Targeting, Utm } from './links.schema'
+import type { ContentOption, Expiration, LinkRecord as LinkRecordSchema, PreviewData, Targeting, TestVariants, Utm } from './links.schema'
 import type { LinkRow } from './links.store'
 
 /** A link as the API returns it: exactly the response schema's type, so routes need no casts. */
@@ -25,6 +26,13 @@ export interface StoredOptions {
   previewData?: Static<typeof PreviewData> | null
   Targeting?: Static<typeof Targeting> | null
   healthFallbackUrl?: string | null
+  /** Kept only when true. */
+  trackConversion?: true | null
+  testVariants?: Static<typeof TestVariants> | null
+  testCompletedAt?: string | null
+  testGoal?: TestGoal | null
+  /** When the current test's variants were set (ms): its visits and conversions count from then. */
+  testStartedAt?: number | null
 }
 
 /** The URLs a record names: short links on their domain, QR images under the API. */
@@ -75,6 +83,10 @@ export function linkRecordOf(row: LinkRow, tags: string[], origins: RecordOrigin
     archived: row.archived === 1,
     data: storedDataOf(row),
     qrOptions: row.qr_options === null ? null : JSON.parse(row.qr_options),
+    trackConversion: o.trackConversion === true,
+    testVariants: o.testVariants ?? null,
+    testCompletedAt: o.testCompletedAt ?? null,
+    testGoal: o.testVariants ? (o.testGoal ?? 'leads') : (o.testGoal ?? null),
     healthFallbackUrl: o.healthFallbackUrl ?? null,
     health,
   }
@@ -102,6 +114,10 @@ export interface StoredLinkView {
   appStores: { ios?: string; android?: string } | null
   /** Where a visit goes instead when its resolved URL is broken. */
   healthFallbackUrl: string | null
+  /** Counted visits get a click id, handed to the destination as `sl_id`. */
+  trackConversion: boolean
+  /** The A/B test's split, while it runs (until `endsAt`); null without one. */
+  test: { variants: { url: string; percentage: number }[]; startedAt: number; endsAt: number } | null
 }
 
 export function storedLinkViewOf(row: LinkRow): StoredLinkView {
@@ -123,6 +139,8 @@ export function storedLinkViewOf(row: LinkRow): StoredLinkView {
     Targeting: o.Targeting ?? null,
     appStores: data ? { ios: data.ios, android: data.android } : null,
     healthFallbackUrl: o.healthFallbackUrl ?? null,
+    trackConversion: o.trackConversion === true,
+    test: o.testVariants && o.testCompletedAt ? { variants: o.testVariants, startedAt: o.testStartedAt ?? 0, endsAt: Date.parse(o.testCompletedAt) } : null,
   }
 }
 
@@ -133,4 +151,17 @@ export function mergeStoredOptions(current: StoredOptions, changes: StoredOption
   for (const k of Object.keys(merged) as (keyof StoredOptions)[]) if (merged[k] === null) delete merged[k]
   return merged
 }
-const STORED_OPTION_KEYS = ['comments', 'expiration', 'utm', 'option', 'previewData', 'Targeting', 'healthFallbackUrl'] as const
+const STORED_OPTION_KEYS = [
+  'comments',
+  'expiration',
+  'utm',
+  'option',
+  'previewData',
+  'Targeting',
+  'healthFallbackUrl',
+  'trackConversion',
+  'testVariants',
+  'testCompletedAt',
+  'testGoal',
+  'testStartedAt',
+] as const

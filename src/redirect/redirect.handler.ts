@@ -257,6 +257,8 @@ export function createRedirectHandler(deps: RedirectDeps) {
         city: geo?.city ?? null,
         passwordOk: link?.passwordHash ? deps.passwords.hasValidCookie(headers.get('cookie'), link as ResolvableLink & { passwordHash: string }) : false,
         visitNumber: 0,
+        testCookie: link?.test ? testCookieOf(headers.get('cookie'), link.test.startedAt) : null,
+        testDraw: link?.test ? Math.random() * 100 : 0,
       },
     }
   }
@@ -301,8 +303,9 @@ export function createRedirectHandler(deps: RedirectDeps) {
       case 'redirect':
       case 'hosted':
         if (decision.count) countVisit(decision, cached!, visitor, geo, headers, visitNumber)
-        if (decision.kind === 'redirect') return cached?.gs1Link ? gs1Redirect(decision.location, cached.gs1Link) : redirect(decision.location)
-        return deps.renderHosted(cached!.row, visitor.os)
+        if (decision.kind === 'hosted') return deps.renderHosted(cached!.row, visitor.os)
+        if (decision.test?.drawn) return withTestCookie(redirect(decision.location), cached!.link, decision.test.variant)
+        return cached?.gs1Link ? gs1Redirect(decision.location, cached.gs1Link) : redirect(decision.location)
     }
   }
 
@@ -340,6 +343,7 @@ export function createRedirectHandler(deps: RedirectDeps) {
       utm,
       referer: ref.host,
       refererUrl: ref.url,
+      variant: decision.kind === 'redirect' ? (decision.test?.variant ?? null) : null,
     })
   }
 
@@ -443,6 +447,28 @@ function utmOf(location: string): Utm {
   }
   const u = (name: string) => q.get(name)?.slice(0, 190) || null
   return { id: nextUtmId++, source: u('utm_source'), medium: u('utm_medium'), campaign: u('utm_campaign'), term: u('utm_term'), content: u('utm_content') }
+}
+
+/** The A/B test's cookie: `<test start>.<variant>`, so a cookie of an earlier test on the same link is ignored. */
+const TEST_COOKIE = 'sl_variant'
+
+/** The variant the cookie names for the test started at `startedAt`, else null. */
+function testCookieOf(cookie: string | null, startedAt: number): number | null {
+  if (!cookie) return null
+  const at = cookie.indexOf(`${TEST_COOKIE}=`)
+  if (at < 0) return null
+  const m = /^(\d+)\.(\d)/.exec(cookie.slice(at + TEST_COOKIE.length + 1))
+  return m && Number(m[1]) === startedAt ? Number(m[2]) : null
+}
+
+/** Keeps the visitor on their variant until the test ends (contract: HttpOnly, Secure, SameSite=Lax, path /<key>). */
+function withTestCookie(res: Response, link: ResolvableLink, variant: number): Response {
+  const test = link.test!
+  res.headers.append(
+    'set-cookie',
+    `${TEST_COOKIE}=${test.startedAt}.${variant}; Path=/${encodeURIComponent(link.key)}; Expires=${new Date(test.endsAt).toUTCString()}; HttpOnly; Secure; SameSite=Lax`,
+  )
+  return res
 }
 
 /** Referer header → host and full URL (at most 2000 characters); null when absent or not a URL. */

@@ -33,6 +33,8 @@ export interface ClickEvent {
   utmContent: string | null
   /** Identical visits this row stands for. */
   n: number
+  /** The A/B test variant these visits went to (index in the link's `testVariants`); null/absent outside a test. */
+  variant?: number | null
 }
 
 /** Event columns holding strings, and the ClickEvent field of each. */

@@ -45,6 +45,8 @@ export interface Visit extends VisitDimensions {
   scan: boolean
   referer: string | null
   refererUrl: string | null
+  /** The A/B test variant the visit went to (its index in `testVariants`), else null/absent. */
+  variant?: number | null
 }
 
 export interface FlushSummary {
@@ -342,6 +344,7 @@ export function toRow(v: Visit): ClickEvent {
     utmTerm: v.utm.term,
     utmContent: v.utm.content,
     n: 1,
+    variant: v.variant ?? null,
   }
 }
 
@@ -544,7 +547,7 @@ function recorderOver(
 
   return {
     record(v: Visit) {
-      const key = `${v.linkSeq}|${v.scan ? 1 : 0}|${v.visitor.id}|${v.geo.id}|${v.utm.id}|${v.refererUrl ?? ''}`
+      const key = `${v.linkSeq}|${v.scan ? 1 : 0}|${v.visitor.id}|${v.geo.id}|${v.utm.id}|${v.refererUrl ?? ''}${v.variant == null ? '' : `|v${v.variant}`}`
       const cur = pending.get(key)
       if (cur) {
         cur.n++

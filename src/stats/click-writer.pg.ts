@@ -43,7 +43,7 @@ const RETRYABLE = new Set(['40P01', '40001'])
 const ROLLUP_TABLES = ['stats_quarter', 'stats_hour', 'stats_day', 'stats_week'] as const
 
 const EVENT_COLUMNS =
-  'link_seq, at, scan, continent, country, region, city, os, browser, device, referer, referer_url, utm_source, utm_medium, utm_campaign, utm_term, utm_content, n'
+  'link_seq, at, scan, continent, country, region, city, os, browser, device, referer, referer_url, utm_source, utm_medium, utm_campaign, utm_term, utm_content, n, variant'
 
 /** The stored rollup value of each dimension, in SQL over click_events `e` (stats.rollup.ts dimValueOf). */
 function pgValueSql(code: number, column: string): string {
@@ -93,6 +93,7 @@ function eventFields(e: ClickEvent): (string | number | null)[] {
     e.utmTerm,
     e.utmContent,
     e.n,
+    e.variant ?? null,
   ]
 }
 
@@ -110,12 +111,12 @@ async function copyEvents(tx: SQL, events: ClickEvent[]): Promise<void> {
 }
 
 async function insertEvents(tx: SQL, events: ClickEvent[]): Promise<void> {
-  const cols: (string | number | null)[][] = Array.from({ length: 18 }, () => [])
+  const cols: (string | number | null)[][] = Array.from({ length: 19 }, () => [])
   for (const e of events) {
     const f = eventFields(e)
-    for (let i = 0; i < 18; i++) cols[i]!.push(f[i] ?? null)
+    for (let i = 0; i < 19; i++) cols[i]!.push(f[i] ?? null)
   }
-  const types = ['bigint', 'bigint', 'smallint', ...Array(14).fill('text'), 'int']
+  const types = ['bigint', 'bigint', 'smallint', ...Array(14).fill('text'), 'int', 'smallint']
   await tx.unsafe(`INSERT INTO click_events (${EVENT_COLUMNS}) SELECT * FROM unnest(${types.map((t, i) => `$${i + 1}::${t}[]`).join(', ')})`, cols)
 }
 

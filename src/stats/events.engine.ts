@@ -38,6 +38,8 @@ CREATE TABLE IF NOT EXISTS events (
   scan BOOLEAN NOT NULL, n INTEGER NOT NULL, batch BIGINT NOT NULL,
   ${EVENT_STRINGS.map(([c]) => `${c} VARCHAR`).join(', ')}
 );
+-- The A/B test variant of a visit (issue 27), added to files written before it: the last column.
+ALTER TABLE events ADD COLUMN IF NOT EXISTS variant TINYINT;
 ${LEVELS.map((l) => `CREATE TABLE IF NOT EXISTS ${l.table} (scope INTEGER NOT NULL, dim TINYINT NOT NULL, t BIGINT NOT NULL, value VARCHAR NOT NULL, clicks BIGINT NOT NULL, scans BIGINT NOT NULL);`).join('\n')}
 CREATE TABLE IF NOT EXISTS stats_busy_links (seq INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS events_meta (key VARCHAR PRIMARY KEY, value BIGINT NOT NULL);
@@ -320,6 +322,7 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
     "n: 'INTEGER'",
     "batch: 'BIGINT'",
     ...EVENT_STRINGS.map(([c]) => `${c}: 'VARCHAR'`),
+    "variant: 'TINYINT'",
   ].map((c) => `'${c.split(':')[0]!.replaceAll('"', '')}': ${c.split(': ')[1]}`)
   const loadCsv = `INSERT INTO events SELECT * FROM read_csv('${csvPath.replaceAll("'", "''")}', header = false, auto_detect = false,
     columns = {${csvColumns.join(', ')}}, nullstr = '', quote = '"', escape = '"', delim = ',', new_line = '\\n')`
@@ -333,6 +336,7 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
       const [owner, ltype] = groups(e.linkSeq)
       let line = `${Math.trunc(e.at)},${Math.trunc(e.linkSeq)},${owner},${ltype},${e.scan},${Math.trunc(e.n)},${batch}`
       for (const [, field] of EVENT_STRINGS) line += `,${csvField(e[field] as string | null)}`
+      line += e.variant == null ? ',' : `,${Math.trunc(e.variant)}`
       lines.push(line)
       if (e.at < minAt) minAt = e.at
       if (e.at > latestAt) latestAt = e.at

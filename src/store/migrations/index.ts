@@ -14,6 +14,7 @@ import { imports } from './0013_imports'
 import { qrBatches } from './0014_qr_batches'
 import { eventsWebhooks } from './0015_events_webhooks'
 import { linkHealth } from './0016_link_health'
+import { abTests } from './0017_ab_tests'
 
 export interface Migration {
   id: number
@@ -39,4 +40,5 @@ export const migrations: Migration[] = [
   qrBatches,
   eventsWebhooks,
   linkHealth,
+  abTests,
 ]

@@ -6,6 +6,7 @@ import { imports } from './0005_imports'
 import { qrBatches } from './0006_qr_batches'
 import { eventsWebhooks } from './0007_events_webhooks'
 import { linkHealth } from './0008_link_health'
+import { abTests } from './0009_ab_tests'
 
 /** A PostgreSQL migration: statements run as one script inside its own transaction. */
 export interface PgMigration {
@@ -15,4 +16,14 @@ export interface PgMigration {
 }
 
 /** Ordered by id; never edit a migration that has shipped, add a new one. */
-export const pgMigrations: PgMigration[] = [schema, rollupStatistics, filesUploadOrder, rateWindowLength, imports, qrBatches, eventsWebhooks, linkHealth]
+export const pgMigrations: PgMigration[] = [
+  schema,
+  rollupStatistics,
+  filesUploadOrder,
+  rateWindowLength,
+  imports,
+  qrBatches,
+  eventsWebhooks,
+  linkHealth,
+  abTests,
+]
