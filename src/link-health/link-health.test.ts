@@ -107,7 +107,9 @@ describe('link health through the API', () => {
       'link.broken and link.recovered in the outbox',
       async () =>
         h.deps.db
-          .query<{ type: string; link_id: string; data: string }, []>("SELECT type, link_id, data FROM events WHERE type IN ('link.broken', 'link.recovered') ORDER BY seq")
+          .query<{ type: string; link_id: string; data: string }, []>(
+            "SELECT type, link_id, data FROM events WHERE type IN ('link.broken', 'link.recovered') ORDER BY seq",
+          )
           .all()
           .filter((e) => e.link_id === id),
       (e) => e.length >= 2,

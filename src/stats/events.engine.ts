@@ -126,6 +126,12 @@ export interface EventsEngineOptions {
   now?: () => number
   /** Tests: after a batch's events committed, before its counters. */
   afterEventsCommitted?: (batch: number) => void
+  /** Tests: rows per chunk of an upgrade's move (100,000). */
+  importChunkRows?: number
+  /** Tests: awaited after each chunk of an upgrade's move committed (writes wait meanwhile; reads do not). */
+  afterImportChunk?: (copiedUpToId: number) => Promise<void> | void
+  /** Tests: awaited once a statistics snapshot has begun, before its reads. */
+  afterSnapshotBegun?: (legacy: boolean) => Promise<void> | void
   log?: (message: string, fields: Record<string, unknown>) => void
 }
 
@@ -252,7 +258,7 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
     .v
   let importing = legacyLast() > importedId
   const legacyWrite = importing ? createEventWriter(db, { busyLinkClicks: busyAt }) : null
-  const IMPORT_CHUNK = 100_000
+  const IMPORT_CHUNK = opts.importChunkRows ?? 100_000
   const legacyChunk = db.query<Record<string, unknown>, [number, number]>(
     `SELECT e.id, e.link_seq, e.at, e.scan, e.n, ${EVENT_STRINGS.map(([c]) => `e.${c}`).join(', ')}, l.user_id, l.link_type
      FROM click_events e LEFT JOIN links l ON l.seq = e.link_seq WHERE e.id > ? ORDER BY e.id LIMIT ?`,
@@ -271,6 +277,7 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
       // Batch 0: their counters are in SQLite already; no late rows: nothing is rolled up before the end.
       await appendEvents(events, 0, `UPDATE events_meta SET value = ${last} WHERE key = 'imported_id'`)
       importedId = last
+      await opts.afterImportChunk?.(last)
     }
     const total = legacyLast()
     if (rows.length === IMPORT_CHUNK) {
@@ -281,13 +288,27 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
       })
       return false
     }
-    // Caught up (writes wait behind this chunk): switch, roll everything up, free SQLite's pages.
+    // Caught up (writes wait behind this chunk): switch and roll everything up. SQLite's tables are
+    // emptied after this (importAll), once no snapshot that was told to read them is open.
     importing = false
     await compactNow()
-    await emptyLegacyTables()
     log('click events moved into the events store', { lastId: importedId })
     return true
   }
+  /**
+   * Snapshots begun while the move was under way (`legacy`: they read SQLite's rollups, in this
+   * thread or in the main one after the worker answered) and not ended yet: the previous tables
+   * are kept until they end.
+   */
+  let legacyReaders = 0
+  let legacyDrained: (() => void) | null = null
+  const legacyReadsEnded = () =>
+    legacyReaders === 0
+      ? Promise.resolve()
+      : new Promise<void>((resolve) => {
+          log("the previous release's click tables are emptied once the statistics reads of them end", { reads: legacyReaders })
+          legacyDrained = resolve
+        })
   /**
    * The previous release's event and rollup tables emptied in short transactions (the API's
    * writes to SQLite wait at most one of them, never the whole delete), then VACUUM: the file
@@ -302,14 +323,19 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
     ]
     for (const [table, key] of keyed) {
       const chunk = db.query(`DELETE FROM ${table} WHERE ${key} IN (SELECT ${key.replace(/[()]/g, '')} FROM ${table} LIMIT 20000)`)
-      while (chunk.run().changes > 0) await Bun.sleep(1)
+      // Closing: the rest is emptied at the next start (`leftover`).
+      while (!closing && chunk.run().changes > 0) await Bun.sleep(1)
     }
+    if (closing) return
     db.run('VACUUM')
     // VACUUM went through the WAL: give its pages back now, not at the next automatic checkpoint.
     db.run('PRAGMA wal_checkpoint(TRUNCATE)')
   }
   const importAll = async () => {
     while (!(await serial(importChunk))) {}
+    await legacyReadsEnded()
+    await serial(emptyLegacyTables)
+    log("the previous release's click tables emptied", {})
   }
 
   const csvField = (v: string | null) => (v === null ? '' : `"${v.replaceAll('"', '""')}"`)
@@ -488,11 +514,59 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
   }
   const running = new Set<DuckDBConnection>()
 
+  const snapshotsOpen = new Set<Promise<unknown>>()
+  async function snapshotOf<T>(read: (tx: ReadTx) => Promise<T>, legacy: boolean, timeoutMs: number): Promise<T> {
+    const c = await acquire()
+    running.add(c)
+    let timedOut = false
+    const timer =
+      timeoutMs > 0
+        ? setTimeout(() => {
+            timedOut = true
+            c.interrupt()
+          }, timeoutMs)
+        : null
+    try {
+      await c.run('BEGIN TRANSACTION')
+      const m = await meta(c)
+      await opts.afterSnapshotBegun?.(legacy)
+      const tx: ReadTx = {
+        legacy,
+        rolled: m.rolled,
+        interrupt: () => c.interrupt(),
+        async run(statements) {
+          const out: Record<string, unknown>[][] = []
+          for (const s of statements) {
+            const { text, params } = bindArgs(s.sql, s.args)
+            // Typed: an empty list has no element type of its own.
+            const values = params.map((p) => (Array.isArray(p) ? api.listValue(p.map((x) => BigInt(x))) : p))
+            const types = params.map((p) => (Array.isArray(p) ? api.LIST(api.BIGINT) : api.VARCHAR))
+            out.push((await c.runAndReadAll(text, values as never, types)).getRowObjectsJS() as Record<string, unknown>[])
+          }
+          return out
+        },
+      }
+      return await read(tx)
+    } catch (e) {
+      if (timedOut) throw new QueryTimeoutError(timeoutMs)
+      throw e
+    } finally {
+      if (timer) clearTimeout(timer)
+      await c.run('COMMIT').catch(() => c.run('ROLLBACK').catch(() => {}))
+      running.delete(c)
+      release(c)
+    }
+  }
+
   // Hours closed while the server was down are rolled up in the background: the engine answers meanwhile (raw after the limits).
   if (now() - COMPACT_LAG_MS >= rolled.hour + HOUR) void serial(() => compactNow()).catch((e) => log('statistics roll-up failed', { error: String(e) }))
+  // A move that switched and was stopped before SQLite's tables were emptied: emptied now.
+  const leftover = !importing && db.query('SELECT 1 FROM click_events_compact UNION ALL SELECT 1 FROM stats_week LIMIT 1').get() !== null
   const imported = importing
     ? importAll().catch((e) => log('moving click events into the events store failed; it goes on at the next start', { error: String(e) }))
-    : Promise.resolve()
+    : leftover
+      ? serial(emptyLegacyTables).catch((e) => log("emptying the previous release's click tables failed", { error: String(e) }))
+      : Promise.resolve()
   if (importing) log('moving click events into the events store', { copiedUpToId: importedId, lastId: legacyLast(), percent: 0 })
 
   return {
@@ -501,44 +575,18 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
     compact: (at?: number) => serial(() => compactNow(at)),
     /** Runs `read` in one snapshot of the events; `timeoutMs` interrupts its statements past it. */
     async snapshot<T>(read: (tx: ReadTx) => Promise<T>, timeoutMs = 0): Promise<T> {
-      const c = await acquire()
-      running.add(c)
-      let timedOut = false
-      const timer =
-        timeoutMs > 0
-          ? setTimeout(() => {
-              timedOut = true
-              c.interrupt()
-            }, timeoutMs)
-          : null
+      // Decided before the snapshot begins: once the move has switched, DuckDB's snapshot holds
+      // every moved event (the last chunk committed before the switch). Decided after it began, a
+      // snapshot taken before the last chunk committed read DuckDB without it (empty answers).
+      const legacy = importing
+      if (legacy) legacyReaders++
+      const running = snapshotOf(read, legacy, timeoutMs)
+      snapshotsOpen.add(running)
       try {
-        await c.run('BEGIN TRANSACTION')
-        const m = await meta(c)
-        const tx: ReadTx = {
-          legacy: importing,
-          rolled: m.rolled,
-          interrupt: () => c.interrupt(),
-          async run(statements) {
-            const out: Record<string, unknown>[][] = []
-            for (const s of statements) {
-              const { text, params } = bindArgs(s.sql, s.args)
-              // Typed: an empty list has no element type of its own.
-              const values = params.map((p) => (Array.isArray(p) ? api.listValue(p.map((x) => BigInt(x))) : p))
-              const types = params.map((p) => (Array.isArray(p) ? api.LIST(api.BIGINT) : api.VARCHAR))
-              out.push((await c.runAndReadAll(text, values as never, types)).getRowObjectsJS() as Record<string, unknown>[])
-            }
-            return out
-          },
-        }
-        return await read(tx)
-      } catch (e) {
-        if (timedOut) throw new QueryTimeoutError(timeoutMs)
-        throw e
+        return await running
       } finally {
-        if (timer) clearTimeout(timer)
-        await c.run('COMMIT').catch(() => c.run('ROLLBACK').catch(() => {}))
-        running.delete(c)
-        release(c)
+        snapshotsOpen.delete(running)
+        if (legacy && --legacyReaders === 0) legacyDrained?.()
       }
     },
     /** The connection a streaming read (the raw export) holds for as long as it reads. */
@@ -606,6 +654,8 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
       await serial(async () => {})
       for (const c of running) c.interrupt()
       for (const c of idle) c.closeSync()
+      // A snapshot's COMMIT still running on a connection closed under it fails in the addon's callback (an abort).
+      await Promise.allSettled(snapshotsOpen)
       await writer.run('CHECKPOINT').catch(() => {})
       writer.closeSync()
       instance.closeSync()

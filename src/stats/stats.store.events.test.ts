@@ -134,4 +134,52 @@ describe('upgrade in place: a store of the previous release moves its events int
     expect(differing).toBe(0)
     await moving.close()
   })
+
+  test('a read begun while the events move answers as before, whenever it reads: between chunks, after the switch, before SQLite is emptied', async () => {
+    copyFileSync(join(dir, 'shortlink.db'), join(dir, 'upgraded-held.db'))
+    const db = openStore(join(dir, 'upgraded-held.db'))
+    const total = db.query<{ n: number }, []>('SELECT count(*) AS n FROM click_events_compact').get()!.n
+    const sample = groupByMatrix().filter((_, i) => i % 61 === 0)
+    const want = await answer(sqliteService, admin, { groupBy: 'country' })
+    expect((want as unknown[]).length).toBeGreaterThan(3)
+    // The first snapshot begins while the first chunk is all DuckDB holds, and reads only once the
+    // move has switched to DuckDB and waits to empty SQLite (or, had it not waited, once it emptied).
+    let begun!: () => void
+    const heldBegun = new Promise<void>((resolve) => (begun = resolve))
+    let waiting!: () => void
+    const engineWaits = new Promise<void>((resolve) => (waiting = resolve))
+    let snapshots = 0
+    const chunks: number[] = []
+    let differingBetweenChunks = 0
+    let moving: EventsEngine | null = null
+    let service: ReturnType<typeof createStatsService<StatsStorePort>> | null = null
+    moving = await openEventsEngine(db, {
+      path: join(dir, 'upgraded-held.duckdb'),
+      dataDir: dir,
+      busyLinkClicks: 400,
+      threads: 1,
+      importChunkRows: 2000,
+      log: (m) => {
+        if (m.startsWith("the previous release's click tables are emptied once")) waiting()
+      },
+      afterImportChunk: async (upTo) => {
+        if (!chunks.length) await heldBegun
+        chunks.push(upTo)
+        differingBetweenChunks += (await countDifferences(sqliteService, service!, sample, expectSame)).differing
+      },
+      afterSnapshotBegun: async () => {
+        if (snapshots++ > 0) return
+        begun()
+        await Promise.race([moving!.imported(), engineWaits])
+      },
+    })
+    service = createStatsService({ store: createEventsStatsStore(db, moving), settings, now: () => NOW })
+    expect(await answer(service, admin, { groupBy: 'country' })).toEqual(want)
+    await moving.imported()
+    expect(chunks.length).toBe(Math.ceil(total / 2000))
+    expect(differingBetweenChunks).toBe(0)
+    expect(db.query<{ n: number }, []>('SELECT count(*) AS n FROM click_events_compact').get()!.n).toBe(0)
+    expect(await answer(service, admin, { groupBy: 'country' })).toEqual(want)
+    await moving.close()
+  })
 })

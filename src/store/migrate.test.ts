@@ -313,11 +313,12 @@ describe('upgrade from a store left at each earlier migration, with data', () =>
     expectedRollups = rollups(ref.deps.db)
     refCounts = new Map(userTables(ref.deps.db).map((t) => [t, (ref.deps.db.query(`SELECT count(*) AS n FROM "${t}"`).get() as { n: number }).n]))
     refEvents = ref.deps.db.query('SELECT * FROM click_events ORDER BY id').all()
-    // The reference answers once its events are in the engine. (While they moved, one answer of this
-    // in-process engine came back empty in a run: not understood yet, see the issue 26 report; the
-    // upgraded stores below answer during their move, in the worker, and match.)
-    await ref.deps.events.moved()
+    // The reference answers while its events move into the engine (its first statistics read starts
+    // the move), and the same once they are all there: a read during the move is exact (a snapshot
+    // begun before the move's last chunk committed once read DuckDB without it: empty answers).
     expected = await answers(ref.call, ref.keys)
+    await ref.deps.events.moved()
+    expect(await answers(ref.call, ref.keys)).toEqual(expected)
   })
 
   test('the reference reads what it holds (the comparisons below are not empty)', () => {
@@ -346,6 +347,9 @@ describe('upgrade from a store left at each earlier migration, with data', () =>
         expect(rollups(deps.db)).toEqual(expectedRollups)
         // Every event, each string read back through the dictionary (0011), as the reference holds it.
         expect(deps.db.query('SELECT * FROM click_events ORDER BY id').all()).toEqual(refEvents)
+        // Read while the upgraded store's events move (in the worker), then once they have moved.
+        expect(await answers(call, ref.keys)).toEqual(expected)
+        await deps.events.moved()
         expect(await answers(call, ref.keys)).toEqual(expected)
       } finally {
         await deps.recorder.stop()
