@@ -8,9 +8,10 @@ import { type AbTestStorePort, type ConversionRow, talliesOf, type VerdictRow, v
 
 export function createPgAbTestStore(sql: SQL): AbTestStorePort {
   const ENDS = "(l.options::jsonb ->> 'testCompletedAt')"
-  let hasConversions: Promise<boolean> | null = null
-  const conversionsReady = () => {
-    hasConversions ??= sql`SELECT 1 FROM information_schema.columns WHERE table_name = 'conversions' AND column_name = 'variant'`.then((r) => r.length > 0)
+  // The conversions module's table, once it records each conversion's variant (looked up until found).
+  let hasConversions = false
+  const conversionsReady = async () => {
+    hasConversions ||= (await sql`SELECT 1 FROM information_schema.columns WHERE table_name = 'conversions' AND column_name = 'variant'`).length > 0
     return hasConversions
   }
   return {

@@ -122,12 +122,13 @@ export function createAbTestStore(db: Database, events: EventsReader): AbTestSto
   )
   const insert = db.query('INSERT OR IGNORE INTO link_tests (link_seq, started_at, status, winner, p_value, variants, judged_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
   const byTest = db.query<StoredVerdict, [number, number]>('SELECT * FROM link_tests WHERE link_seq = ? AND started_at = ?')
-  // The conversions module's table, once it records each conversion's variant (checked once: tables change only by migration, at start).
-  const hasConversions = db
-    .query<{ name: string }, []>("SELECT name FROM pragma_table_info('conversions') WHERE name = 'variant'")
-    .all()
-    .some(() => true)
-  const conversions = hasConversions ? db.query<ConversionRow, [number, number]>(variantConversionsSql(() => '?')) : null
+  // The conversions module's table, once it records each conversion's variant (looked up until found: one catalogue read).
+  const hasVariantColumn = db.query<{ name: string }, []>("SELECT name FROM pragma_table_info('conversions') WHERE name = 'variant'")
+  let conversions: ReturnType<typeof db.query<ConversionRow, [number, number]>> | null = null
+  const conversionsOf = (seq: number, since: number): ConversionRow[] => {
+    if (!conversions && hasVariantColumn.get()) conversions = db.query<ConversionRow, [number, number]>(variantConversionsSql(() => '?'))
+    return conversions?.all(seq, since) ?? []
+  }
 
   return {
     async dueTests(now, limit) {
@@ -135,7 +136,7 @@ export function createAbTestStore(db: Database, events: EventsReader): AbTestSto
     },
     async tallies(seq, since) {
       const [visits] = await events.snapshot((tx) => tx.run([{ sql: variantVisitsSql('events', () => '?'), args: [seq, since] }]))
-      return talliesOf(visits as { variant: unknown; clicks: unknown }[], conversions?.all(seq, since) ?? [])
+      return talliesOf(visits as { variant: unknown; clicks: unknown }[], conversionsOf(seq, since))
     },
     async saveVerdict(v) {
       const r = insert.run(v.linkSeq, v.startedAt, v.status, v.winner, v.pValue, JSON.stringify(v.variants), v.judgedAt)
