@@ -155,7 +155,11 @@ describe('A/B tests', () => {
     )
     expect(judged).toMatchObject({ status: 'inconclusive', winner: null, pValue: 1 })
     expect(judged.variants.map((v: { clicks: number }) => v.clicks)).toEqual([seen[A], seen[B]])
-    const completed = await until('link.test_completed', async () => receiver.arrivals.filter((a) => a.type === 'link.test_completed'))
+    const completed = await until(
+      'link.test_completed',
+      async () => receiver.arrivals.filter((a) => a.type === 'link.test_completed'),
+      (l) => l.length > 0,
+    )
     expect(completed).toHaveLength(1)
     expect(completed[0]!.envelope.data.link.id).toBe(link.id)
     expect(completed[0]!.envelope.data.test).toMatchObject({ status: 'inconclusive', winner: null })
