@@ -77,10 +77,11 @@ describe('A/B tests on three nodes', () => {
     )
     expect(made.status).toBe(200)
     const { id, shortLink } = made.body as { id: string; shortLink: string }
-    const [{ seq, started }] = await queryStore<{ seq: number; started: number }>(
+    const [stored] = await queryStore<{ seq: number; started: number }>(
       { dir: '', storeUrl },
       `SELECT seq::float8 AS seq, (options::jsonb ->> 'testStartedAt')::float8 AS started FROM links WHERE id = '${id}'`,
     )
+    const { seq, started } = stored!
     // 60 visits per variant, 20 through each node, each visitor holding its variant's cookie.
     for (const node of nodes)
       for (const variant of [0, 1])

@@ -191,6 +191,9 @@ export function createLinkRules(deps: LinkRulesDeps) {
     const ended = stored.testCompletedAt != null && Date.parse(stored.testCompletedAt) <= now
     if (ended && changes.testVariants === undefined && changes.testCompletedAt)
       throw parameterError(`the A/B test has ended: send 'linkOptions.testVariants' with the new 'testCompletedAt' to start another`)
+    // The same variants sent again to a running test (a form saved whole, an end moved) keep its counts: it goes on.
+    if (!ended && changes.testVariants && stored.testStartedAt != null && JSON.stringify(changes.testVariants) === JSON.stringify(stored.testVariants))
+      merged.testStartedAt = stored.testStartedAt
   }
 
   /** A new link's body, checked for its owner. */

@@ -2,6 +2,7 @@
 import { useState } from 'preact/hooks'
 import { errorText, get, post } from '../../api'
 import { Button, Field, toast, useResource } from '../../ui'
+import { AbTestFields } from './ab-test'
 import { Check, GroupError, TextArea, TextInput, useFieldError } from './fields'
 import { type OptionsForm, UTM_FIELDS, type UtmField, utmFromUrl, withUtm } from './options-model'
 import { TargetingBuilder } from './targeting'
@@ -164,6 +165,11 @@ export function OptionsFields(props: OptionsProps) {
       <Section title="Rules (targeting)" open={!!o.targeting.type}>
         <TargetingBuilder value={o.targeting} onChange={(targeting) => set({ targeting })} readOnly={props.readOnly} />
       </Section>
+      {props.health ? (
+        <Section title="Conversions and A/B test" open={o.abTest}>
+          <AbTestFields o={o} set={set} url={props.url} />
+        </Section>
+      ) : null}
       {props.health ? (
         <Section title="If the destination breaks" open={!!o.healthFallbackUrl}>
           <p class="hint">
