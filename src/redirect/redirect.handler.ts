@@ -304,8 +304,8 @@ export function createRedirectHandler(deps: RedirectDeps) {
       case 'hosted':
         if (decision.count) countVisit(decision, cached!, visitor, geo, headers, visitNumber)
         if (decision.kind === 'hosted') return deps.renderHosted(cached!.row, visitor.os)
-        if (decision.test?.drawn) return withTestCookie(redirect(decision.location), cached!.link, decision.test.variant)
-        return cached?.gs1Link ? gs1Redirect(decision.location, cached.gs1Link) : redirect(decision.location)
+        if (decision.test?.drawn) return withTestCookie(redirectOf(decision.location, cached), cached!.link, decision.test.variant)
+        return redirectOf(decision.location, cached)
     }
   }
 
@@ -449,6 +449,9 @@ function utmOf(location: string): Utm {
   return { id: nextUtmId++, source: u('utm_source'), medium: u('utm_medium'), campaign: u('utm_campaign'), term: u('utm_term'), content: u('utm_content') }
 }
 
+/** A link's redirect: a GS1 answer is a 307 with its Link header (gs1-resolver.ts). */
+const redirectOf = (location: string, cached: CachedLink | null) => (cached?.gs1Link ? gs1Redirect(location, cached.gs1Link) : redirect(location))
+
 /** The A/B test's cookie: `<test start>.<variant>`, so a cookie of an earlier test on the same link is ignored. */
 const TEST_COOKIE = 'sl_variant'
 
@@ -466,7 +469,7 @@ function withTestCookie(res: Response, link: ResolvableLink, variant: number): R
   const test = link.test!
   res.headers.append(
     'set-cookie',
-    `${TEST_COOKIE}=${test.startedAt}.${variant}; Path=/${encodeURIComponent(link.key)}; Expires=${new Date(test.endsAt).toUTCString()}; HttpOnly; Secure; SameSite=Lax`,
+    `${TEST_COOKIE}=${test.startedAt}.${variant}; Path=/${link.linkType === 'gs1' ? '01/' : ''}${encodeURIComponent(link.key)}; Expires=${new Date(test.endsAt).toUTCString()}; HttpOnly; Secure; SameSite=Lax`,
   )
   return res
 }
