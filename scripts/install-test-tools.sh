@@ -4,7 +4,8 @@
 # zbarimg and ZXingReader (two independent QR decoders), pdftoppm and pdfimages (poppler-utils: PDF
 # codes rendered and checked for raster images), PostgreSQL (the scale-out store; tests initdb their
 # own cluster into a temp dir), Prometheus (scrapes a test server's metrics), systemd
-# (systemd-analyze verify checks deploy/shortlink.service).
+# (systemd-analyze verify checks deploy/shortlink.service), openssl and util-linux's setpriv
+# (start-up errors).
 set -uo pipefail
 command -v apt-get >/dev/null 2>&1 || exit 0
 missing=()
@@ -14,6 +15,9 @@ command -v zbarimg >/dev/null 2>&1 || missing+=(zbar-tools)
 command -v ZXingReader >/dev/null 2>&1 || missing+=(zxing-cpp-tools)
 command -v curl >/dev/null 2>&1 || missing+=(curl)
 command -v pdftoppm >/dev/null 2>&1 || missing+=(poppler-utils)
+# openssl makes certificate files for the start-up tests; setpriv (util-linux) runs the binary as another user.
+command -v openssl >/dev/null 2>&1 || missing+=(openssl)
+command -v setpriv >/dev/null 2>&1 || missing+=(util-linux)
 compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || missing+=(postgresql)
 command -v prometheus >/dev/null 2>&1 || missing+=(prometheus)
 command -v systemd-analyze >/dev/null 2>&1 || missing+=(systemd)

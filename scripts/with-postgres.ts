@@ -5,6 +5,7 @@
  * in SHORTLINK_TEST_PG_URL; the cluster is removed afterwards, whatever the exit code.
  * Usage: bun scripts/with-postgres.ts <command> [args...]
  */
+import { endRunSync } from '../test/helpers/cleanup'
 import { startPostgres } from '../test/helpers/postgres'
 
 const command = process.argv.slice(2)
@@ -12,6 +13,8 @@ if (command.length === 0) {
   process.stderr.write('usage: bun scripts/with-postgres.ts <command> [args...]\n')
   process.exit(2)
 }
+// However this ends (a cluster that fails to start included), nothing of it stays behind.
+process.on('exit', endRunSync)
 const pg = await startPostgres()
 let code = 1
 try {

@@ -19,7 +19,18 @@ import { linkHealthRoutes } from './link-health'
 import { linkRoutes } from './links'
 import { apiDuration, httpRequests, type StatusCountsChild } from './metrics'
 import { batchRoutes, qrRoutes, templateRoutes } from './qr'
-import { AppError, describeRule, errorResponse, newId, orStoreUnavailable, parameterError, readCapped, withApiHeaders } from './shared'
+import {
+  AppError,
+  describeRule,
+  diskFullLogOf,
+  errorResponse,
+  isDiskFull,
+  newId,
+  orStoreUnavailable,
+  parameterError,
+  readCapped,
+  withApiHeaders,
+} from './shared'
 import { statsRoutes } from './stats'
 import { tagRoutes } from './tags'
 import { webhookRoutes } from './webhooks'
@@ -154,6 +165,7 @@ export function createApiApp(deps: Deps): ApiApp {
       if (ctx.caller && !(isSessionPath && request.method === 'DELETE')) assertMethodAllowed(ctx.caller, request.method)
       if (BODY_METHODS.has(request.method)) request = await checkBody(request, multipartPaths.get(url.pathname), deps)
     } catch (e) {
+      if (isDiskFull(e)) diskFullLogOf(log).report('api', e)
       const known = asKnownError(e)
       if (known instanceof AppError) return fail(known)
       return withHeaders(internalError(e, request, requestId, log), rateHeaders, requestId)
@@ -277,6 +289,7 @@ export function jsonDepth(bytes: Uint8Array): number {
 /** The one place errors become responses. */
 function renderError(code: string | number, error: unknown, request: Request, ctx: RequestContext | undefined, log: Deps['log']): Response {
   const requestId = ctx?.requestId
+  if (isDiskFull(error)) diskFullLogOf(log).report('api', error)
   const known = asKnownError(error)
   if (known instanceof AppError) return errorResponse(known.code, known.message, requestId, known.headers)
   if (code === 'VALIDATION' || error instanceof ValidationError) return errorResponse('parameter_error', validationMessage(error), requestId)

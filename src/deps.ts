@@ -8,7 +8,7 @@
  */
 
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import type { SQL } from 'bun'
 import { type AbTestStorePort, type AbTests, createAbTestStore, createAbTests, createPgAbTestStore } from './ab-tests'
 import {
@@ -274,7 +274,8 @@ function sqliteStores(
     abTests: createAbTestStore(db, events),
     imports: createImportStore(db),
     batches: createBatchStore(db),
-    recorder: createClickRecorder(events, log),
+    // Its journal beside the store file: visits the events engine cannot take yet wait there (click-journal.ts).
+    recorder: createClickRecorder(events, log, { journalDir: dbPath === ':memory:' ? undefined : dirname(dbPath) }),
     // Deliveries run on a thread of their own over the same file; an in-memory store can only be used here.
     webhooks: { store: createWebhookStore(db), soleNode: true, deliveryStore: dbPath === ':memory:' ? null : { sqlite: dbPath } },
     apiLimiter: (perMinute) => createRateLimiter(perMinute),
@@ -325,7 +326,8 @@ async function postgresStores(config: Config, log: Logger, now: () => number): P
       imports: createPgImportStore(sql),
       batches: createPgBatchStore(sql),
       locks: createLeaseLocks(sql),
-      recorder: createPgClickRecorder(sql, log),
+      // Its journal in this node's data dir: visits the store cannot take yet wait there (click-journal.ts).
+      recorder: createPgClickRecorder(sql, log, { journalDir: config.server.dataDir }),
       webhooks: { store: createPgWebhookStore(sql), soleNode: false, deliveryStore: { postgres: config.store.url } },
       apiLimiter: (perMinute) => createClusterApiLimiter(limits, perMinute, now),
       signInLimiter: createClusterSignInLimiter(limits, now),

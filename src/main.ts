@@ -8,11 +8,12 @@ import { basename, dirname, resolve } from 'node:path'
 import pkg from '../package.json'
 import { ADMIN_USER_ID, type Caller, type KeyRecord } from './auth'
 import { BackupCommandError, backupCommand, nodeParts, RestoreFailedError, RestoreRefusedError, restoreBackup } from './backup'
-import { type Config, ConfigError, loadConfig } from './config'
-import { createClusterDeps, createDeps, type Deps, type SqliteDeps } from './deps'
+import { type Config, ConfigError, deriveSettings, loadConfig } from './config'
+import { createClusterDeps, createDeps, type Deps } from './deps'
 import { IMPORT_SOURCES, type ImportRecordValue, type ImportSourceName } from './imports'
 import { startServer } from './server'
 import { AppError, createLogger, readCapped } from './shared'
+import { StartError, startFailure } from './start-errors'
 import { DUCKDB_VERSION, eventsPathOf, openEventsCopySource } from './stats'
 import {
   COPIED_TABLES,
@@ -20,7 +21,6 @@ import {
   CopyRefusedError,
   connectPostgres,
   copySqliteToPostgres,
-  DataDirLockedError,
   lockDataDir,
   openSqliteSource,
   parsePostgresUrl,
@@ -29,6 +29,9 @@ import {
   storePath,
 } from './store'
 import { loadServerCertificate } from './tls'
+
+/** How long a SIGTERM may take (every held click written, deliveries in flight finished) before the process gives up (systemd's default stop timeout is 90 s). */
+const SHUTDOWN_DEADLINE_MS = 45_000
 
 const REQUIRED_BUN = pkg.packageManager.replace(/^bun@/, '')
 
@@ -98,7 +101,7 @@ function readConfig(flags: Record<string, string>): { config: Config; file: stri
   try {
     return loadConfig(flags.config)
   } catch (e) {
-    if (e instanceof ConfigError) die(e.message, 2)
+    if (e instanceof ConfigError) die(startFailure(e), 2)
     throw e
   }
 }
@@ -108,35 +111,36 @@ async function serve(flags: Record<string, string>) {
   const log = createLogger()
   // Checked before listening: the database itself is read in the background (below).
   if (config.geoip.database && !existsSync(config.geoip.database)) die(`geoip.database: no such file: ${config.geoip.database}`)
-  let unlock: () => void
+  // Every way a start can fail ends in one line naming the cause (src/start-errors.ts).
+  let unlock: (() => void) | undefined
+  let deps: Deps
+  let server: ReturnType<typeof startServer>
+  let firstKey: string | null
+  let geoFailure: Promise<Error | null>
   try {
     unlock = lockDataDir(config.server.dataDir)
-  } catch (e) {
-    if (e instanceof DataDirLockedError) die(e.message, 1)
-    throw e
-  }
-  const deps = await openDeps(config, log).catch((e: unknown) => {
-    unlock()
-    die((e as Error).message)
-  })
-  // Loaded while the server starts and answers (a city database takes 100-300 ms): a visit
-  // before then gets its location when its click is written, location targeting waits.
-  const geoFailure = deps.geo.warm().then(
-    () => null,
-    (e: unknown) => e as Error,
-  )
-  const firstKey = await deps.firstAdminKey()
-  const cert = await loadServerCertificate(config, deps.settings)
-  let server: ReturnType<typeof startServer>
-  try {
+    // Before the store: a bad certificate file fails the start without migrating anything.
+    const cert = await loadServerCertificate(config, deriveSettings(config))
+    deps = await openDeps(config, log)
+    // A configured database is loaded while the server starts and answers (a city database takes
+    // 100-300 ms), so a file that cannot be read stops it now; a visit before then gets its location
+    // when its click is written, location targeting waits. The bundled country database (8 MB of
+    // heap) loads with the first lookup: an idle server does not hold it.
+    geoFailure = config.geoip.database
+      ? deps.geo.warm().then(
+          () => null,
+          (e: unknown) => e as Error,
+        )
+      : Promise.resolve(null)
+    firstKey = await deps.firstAdminKey()
     server = startServer(deps, cert)
+    // On PostgreSQL the listener reads the stored certificates after it starts listening: a restart
+    // serves them before it says it has started (at once on SQLite).
+    await server.https.ready
   } catch (e) {
-    unlock()
-    die(`cannot listen: ${(e as Error).message}`)
+    unlock?.()
+    die(startFailure(e, config))
   }
-  // On PostgreSQL the listener reads the stored certificates after it starts listening: a restart
-  // serves them before it says it has started (at once on SQLite).
-  await server.https.ready
   if (firstKey) {
     process.stdout.write(
       `\nFirst admin API key (shown once, store it now):\n\n  ${firstKey}\n\n` +
@@ -144,13 +148,9 @@ async function serve(flags: Record<string, string>) {
     )
   }
 
-  // In the background: the first QR renders are then as quick as later ones (see warmUpChecks).
-  // A second later, so its first chunks (compiling the decoders' wasm, ~40 ms) do not hold
-  // up the first requests a restart answers.
-  setTimeout(() => deps.qr.warmUp().catch((e) => log.warn('qr warm-up failed', { error: String(e) })), 1000)
-
-  // The events engine (DuckDB, its own thread) opens now, after the listeners: statistics wait for it.
-  if ('events' in deps) (deps as SqliteDeps).events.warm()
+  // Nothing heavy loads before it is first needed (an idle server holds ≤ 100 MB, docs/bench/redirect.md):
+  // the QR decoders warm up with the first render (src/qr/qr.render.ts), the events engine (DuckDB,
+  // its own thread) opens with the first click batch or statistics read (src/stats/click-recorder.ts).
 
   // Logged last: tests and scripts wait for this line, the key above is already out.
   log.info('started', { config: file ?? '(embedded default)', dataDir: config.server.dataDir, tls: config.tls.mode })
@@ -160,12 +160,27 @@ async function serve(flags: Record<string, string>) {
     if (stopping) return
     stopping = true
     log.info('shutting down', { signal })
+    // A stop that hangs (a store that stopped answering, a stuck thread) must not keep the process, its ports and
+    // its lock for ever: past the deadline it says what it was waiting for and exits non-zero.
+    let waitingFor = 'the server (requests in flight, held clicks, webhook deliveries)'
+    const deadline = setTimeout(() => {
+      log.error('shutdown did not finish in time: exiting', { waitingFor, afterMs: SHUTDOWN_DEADLINE_MS })
+      unlock?.()
+      process.exit(1)
+    }, SHUTDOWN_DEADLINE_MS)
+    deadline.unref()
     await server.stop()
+    // Visits the recorder could not write (a full disk, a broken store): lost, so the stop is not clean.
+    const lostVisits = deps.recorder.pendingCount()
+    waitingFor = 'recording API keys last used'
     await deps.auth.flushLastUsed()
+    waitingFor = 'closing the store'
     await deps.close()
-    unlock()
-    log.info('stopped')
-    process.exit(exitCode)
+    clearTimeout(deadline)
+    unlock?.()
+    if (lostVisits > 0) process.stderr.write(`shortlink: stopped with ${lostVisits} visits it could not write (see the log above); they are lost\n`)
+    log.info('stopped', lostVisits > 0 ? { lostVisits } : undefined)
+    process.exit(lostVisits > 0 ? exitCode || 1 : exitCode)
   }
   process.on('SIGTERM', () => void shutdown('SIGTERM'))
   process.on('SIGINT', () => void shutdown('SIGINT'))
@@ -173,6 +188,9 @@ async function serve(flags: Record<string, string>) {
   void geoFailure.then((e) => {
     if (!e) return
     log.error('cannot read the GeoIP database', { file: config.geoip.database || '(bundled)', error: String(e) })
+    process.stderr.write(
+      `shortlink: ${startFailure(new StartError(`cannot read the GeoIP database ${config.geoip.database || '(bundled)'} (geoip.database): ${e.message}`))}\n`,
+    )
     void shutdown('geoip', 1)
   })
 }
@@ -186,13 +204,15 @@ async function openDeps(config: Config, log: ReturnType<typeof createLogger>): P
   try {
     return await createClusterDeps(config, log)
   } catch (e) {
-    throw new Error(`cannot use the PostgreSQL store ${redactUrl(config.store.url)}: ${(e as Error).message}`)
+    // Bun.SQL says "Failed to connect" for a refused connection and for an unknown host alike.
+    const why = (e as { code?: string }).code === 'ERR_POSTGRES_CONNECTION_REFUSED' ? 'cannot connect (refused, or no such host)' : (e as Error).message
+    throw new StartError(`cannot use the PostgreSQL store ${redactUrl(config.store.url)} (store.url): ${why}`)
   }
 }
 
 async function withStore<T>(flags: Record<string, string>, fn: (deps: Deps) => T | Promise<T>): Promise<T> {
   const { config } = readConfig(flags)
-  const deps = await openDeps(config, createLogger(true)).catch((e: unknown) => die((e as Error).message))
+  const deps = await openDeps(config, createLogger(true)).catch((e: unknown) => die(startFailure(e, config)))
   try {
     return await fn(deps)
   } catch (e) {
@@ -466,7 +486,7 @@ async function main(argv: string[]) {
       process.stdout.write(
         `configuration OK (${file ?? 'embedded default'}): baseUrl ${config.server.baseUrl}, tls ${config.tls.mode}, dataDir ${config.server.dataDir}\n`,
       )
-      // The statistics engine this configuration runs (docs/adr/0014).
+      // The statistics engine this configuration runs (docs/adr/0019).
       const events = eventsPathOf(storePath(config.server.dataDir))
       process.stdout.write(
         config.store.url

@@ -10,9 +10,19 @@ import { contentResponse, type StoredContent } from './files'
 import { httpRequests, redirectDuration } from './metrics'
 import { startOperations } from './operations'
 import { createRedirectHandler, renderHostedPage } from './redirect'
-import { AppError, createClientIpResolver, createGcPacer, errorResponse, isValidHostHeader, orStoreUnavailable, withHsts } from './shared'
+import {
+  AppError,
+  createClientIpResolver,
+  createGcPacer,
+  diskFullLogOf,
+  errorResponse,
+  isDiskFull,
+  isValidHostHeader,
+  orStoreUnavailable,
+  withHsts,
+} from './shared'
 import { FLUSH } from './store'
-import { type CertPair, type HttpsListener, startHttpsListener } from './tls'
+import { asListenError, type CertPair, type HttpsListener, startHttpsListener } from './tls'
 
 export interface RunningServer {
   https: HttpsListener
@@ -78,6 +88,23 @@ export function startServer(deps: Deps, cert: CertPair): RunningServer {
   const prefix = settings.apiPrefix
   const eventsPath = `${prefix}/events`
 
+  /** What a request that failed answers (made only when one fails: no closure per request). */
+  const failed = (e: unknown, url: string): Response => {
+    // The store cannot be reached (PostgreSQL) or the disk is full: 503 with Retry-After (a full disk logged once a minute).
+    if (isDiskFull(e)) diskFullLogOf(log).report('redirect server', e)
+    const known = orStoreUnavailable(e)
+    if (known instanceof AppError && known.code === 'service_unavailable') return errorResponse(known.code, known.message, undefined, known.headers)
+    log.error('request failed', { url, error: String((e as Error)?.stack ?? e) })
+    failedRequests.inc(500)
+    return errorResponse('internal_server_error', 'internal error')
+  }
+  const timedLater = (res: Promise<Response>, started: number, url: string): Promise<Response> =>
+    res.then(
+      (r) => timedRedirect(r, started),
+      (e) => failed(e, url),
+    )
+  const hosts = createHostNames()
+
   const isApiRequest = (host: string, path: string) => host === settings.apiHost && (prefix === '' || path === prefix || path.startsWith(`${prefix}/`))
   // The dashboard lives at <origin of baseUrl>/app/ (`app` is a reserved key on every domain).
   const isDashboardRequest = (host: string, path: string) => host === settings.apiHost && (path === '/app' || path.startsWith('/app/'))
@@ -91,45 +118,40 @@ export function startServer(deps: Deps, cert: CertPair): RunningServer {
     fetch(request, server) {
       gc.served()
       const raw = request.url
+      // One Host header read; a Host seen before is not validated and parsed again.
       const hostHeader = request.headers.get('host')
-      const malformed = malformedRequest(raw, hostHeader)
-      if (malformed) return malformed
+      const host = hostHeader === null ? null : hosts.of(hostHeader)
+      if (host === null || !raw.startsWith('http')) return malformedRequest(raw, hostHeader)!
       // Split the absolute URL by hand: the redirect path needs no URL object.
       const pathStart = raw.indexOf('/', raw.indexOf('//') + 2)
       const q = raw.indexOf('?', pathStart)
       const path = pathStart < 0 ? '/' : raw.slice(pathStart, q < 0 ? undefined : q)
       const search = q < 0 ? '' : raw.slice(q + 1)
-      const host = hostnameOf(hostHeader!)
-      const failed = (e: unknown) => {
-        // The store cannot be reached (PostgreSQL): 503 with Retry-After, for a key not in this node's cache.
-        const known = orStoreUnavailable(e)
-        if (known instanceof AppError && known.code === 'service_unavailable') return errorResponse(known.code, known.message, undefined, known.headers)
-        log.error('request failed', { url: raw, error: String((e as Error)?.stack ?? e) })
-        failedRequests.inc(500)
-        return errorResponse('internal_server_error', 'internal error')
-      }
       try {
         // The client IP costs a native call per request (11% of a redirect in a profile): redirects ask for it
         // only when they need it (a counted visit's location, password attempts).
         const clientIp = () => clientIpOf(server.requestIP(request)?.address ?? '', request.headers.get('x-forwarded-for'))
         // Redirects answer synchronously when they can; only promises get a catch handler.
         if (isDashboardRequest(host, path))
-          return deps.dashboard.handle(request, path).then((r) => {
-            dashboardRequests.inc(r.status)
-            return withHsts(r)
-          }, failed)
+          return deps.dashboard.handle(request, path).then(
+            (r) => {
+              dashboardRequests.inc(r.status)
+              return withHsts(r)
+            },
+            (e) => failed(e, raw),
+          )
         // The API host always answers with HSTS; short domains get it from the redirect handler, which knows the domain.
         if (isApiRequest(host, path)) {
           // A live stream is quiet between messages (a comment every 10 s at most): no idle timeout for it.
           if (path === eventsPath) server.timeout(request, 0)
-          return api.handle(request, clientIp()).then(withHsts, failed)
+          return api.handle(request, clientIp()).then(withHsts, (e) => failed(e, raw))
         }
         const started = performance.now()
         const res = redirects.handle(request, path, search, host, clientIp)
-        if (res instanceof Promise) return res.then((r) => timedRedirect(r, started), failed)
+        if (res instanceof Promise) return timedLater(res, started, raw)
         return timedRedirect(res, started)
       } catch (e) {
-        return failed(e)
+        return failed(e, raw)
       }
     },
     error(e) {
@@ -148,10 +170,10 @@ export function startServer(deps: Deps, cert: CertPair): RunningServer {
     https.refresh()
   })
 
-  const http = Bun.serve({
+  // Never swapped, so never shared: a port in use is an error naming it (no reusePort).
+  const http = serveOrExplain('server.httpPort', https, {
     port: config.server.httpPort,
     hostname: config.server.hostname,
-    reusePort: true,
     maxRequestBodySize: 64 * 1024,
     fetch(request) {
       const hostHeader = request.headers.get('host')
@@ -170,6 +192,12 @@ export function startServer(deps: Deps, cert: CertPair): RunningServer {
   // Ready while both listeners are up; a stopping server turns not-ready first, so balancers move away.
   let listening = true
   deps.readiness.add('listeners', () => listening)
+  // Not ready while no click writer can take a batch: its thread was lost and is being replaced, or
+  // is stuck on a batch (a first thread still opening is not a loss), or flushes keep failing.
+  deps.readiness.add('clickWriter', () => {
+    const h = deps.recorder.health()
+    return h.ok || (h.writer?.state === 'starting' && h.writer.restarts === 0)
+  })
   const operations = startOperations(deps, cert)
 
   log.info('listening', {
@@ -213,10 +241,44 @@ function malformedRequest(url: string, hostHeader: string | null): Response | nu
   return errorResponse('bad_request', why)
 }
 
+/**
+ * Host headers → host names, remembered: a server sees a few host headers over and over, so
+ * validating and parsing each once saves the work (and a string) per request. Bounded: anyone
+ * can send new ones, so the memory is dropped when it holds too many.
+ */
+export function createHostNames(maxEntries = 1024) {
+  const known = new Map<string, string | null>()
+  return {
+    /** The host name of a Host header, or null when the header is not a valid host[:port]. */
+    of(hostHeader: string): string | null {
+      const hit = known.get(hostHeader)
+      if (hit !== undefined) return hit
+      const host = isValidHostHeader(hostHeader) ? hostnameOf(hostHeader) : null
+      if (known.size >= maxEntries) known.clear()
+      known.set(hostHeader, host)
+      return host
+    },
+  }
+}
+
 /** Host header → lower-case host name without port (IPv6 brackets removed). */
 export function hostnameOf(hostHeader: string): string {
   const h = hostHeader.trim().toLowerCase()
   if (h.startsWith('[')) return h.slice(1, h.indexOf(']'))
   const colon = h.lastIndexOf(':')
   return colon > 0 ? h.slice(0, colon) : h
+}
+
+/** Bun.serve(options), or a ListenError naming `setting` (the HTTPS listener already open is stopped first). */
+function serveOrExplain(
+  setting: string,
+  opened: HttpsListener,
+  options: { port: number; hostname: string } & Parameters<typeof Bun.serve>[0],
+): Server<unknown> {
+  try {
+    return Bun.serve(options)
+  } catch (e) {
+    void opened.stop(true)
+    throw asListenError(e, setting, options.hostname, options.port)
+  }
 }

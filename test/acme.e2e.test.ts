@@ -119,11 +119,11 @@ describe.skipIf(!pebbleInstalled())('ACME certificates for custom domains (pebbl
 
   beforeAll(async () => {
     ;({ pebble, server: s, root, rootFile, toml, env } = await serverWithPebble())
-  }, 60_000)
+  })
   afterAll(async () => {
     await s?.stop()
     await pebble?.stop()
-  }, 60_000)
+  })
 
   const domain = async (slug: string) => (await json(await s.api(`/domains/${slug}`))).body
 
@@ -351,11 +351,11 @@ describe.skipIf(!pebbleInstalled())('renewal (pebble issuing 12-second certifica
   let root = ''
   beforeAll(async () => {
     ;({ pebble, server: s, root } = await serverWithPebble({ certValiditySeconds: 12 }))
-  }, 60_000)
+  })
   afterAll(async () => {
     await s?.stop()
     await pebble?.stop()
-  }, 60_000)
+  })
 
   test('a certificate is renewed in the last third of its life and the new one is served', async () => {
     await pebble.setCname('renew.example.com', TARGET)
@@ -384,7 +384,7 @@ describe.skipIf(!pebbleInstalled())('renewal (pebble issuing 12-second certifica
     expect(seenAt).toBeLessThan(to) // the old one never expired while served
     expect(Date.parse(second.validTo!)).toBeGreaterThan(Date.parse(first.validTo!))
     expect(s.output()).toContain('"msg":"certificate renewed"')
-  }, 30_000)
+  })
 })
 
 describe.skipIf(!pebbleInstalled())('tls.mode = "acme": the API host and default domains', () => {
@@ -403,11 +403,11 @@ describe.skipIf(!pebbleInstalled())('tls.mode = "acme": the API host and default
       domainsToml: 'defaults = ["s.shortlink.test", "localhost"]',
       env: { SHORTLINK_SERVER_BASEURL: 'https://api.shortlink.test/api' },
     }))
-  }, 60_000)
+  })
   afterAll(async () => {
     await s?.stop()
     await pebble?.stop()
-  }, 60_000)
+  })
 
   test('get certificates from the CA; the API host is the canonical (first) one', async () => {
     // Resolved by the CA through the test DNS; localhost is never ordered.

@@ -10,7 +10,7 @@ import { startServer, type TestServer } from './helpers/server'
 let s: TestServer
 beforeAll(async () => {
   s = await startServer()
-}, 60_000)
+})
 afterAll(() => s?.stop())
 
 /** One raw HTTP/1.1 exchange over TLS: the head as written, then `body` (the rest is never sent). */

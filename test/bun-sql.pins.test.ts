@@ -14,7 +14,7 @@ beforeAll(async () => {
 })
 afterAll(async () => {
   await pg?.destroy()
-}, 60_000)
+})
 
 /** Resolves with the payloads once `n` have arrived on `channel`. */
 function collector() {
@@ -83,7 +83,7 @@ describe('Bun.SQL on PostgreSQL', () => {
     expect(got.payloads.at(-1)).toBe('last')
     await after.close()
     await listener.close()
-  }, 40_000)
+  })
 
   test('COPY FROM STDIN through writable() stores the rows; COPY TO STDOUT through readable() returns them', async () => {
     const sql = new SQL(pg.url)

@@ -47,6 +47,13 @@ describe.skipIf(!pebbleInstalled())('ACME on three nodes of one PostgreSQL (pebb
   const ordersAtCa = () => (pebble.output().match(/POST \/order-plz/g) ?? []).length
   /** Nodes (indexes) whose log says they obtained a certificate for `name`. */
   const orderedBy = (name: string) => nodes.flatMap((n, i) => (n.output().includes(`"msg":"certificate issued","name":"${name}"`) ? [i] : []))
+  /** The nodes that logged the order, once one has: the certificate is stored (and served) before its node's log line is read here. */
+  const loggedOrderers = (name: string) =>
+    until(
+      `a node's log saying it ordered ${name}`,
+      async () => orderedBy(name),
+      (o) => o.length > 0,
+    )
   /** Validation connections the balancer handed to each node (by node index). */
   const askedPerNode = () => {
     const counts = proxy?.counts() ?? []
@@ -133,7 +140,7 @@ dnsServers = ["${pebble.dns}"]
 
     await servedByEveryNode(AT_START)
     expect(ordersAtCa() - ordersBefore).toBe(1)
-    expect(orderedBy(AT_START)).toHaveLength(1)
+    expect(await loggedOrderers(AT_START)).toHaveLength(1)
     console.log(`started together: ordered by node ${orderedBy(AT_START)[0]}; validations answered per node ${JSON.stringify(askedPerNode())}`)
     // Pebble's validation went through the balancer.
     expect(askedPerNode().reduce((a, b) => a + b, 0)).toBeGreaterThan(0)
@@ -164,7 +171,7 @@ dnsServers = ["${pebble.dns}"]
     expect(serial).toBeTruthy()
 
     expect(ordersAtCa() - ordersBefore).toBe(1)
-    const orderer = orderedBy(ADDED)
+    const orderer = await loggedOrderers(ADDED)
     expect(orderer).toHaveLength(1)
     // Whichever node ordered, a node other than the orderer was asked and the validation
     // passed (one order, no retry).
@@ -201,7 +208,7 @@ dnsServers = ["${pebble.dns}"]
     )
     expect(active).toMatchObject({ slug: ORPHANED, cnameStatus: 'valid', sslStatus: 'active', sslError: null })
     expect(ordersAtCa() - ordersBefore).toBe(1)
-    const orderer = orderedBy(ORPHANED)
+    const orderer = await loggedOrderers(ORPHANED)
     expect(orderer).toHaveLength(1)
     expect(orderer).not.toContain(0)
     // Node A, started again, serves the certificate from the store as the others do.

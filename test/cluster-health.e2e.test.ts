@@ -59,7 +59,7 @@ const gaps = (path: string, from = 0) => {
   return at.slice(1).map((t, i) => t - at[i]!)
 }
 const leaderPid = async () => {
-  const [row] = await queryStore<{ holder: string }>({ dir: '', storeUrl }, "SELECT holder FROM locks WHERE key = 'link-health-checks'")
+  const [row] = await queryStore<{ holder: string }>({ dataDir: '', storeUrl }, "SELECT holder FROM locks WHERE key = 'link-health-checks'")
   return Number(/:(\d+)#/.exec(row?.holder ?? '')?.[1])
 }
 

@@ -60,7 +60,7 @@ afterAll(async () => {
   proxy?.stop()
   await Promise.all(nodes.map((n) => n.stop().catch(() => 0)))
   await pg?.destroy()
-}, 60_000)
+})
 
 const viaProxy = (path: string, init: RequestInit = {}) =>
   fetch(`https://localhost:${proxyPort}${path}`, { ...init, tls: { ca }, redirect: 'manual' } as RequestInit)
@@ -253,7 +253,7 @@ test('three nodes starting together on an empty database: the store is migrated 
     expect(((await keys.json()) as unknown[]).length).toBe(1)
     // Each migration was applied by one node: the nodes' logs name as many as the store recorded.
     const applied = started.reduce((sum, n) => sum + (n.output().match(/applying store migration/g)?.length ?? 0), 0)
-    const [recorded] = await queryStore<{ n: number }>({ dir: '', storeUrl: url }, 'SELECT CAST(count(*) AS integer) AS n FROM schema_migrations')
+    const [recorded] = await queryStore<{ n: number }>({ dataDir: '', storeUrl: url }, 'SELECT CAST(count(*) AS integer) AS n FROM schema_migrations')
     expect(applied).toBe(recorded!.n)
   } finally {
     await Promise.all(started.map((n) => n.stop()))

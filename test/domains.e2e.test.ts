@@ -12,10 +12,10 @@ beforeAll(async () => {
   s = await startServer({ toml: '[domains]\ndefaults = ["localhost", "s.example.net"]\n' })
   member = await s.keyFor('alice', 'member')
   readonly = await s.keyFor('carol', 'readonly')
-}, 60_000)
+})
 afterAll(async () => {
   await s?.stop()
-}, 60_000)
+})
 
 describe('domains over HTTPS', () => {
   test('create, get, list, patch, verify, delete', async () => {

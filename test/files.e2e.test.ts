@@ -19,10 +19,10 @@ beforeAll(async () => {
   alice = await s.keyFor('alice', 'member')
   bob = await s.keyFor('bob', 'member')
   readonly = await s.keyFor('alice', 'readonly')
-}, 60_000)
+})
 afterAll(async () => {
   await s?.stop()
-}, 60_000)
+})
 
 function upload(bytes: Uint8Array, name: string, key: string = alice, fields: Record<string, string> = {}) {
   const form = new FormData()
@@ -176,7 +176,7 @@ describe('Range requests', () => {
   beforeAll(async () => {
     bytes = S.samplePdf('range test')
     id = (await uploaded(bytes, 'range.pdf')).id
-  }, 60_000)
+  })
   const get = (range: string, extra: Record<string, string> = {}) => s.api(`/files/${id}/content`, { key: alice, headers: { range, ...extra } })
 
   test('bytes=0-9 → 206 with Content-Range and exactly those bytes', async () => {
@@ -229,7 +229,7 @@ describe('list, update, ownership', () => {
     ] as [string, Uint8Array][]) {
       ids[name] = (await uploaded(bytes, name, carolKey)).id
     }
-  }, 60_000)
+  })
   const carol = () => carolKey
   const list = async (q: string, key = carol()) => {
     const r = await s.api(`/files${q}`, { key })

@@ -13,10 +13,10 @@ import { onPostgres, queryStore, runCli, startServer, type TestServer } from './
 let s: TestServer
 beforeAll(async () => {
   s = await startServer({ toml: '[limits]\napiPerMinute = 60\n' })
-}, 60_000)
+})
 afterAll(async () => {
   await s?.stop()
-}, 60_000)
+})
 
 describe('foundation over HTTPS', () => {
   test('the first admin key printed at start lists tags: []', async () => {

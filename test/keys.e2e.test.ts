@@ -9,10 +9,10 @@ import { json, shortlinkCommand, startServer, type TestServer } from './helpers/
 let s: TestServer
 beforeAll(async () => {
   s = await startServer()
-}, 60_000)
+})
 afterAll(async () => {
   await s?.stop()
-}, 60_000)
+})
 
 async function createKey(userId: string, role: string, name?: string) {
   const r = await json(await s.api('/keys', { method: 'POST', json: { userId, role, name } }))

@@ -14,10 +14,10 @@ beforeAll(async () => {
   member = await s.keyFor('alice', 'member')
   other = await s.keyFor('bob', 'member')
   readonly = await s.keyFor('carol', 'readonly')
-}, 60_000)
+})
 afterAll(async () => {
   await s?.stop()
-}, 60_000)
+})
 
 describe('links over HTTPS', () => {
   test('create, get, patch, list, count, upsert, bulk update, delete, bulk delete', async () => {

@@ -44,7 +44,7 @@ describe('health', () => {
       expect(await json(await server.api('/healthz', { key }))).toEqual({ status: 200, body: { status: 'ok' } })
       const ready = await server.api('/readyz', { key })
       expect(ready.headers.get('cache-control')).toBe('no-store')
-      expect(await json(ready)).toEqual({ status: 200, body: { status: 'ok', checks: { store: 'ok', listeners: 'ok' } } })
+      expect(await json(ready)).toEqual({ status: 200, body: { status: 'ok', checks: { store: 'ok', listeners: 'ok', clickWriter: 'ok' } } })
     }
     // Only under the API's path on the API host: a short domain's /healthz is a short link like any other.
     expect((await server.fetch(`https://localhost:${server.httpsPort}/healthz`)).status).toBe(404)

@@ -151,13 +151,13 @@ beforeAll(async () => {
   )
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin })
   addFile('fil_webm', 'tour.webm', await recordWebm(context))
-}, 60_000)
+})
 
 afterAll(async () => {
   await browser?.close()
   server?.stop(true)
   rmSync(dir, { recursive: true, force: true })
-}, 60_000)
+})
 
 /** A real 2-second VP8 WebM, recorded from a canvas by Chromium's MediaRecorder. */
 async function recordWebm(ctx: BrowserContext): Promise<Uint8Array> {
@@ -416,7 +416,7 @@ describe('landing pages in Chromium (phone viewport)', () => {
     expect(await mainVisible()).toBe(true)
     await page.keyboard.press('PrintScreen')
     expect(await mainVisible()).toBe(false)
-    await page.waitForFunction(() => getComputedStyle(document.querySelector('main')!).visibility === 'visible', undefined, { timeout: 5000 })
+    await page.waitForFunction(() => getComputedStyle(document.querySelector('main')!).visibility === 'visible')
     await page.emulateMedia({ media: 'print' })
     expect(await page.evaluate(() => getComputedStyle(document.querySelector('main')!).display)).toBe('none')
     await page.emulateMedia({ media: 'screen' })

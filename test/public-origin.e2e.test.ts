@@ -16,7 +16,7 @@ beforeAll(async () => {
     env: { SHORTLINK_SERVER_BASEURL: 'https://api.example.test/api', SHORTLINK_DOMAINS_DEFAULTS: 's.test' },
   })
   caFile = join(s.dir, 'data/tls/ca.pem')
-}, 60_000)
+})
 afterAll(() => s?.stop())
 
 /** curl to a public name, connected to the local listener: status, Location, body. */

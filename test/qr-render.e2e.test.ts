@@ -13,10 +13,10 @@ let s: TestServer
 const dir = mkdtempSync(join(tmpdir(), 'qr-render-'))
 beforeAll(async () => {
   s = await startServer()
-}, 60_000)
+})
 afterAll(async () => {
   await s?.stop()
-}, 60_000)
+})
 
 async function zbar(bytes: ArrayBuffer): Promise<string> {
   const file = join(dir, `${crypto.randomUUID()}.png`)

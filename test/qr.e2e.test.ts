@@ -27,11 +27,11 @@ beforeAll(async () => {
     '/qr.png': { body: await pngOf(plainQrSvg('scanned through the binary', 400)), type: 'image/png' },
   })
   s = await startServer({ toml: '[limits]\napiPerMinute = 100000\n[scan]\nallowPrivateNetworks = true\n' })
-}, 60_000)
+})
 afterAll(async () => {
   await s?.stop()
   fixtures?.stop()
-}, 60_000)
+})
 
 async function zbar(file: string): Promise<string> {
   const p = Bun.spawn(['zbarimg', '-q', '--raw', file], { stdout: 'pipe', stderr: 'ignore' })

@@ -26,14 +26,17 @@ afterAll(async () => {
 const storeUp = async () => Number(/^shortlink_store_up (\S+)$/m.exec(await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text())?.[1])
 
 test('PostgreSQL down: not ready (store failing), still alive; back up: ready again without a restart', async () => {
-  expect(await json(await server.api('/readyz', { key: null }))).toEqual({ status: 200, body: { status: 'ok', checks: { store: 'ok', listeners: 'ok' } } })
+  expect(await json(await server.api('/readyz', { key: null }))).toEqual({
+    status: 200,
+    body: { status: 'ok', checks: { store: 'ok', listeners: 'ok', clickWriter: 'ok' } },
+  })
   await pg.stop()
   const down = await until(
     'readyz to fail',
     async () => json(await server.api('/readyz', { key: null })),
     (r) => r.status === 503,
   )
-  expect(down.body).toEqual({ status: 'unavailable', checks: { store: 'failing', listeners: 'ok' } })
+  expect(down.body).toEqual({ status: 'unavailable', checks: { store: 'failing', listeners: 'ok', clickWriter: 'ok' } })
   expect(await json(await server.api('/healthz', { key: null }))).toEqual({ status: 200, body: { status: 'ok' } })
   expect(await storeUp()).toBe(0)
   await pg.start()
@@ -42,7 +45,7 @@ test('PostgreSQL down: not ready (store failing), still alive; back up: ready ag
     async () => json(await server.api('/readyz', { key: null })),
     (r) => r.status === 200,
   )
-  expect(up.body).toEqual({ status: 'ok', checks: { store: 'ok', listeners: 'ok' } })
+  expect(up.body).toEqual({ status: 'ok', checks: { store: 'ok', listeners: 'ok', clickWriter: 'ok' } })
   expect(await storeUp()).toBe(1)
   expect(server.proc.exitCode).toBeNull()
 })

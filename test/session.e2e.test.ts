@@ -16,10 +16,10 @@ let origin: string
 beforeAll(async () => {
   s = await startServer()
   origin = `https://localhost:${s.httpsPort}`
-}, 60_000)
+})
 afterAll(async () => {
   await s?.stop()
-}, 60_000)
+})
 
 /** POST /session without a bearer key; the cookie to send back and the answer. */
 async function signIn(body: unknown) {

@@ -15,7 +15,7 @@ const servers: TestServer[] = []
 afterAll(async () => {
   for (const s of servers) await s.stop()
   if (servers[0]) rmSync(servers[0].dir, { recursive: true, force: true })
-}, 60_000)
+})
 const start = async (dir?: string, database = CITY_DB) => {
   const s = await startServer({ toml: toml(database), dir })
   servers.push(s)

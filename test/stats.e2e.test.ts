@@ -128,10 +128,10 @@ beforeAll(async () => {
     await visit('/st-a', UA.googlebot, '8.8.8.8'), // a bot: redirected, never counted
   ].map((r) => r.status)
   expect(statuses).toEqual([302, 302, 302, 302, 302, 302, 200, 200, 302, 302])
-}, 60_000)
+})
 afterAll(async () => {
   await s?.stop()
-}, 60_000)
+})
 
 describe('GET /statistics over real visits', () => {
   test('the visits become visible; count, qr', async () => {

@@ -2,51 +2,43 @@
  * Click ingest on PostgreSQL (src/stats/click-writer.pg.ts, createPgClickRecorder). Starts its
  * own PostgreSQL (Debian's package, as the tests do: fsync and synchronous_commit off, so a
  * commit does not wait for the disk). Usage:
- *   bun scripts/bench/pg-click-ingest.ts [--runs 5] [--batches 20] [--links 2000]
+ *   bun scripts/bench/pg-click-ingest.ts [--runs 3] [--visits 200000] [--sizes 1000,10000,50000] [--links 2000] [--compare DIR]
  *
- * - Events of 1,000-row batches: COPY against one INSERT from unnest arrays, alone (one
- *   transaction of events each) and as full writer batches (events, link counters, every
- *   rollup, in one transaction); the two alternate.
- * - One recorder (one node): `--batches` chunks of 1,000 visits, each recorded then flushed;
- *   visits/s from the first record to the last commit.
- * - Three recorders (three Bun.SQL clients = three nodes) doing the same at once on one
- *   PostgreSQL, overlapping links: visits/s of the three together.
- * Each figure: min / median / max over `--runs` runs, the kinds alternating within a run.
+ * Visits: Zipf over the links, 60 user agents, 40 places, 3 UTM sets; 30 % without a referer,
+ * 50 % from 20 sites, 20 % with a referer URL of their own (each such visit is a row and a
+ * rollup value of its own). Figures, each min / median / max over `--runs` runs:
+ * - writer: `--visits` visits in batches of each of `--sizes` (one row per visit, as the
+ *   recorder hands them over), back to back: visits/s, and the mean ms per batch of each step.
+ * - one recorder (one node): `--visits` visits recorded as fast as a loop can (yielding every
+ *   1,000), with its own flushing, until stop() has written everything: visits/s.
+ * - three recorders (three nodes) on one PostgreSQL doing the same at once: visits/s together.
+ * - the events of 1,000 visits alone, COPY against one INSERT from unnest arrays.
+ * `--compare DIR`: the same figures for the checkout in DIR (A, its own code and migrations, its
+ * own database in the same cluster), alternating with this one (B) within each run.
  */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
 import { SQL } from 'bun'
 import type { ClickEvent } from '../../src/stats/click-event'
-import { createPgClickRecorder, toRow, type Visit } from '../../src/stats/click-recorder'
-import { createPgEventWriter, insertClickEvents } from '../../src/stats/click-writer.pg'
-import { migratePostgres } from '../../src/store'
+import { toRow, type Visit } from '../../src/stats/click-recorder'
+import { createPgValueIds, insertClickEvents } from '../../src/stats/click-writer.pg'
 import { startPostgres } from '../../test/helpers/postgres'
 import { arg, seededRandom } from './args'
 
-const runs = Number(arg('runs', '5'))
-const batches = Number(arg('batches', '20'))
+const runs = Number(arg('runs', '3'))
+const visitsPerFigure = Number(arg('visits', '200000'))
+const sizes = arg('sizes', '1000,10000,50000').split(',').map(Number)
 const linkCount = Number(arg('links', '2000'))
-const CHUNK = 1000
+const compareDir = arg('compare', '')
 
 const log = { info() {}, warn() {}, error: (m: string, f?: Record<string, unknown>) => console.error(m, f) }
 const pg = await startPostgres()
-const url = await pg.createDatabase('ingest')
-const admin = new SQL(url, { max: 2 })
-await migratePostgres(admin)
-await admin`INSERT INTO users (id, created_at) SELECT 'u' || i, 1 FROM generate_series(1, 50) AS i`
-await admin`INSERT INTO links (seq, id, user_id, domain, key, link_type, destination, match_key, data, created_at, updated_at)
-  SELECT i, 'lnk_' || i, 'u' || (i % 50 + 1), 'localhost', 'k' || i, CASE WHEN i % 5 = 0 THEN 'menu' ELSE 'link' END,
-    'https://dest.example/', 'm' || i, '{}', 1, 1
-  FROM generate_series(1, ${linkCount}) AS i`
 
 const rnd = seededRandom(42)
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!
 const COUNTRIES = ['DE', 'FR', 'US', 'GB', 'IN', 'BR', 'JP', 'ES', 'IT', 'NL']
-const geos = Array.from({ length: 40 }, (_, i) => ({
-  id: i + 1,
-  continent: 'EU',
-  country: COUNTRIES[i % 10]!,
-  region: `R${i % 7}`,
-  city: `City ${i}`,
-}))
+const geos = Array.from({ length: 40 }, (_, i) => ({ id: i + 1, continent: 'EU', country: COUNTRIES[i % 10]!, region: `R${i % 7}`, city: `City ${i}` }))
 const visitors = Array.from({ length: 60 }, (_, i) => ({
   id: i + 1,
   os: pick(['IOS', 'Android', 'Windows', 'MacOS']),
@@ -76,46 +68,103 @@ function visit(): Visit {
     utm: pick(utms),
   }
 }
-/** A visit as the recorder writes it. */
-const event = (): ClickEvent => toRow(visit())
+
+type Writer = (events: ClickEvent[]) => Promise<unknown>
+interface Recorder {
+  record(v: Visit): void
+  stop(): Promise<void>
+}
+/** One checkout's writer and recorder, on a database of its own migrated by its own code. */
+interface Side {
+  name: string
+  url: string
+  writer(sql: SQL, onStep?: (step: string, ms: number) => void): Writer
+  recorder(sql: SQL, journalDir: string): Recorder
+}
+
+async function sideOf(name: string, dir: string): Promise<Side> {
+  const { createPgEventWriter } = await import(`${dir}/src/stats/click-writer.pg.ts`)
+  const { createPgClickRecorder } = await import(`${dir}/src/stats/click-recorder.ts`)
+  const { migratePostgres } = await import(`${dir}/src/store/index.ts`)
+  const url = await pg.createDatabase(`ingest_${name.toLowerCase()}`)
+  const admin = new SQL(url, { max: 2 })
+  await migratePostgres(admin)
+  await admin`INSERT INTO users (id, created_at) SELECT 'u' || i, 1 FROM generate_series(1, 50) AS i`
+  await admin`INSERT INTO links (seq, id, user_id, domain, key, link_type, destination, match_key, data, created_at, updated_at)
+    SELECT i, 'lnk_' || i, 'u' || (i % 50 + 1), 'localhost', 'k' || i, CASE WHEN i % 5 = 0 THEN 'menu' ELSE 'link' END,
+      'https://dest.example/', 'm' || i, '{}', 1, 1
+    FROM generate_series(1, ${linkCount}) AS i`
+  await admin.close()
+  return {
+    name,
+    url,
+    writer: (sql, onStep) => createPgEventWriter(sql, { onStep }),
+    // stop() waits for the last writes however long they take on a loaded machine.
+    recorder: (sql, journalDir) => createPgClickRecorder(sql, log, { journalDir, stopWaitMs: 3_600_000 }),
+  }
+}
 
 const figures = new Map<string, number[]>()
 const note = (what: string, value: number) => figures.set(what, [...(figures.get(what) ?? []), value])
 
-/** ms per 1,000-row batch through the writer, `batches` batches. */
-async function writerRun(mode: 'copy' | 'unnest', sql: SQL) {
-  const write = createPgEventWriter(sql, { eventInsert: mode })
-  const data = Array.from({ length: batches }, () => Array.from({ length: CHUNK }, event))
-  await write(data[0]!.slice(0, 10)) // partitions and groups, out of the timing
-  const start = performance.now()
-  for (const b of data) await write(b)
-  note(`writer, 1,000-row batches, events by ${mode}: ms per batch`, (performance.now() - start) / batches)
+/** `visitsPerFigure` visits through the writer in batches of `size`: visits/s, and per-step ms per batch (B). */
+async function writerRun(side: Side, size: number) {
+  const sql = new SQL(side.url, { max: 2 })
+  const steps = new Map<string, number>()
+  const write = side.writer(sql, (step, ms) => steps.set(step, (steps.get(step) ?? 0) + ms))
+  await write([toRow(visit())]) // partitions and groups, out of the timing
+  steps.clear()
+  const batches = Math.max(1, Math.round(visitsPerFigure / size))
+  let elapsed = 0
+  for (let b = 0; b < batches; b++) {
+    const rows = Array.from({ length: size }, () => toRow(visit()))
+    const t = performance.now()
+    await write(rows)
+    elapsed += performance.now() - t
+  }
+  note(`${side.name} writer, batches of ${size.toLocaleString('en')} visits: visits/s`, (batches * size) / (elapsed / 1000))
+  for (const [step, ms] of steps) note(`${side.name}   ${size.toLocaleString('en')}: ${step}, ms per batch`, ms / batches)
+  await sql.close()
 }
 
-/** ms per 1,000 events inserted alone (no counters, no rollups), one transaction each. */
-async function eventsRun(mode: 'copy' | 'unnest', sql: SQL) {
-  const data = Array.from({ length: batches }, () => Array.from({ length: CHUNK }, event))
-  const start = performance.now()
-  for (const b of data) await sql.begin((tx) => insertClickEvents(tx, b, mode))
-  note(`events alone, 1,000 rows, by ${mode}: ms per batch`, (performance.now() - start) / batches)
-}
-
-/** visits/s of `nodes` recorders, each `batches` chunks of 1,000 visits. */
-async function recorderRun(clients: SQL[]) {
-  const recorders = clients.map((sql) => createPgClickRecorder(sql, log, { maxBatch: 1_000_000 }))
-  const data = clients.map(() => Array.from({ length: batches }, () => Array.from({ length: CHUNK }, visit)))
+/** visits/s of `nodes` recorders fed as fast as a loop can, until each has written everything. */
+async function recorderRun(side: Side, nodes: number) {
+  const clients = Array.from({ length: nodes }, () => new SQL(side.url, { max: 2 }))
+  const dirs = clients.map(() => mkdtempSync(join(tmpdir(), 'ingest-journal-')))
+  const recorders = clients.map((sql, i) => side.recorder(sql, dirs[i]!))
+  const per = Math.round(visitsPerFigure / nodes)
+  const stored = async () => Number((await clients[0]!`SELECT coalesce(sum(n), 0)::float8 AS n FROM click_events`)[0].n)
+  const before = await stored()
   const start = performance.now()
   await Promise.all(
-    recorders.map(async (r, k) => {
-      for (const chunk of data[k]!) {
-        for (const v of chunk) r.record(v)
-        await r.flush()
+    recorders.map(async (r) => {
+      for (let i = 0; i < per; i++) {
+        r.record(visit())
+        if (i % 1000 === 999) await new Promise((done) => setImmediate(done))
       }
       await r.stop()
     }),
   )
   const s = (performance.now() - start) / 1000
-  note(`${clients.length === 1 ? 'one recorder (one node)' : `${clients.length} recorders (nodes) together`}: visits/s`, (clients.length * batches * CHUNK) / s)
+  const written = (await stored()) - before
+  const what = nodes === 1 ? 'one recorder (one node)' : `${nodes} recorders (nodes) together`
+  // Visits written per second; a recorder that drops visits at its bound (no journal) counts only what it wrote.
+  note(`${side.name} ${what}: visits/s`, written / s)
+  note(`${side.name} ${what}: visits not written`, nodes * per - written)
+  for (const sql of clients) await sql.close()
+  for (const d of dirs) rmSync(d, { recursive: true, force: true })
+}
+
+/** ms per 1,000 events inserted alone (no counters, no rollups), one transaction each. */
+async function eventsRun(side: Side, mode: 'copy' | 'unnest') {
+  const sql = new SQL(side.url, { max: 2 })
+  const idsOf = createPgValueIds(sql)
+  const data = []
+  for (let b = 0; b < 20; b++) data.push(await idsOf(Array.from({ length: 1000 }, () => toRow(visit()))))
+  const start = performance.now()
+  for (const b of data) await sql.begin((tx) => insertClickEvents(tx, b, mode))
+  note(`${side.name} events alone, 1,000 rows, by ${mode}: ms per batch`, (performance.now() - start) / data.length)
+  await sql.close()
 }
 
 const stat = (xs: number[]) => {
@@ -124,28 +173,24 @@ const stat = (xs: number[]) => {
   return `${f(s[0]!)} / ${f(s[Math.floor(s.length / 2)]!)} / ${f(s.at(-1)!)}`
 }
 
-const one = new SQL(url, { max: 2 })
-const three = [0, 1, 2].map(() => new SQL(url, { max: 2 }))
+const sides = [...(compareDir ? [await sideOf('A', resolve(compareDir))] : []), await sideOf('B', resolve(import.meta.dir, '../..'))]
+const load = async () => (await Bun.file('/proc/loadavg').text()).split(' ').slice(0, 3).join(' ')
 try {
-  console.log(`PostgreSQL (fsync off), ${linkCount} links, ${runs} runs × ${batches} batches of ${CHUNK}; Bun ${Bun.version}\n`)
+  console.log(
+    `PostgreSQL (fsync off), ${linkCount} links, ${runs} runs, ${visitsPerFigure.toLocaleString('en')} visits per figure; Bun ${Bun.version}${compareDir ? `; A = ${compareDir}, B = this checkout` : ''}`,
+  )
+  console.log(`load average at the start: ${await load()}\n`)
   for (let run = 0; run < runs; run++) {
-    const modes: ('copy' | 'unnest')[] = run % 2 ? ['unnest', 'copy'] : ['copy', 'unnest']
-    for (const mode of modes) await eventsRun(mode, one)
-    for (const mode of modes) await writerRun(mode, one)
-    if (run % 2) {
-      await recorderRun(three)
-      await recorderRun([one])
-    } else {
-      await recorderRun([one])
-      await recorderRun(three)
-    }
+    const order = run % 2 ? [...sides].reverse() : sides
+    for (const size of sizes) for (const side of order) await writerRun(side, size)
+    for (const side of order) await recorderRun(side, 1)
+    for (const side of order) await recorderRun(side, 3)
+    const last = sides.at(-1)!
+    for (const mode of run % 2 ? (['unnest', 'copy'] as const) : (['copy', 'unnest'] as const)) await eventsRun(last, mode)
   }
-  const [{ events, rows }] = await admin`SELECT (SELECT count(*) FROM click_events)::int AS events,
-    (SELECT count(*) FROM stats_day)::int + (SELECT count(*) FROM stats_hour)::int AS rows`
-  console.log(`${'figure'.padEnd(62)} min / median / max`)
-  for (const [what, xs] of figures) console.log(`${what.padEnd(62)} ${stat(xs)}`)
-  console.log(`\nat the end: ${events.toLocaleString('en')} event rows, ${rows.toLocaleString('en')} day+hour rollup rows`)
+  console.log(`${'figure'.padEnd(70)} min / median / max`)
+  for (const [what, xs] of [...figures].sort(([a], [b]) => (a < b ? -1 : 1))) console.log(`${what.padEnd(70)} ${stat(xs)}`)
+  console.log(`\nload average at the end: ${await load()}`)
 } finally {
-  for (const sql of [one, ...three, admin]) await sql.close()
   await pg.destroy()
 }

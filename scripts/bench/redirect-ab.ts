@@ -10,7 +10,7 @@ import { resolve } from 'node:path'
 import { $ } from 'bun'
 import { minMedianMax } from './ab'
 import { arg } from './args'
-import { startBenchServer } from './redirect-server'
+import { cpuSeconds, startBenchServer } from './redirect-server'
 
 const ROOT = resolve(import.meta.dir, '../..')
 const passes = Number(arg('passes', '6'))
@@ -21,7 +21,11 @@ const BROWSER =
 const ms = (v: string) => (v.endsWith('us') ? Number.parseFloat(v) / 1000 : v.endsWith('ms') ? Number.parseFloat(v) : Number.parseFloat(v) * 1000)
 async function wrk(url: string, secs = seconds) {
   const out = await $`taskset -c 0 wrk -t2 -c${connections} -d${secs}s --latency -H ${BROWSER} ${url}`.text()
-  return { rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? 0), p99: ms(/\s99%\s+(\S+)/.exec(out)?.[1] ?? 'NaN') }
+  return {
+    rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? 0),
+    p99: ms(/\s99%\s+(\S+)/.exec(out)?.[1] ?? 'NaN'),
+    requests: Number(/(\d+) requests in/.exec(out)?.[1] ?? 0),
+  }
 }
 
 const a = await startBenchServer({ root: ROOT, bin: resolve(arg('a', '')), cpus: '1' })
@@ -55,14 +59,23 @@ const urls = {
 }
 console.log(`load ${(await Bun.file('/proc/loadavg').text()).trim()}; wrk -c${connections} -d${seconds}s; ${passes} alternating passes`)
 for (const u of Object.values(urls)) await wrk(u, 2) // warm-up
-const res: Record<keyof typeof urls, { rps: number[]; p99: number[] }> = { a: { rps: [], p99: [] }, b: { rps: [], p99: [] }, gs1: { rps: [], p99: [] } }
+// CPU µs per request as well: on a loaded machine req/s measures the scheduler as much as the server.
+const pids = { a: a.pid, b: b.pid, gs1: b.pid }
+const res: Record<keyof typeof urls, { rps: number[]; p99: number[]; cpu: number[] }> = {
+  a: { rps: [], p99: [], cpu: [] },
+  b: { rps: [], p99: [], cpu: [] },
+  gs1: { rps: [], p99: [], cpu: [] },
+}
 for (let i = 0; i < passes; i++) {
   const order: (keyof typeof urls)[] = i % 2 ? ['gs1', 'b', 'a'] : ['a', 'b', 'gs1']
   for (const side of order) {
+    const cpuBefore = cpuSeconds(pids[side])
     const r = await wrk(urls[side])
+    const cpu = ((cpuSeconds(pids[side]) - cpuBefore) * 1e6) / r.requests
     res[side].rps.push(r.rps)
     res[side].p99.push(r.p99)
-    console.log(`pass ${i + 1} ${side.padEnd(3)} ${r.rps.toFixed(0).padStart(7)} req/s  p99 ${r.p99.toFixed(2)} ms`)
+    res[side].cpu.push(cpu)
+    console.log(`pass ${i + 1} ${side.padEnd(3)} ${r.rps.toFixed(0).padStart(7)} req/s  p99 ${r.p99.toFixed(2)} ms  ${cpu.toFixed(1)} CPU µs/req`)
   }
 }
 for (const [side, label] of [
@@ -70,7 +83,9 @@ for (const [side, label] of [
   ['b', 'B ordinary link'],
   ['gs1', 'B GS1 URI'],
 ] as const)
-  console.log(`${label.padEnd(16)} req/s min|median|max ${minMedianMax(res[side].rps)}   p99 ms ${minMedianMax(res[side].p99)}`)
+  console.log(
+    `${label.padEnd(16)} req/s min|median|max ${minMedianMax(res[side].rps)}   p99 ms ${minMedianMax(res[side].p99)}   CPU µs/req ${minMedianMax(res[side].cpu)}`,
+  )
 if (runId) console.log(`B's print run after the passes: ${JSON.stringify(await (await bApi(`/qr/batches/${runId}`)).json(), ['status', 'done', 'total'])}`)
 await a.stop()
 await b.stop()

@@ -2,6 +2,8 @@
  * Server memory (RSS) under redirect load, with wrk over HTTPS on loopback. Usage:
  *   bun scripts/bench/redirect-memory.ts [--rounds 3] [--seconds 8] [--connections 64]
  *     [--mode visits|attack|both] [--compare /path/to/other/checkout] [--key-bytes 8000] [--ua-bytes 8000]
+ *     [--bin dist/shortlink] [--compare-bin /path/to/other/shortlink]
+ * --bin / --compare-bin: measure built binaries (what is deployed) instead of `bun src/main.ts` of a checkout.
  * visits: a browser User-Agent on one short link, so every request is a counted click.
  * attack: no API key, every request a random key and a random User-Agent of the given sizes (together
  *   under the ~16 KB Bun accepts for a request head; beyond it Bun answers 431 itself).
@@ -14,12 +16,15 @@ import { join, resolve } from 'node:path'
 import { $ } from 'bun'
 import { arg } from './args'
 import { rssMb, startBenchServer } from './redirect-server'
+import { COUNT_STATUSES_LUA } from './wrk'
 
 const rounds = Number(arg('rounds', '3'))
 const seconds = Number(arg('seconds', '8'))
 const connections = Number(arg('connections', '64'))
 const mode = arg('mode', 'both')
 const compare = arg('compare', '')
+const bin = arg('bin', '')
+const compareBin = arg('compare-bin', '')
 const keyBytes = Number(arg('key-bytes', '8000'))
 const uaBytes = Number(arg('ua-bytes', '8000'))
 const HERE = resolve(import.meta.dir, '../..')
@@ -34,23 +39,11 @@ const scriptDir = mkdtempSync(join(tmpdir(), 'shortlink-wrk-'))
 const ATTACK_LUA = join(scriptDir, 'attack.lua')
 writeFileSync(
   ATTACK_LUA,
-  `local threads = {}
-local n = 0
-function setup(thread) n = n + 1; thread:set("id", n); table.insert(threads, thread) end
-local chars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+  `${COUNT_STATUSES_LUA}local chars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 local function head() local t = {} for i = 1, 16 do local r = math.random(1, #chars) t[i] = chars:sub(r, r) end return table.concat(t) end
 local keyFill, uaFill
-statuses = {}
 function init(args) math.randomseed(os.time() * 1000 + id); keyFill = string.rep("k", ${keyBytes} - 16); uaFill = string.rep("u", ${uaBytes} - 16) end
 function request() return wrk.format("GET", "/" .. head() .. keyFill, { ["User-Agent"] = head() .. uaFill }) end
-function response(status) statuses[status] = (statuses[status] or 0) + 1 end
-function done()
-  local total = {}
-  for _, t in ipairs(threads) do for s, c in pairs(t:get("statuses")) do total[s] = (total[s] or 0) + c end end
-  local parts = {}
-  for s, c in pairs(total) do table.insert(parts, s .. ":" .. c) end
-  io.write("statuses " .. table.concat(parts, " ") .. "\\n")
-end
 `,
 )
 
@@ -62,8 +55,8 @@ interface Run {
   statuses: string
 }
 
-async function measure(root: string, kind: 'visits' | 'attack'): Promise<Run> {
-  const server = await startBenchServer({ root })
+async function measure(root: string, kind: 'visits' | 'attack', binary?: string): Promise<Run> {
+  const server = await startBenchServer({ root, bin: binary || undefined })
   try {
     await Bun.sleep(2000) // let start-up work settle
     const idle = rssMb(server.pid)
@@ -91,21 +84,24 @@ const stat = (xs: number[]) => {
   return `${s[0]!.toFixed(0)}/${s[Math.floor(s.length / 2)]!.toFixed(0)}/${s[s.length - 1]!.toFixed(0)}`
 }
 
-const variants = compare
-  ? [
-      ['A', resolve(compare)],
-      ['B', HERE],
-    ]
-  : [['B', HERE]]
+const variants: [string, string, string][] =
+  compare || compareBin
+    ? [
+        ['A', compare ? resolve(compare) : HERE, compareBin ? resolve(compareBin) : ''],
+        ['B', HERE, bin ? resolve(bin) : ''],
+      ]
+    : [['B', HERE, bin ? resolve(bin) : '']]
 const kinds = mode === 'both' ? (['visits', 'attack'] as const) : ([mode] as ('visits' | 'attack')[])
-console.log(`wrk -t2 -c${connections} -d${seconds}s over HTTPS on loopback; ${rounds} rounds; attack: ${keyBytes} B keys, ${uaBytes} B User-Agents`)
-for (const v of variants) console.log(`${v[0]}: ${v[1]}`)
+console.log(
+  `load ${(await Bun.file('/proc/loadavg').text()).split(' ').slice(0, 3).join(' ')}; wrk -t2 -c${connections} -d${seconds}s over HTTPS on loopback; ${rounds} rounds; attack: ${keyBytes} B keys, ${uaBytes} B User-Agents`,
+)
+for (const v of variants) console.log(`${v[0]}: ${v[2] || `bun ${v[1]}/src/main.ts`}`)
 for (const kind of kinds) {
-  const runs = new Map<string, Run[]>(variants.map(([name]) => [name!, []]))
+  const runs = new Map<string, Run[]>(variants.map(([name]) => [name, []]))
   for (let r = 0; r < rounds; r++)
-    for (const [name, root] of variants) {
-      const run = await measure(root!, kind)
-      runs.get(name!)!.push(run)
+    for (const [name, root, binary] of variants) {
+      const run = await measure(root, kind, binary)
+      runs.get(name)!.push(run)
       console.log(
         `  ${kind} ${name} round ${r + 1}: idle ${run.idle.toFixed(0)} MB, peak ${run.peak.toFixed(0)} MB, 10 s after ${run.after.toFixed(0)} MB, ${run.rps.toFixed(0)} req/s, ${run.statuses}`,
       )

@@ -20,20 +20,39 @@ export interface BenchServer {
   dir: string
   ca: string
   apiKey: string
+  /** The id of the `/bench` link. */
+  linkId: string
   stop(): Promise<void>
 }
 
-/** `cpus`: pin the server to these CPUs (taskset), so it does not share a core with wrk; `toml`: more config sections. */
-export async function startBenchServer(opts: { root: string; bin?: string; cpus?: string; toml?: string }): Promise<BenchServer> {
+/**
+ * `cpus`: pin the server to these CPUs (taskset), so it does not share a core with wrk; `toml`: more config sections;
+ * `serverToml`: more lines of the [server] section (e.g. `trustProxy = ["127.0.0.1"]`); `env`: more environment
+ * variables (e.g. BUN_OPTIONS=--cpu-prof, which a compiled binary reads too); `onLog`: the server's log lines.
+ */
+export async function startBenchServer(opts: {
+  root: string
+  bin?: string
+  cpus?: string
+  toml?: string
+  onLog?: (line: string) => void
+  serverToml?: string
+  env?: Record<string, string>
+}): Promise<BenchServer> {
   const dir = mkdtempSync(join(tmpdir(), 'shortlink-bench-'))
   const httpsPort = await freePort()
   writeFileSync(
     join(dir, 'shortlink.toml'),
-    `[server]\nbaseUrl = "https://localhost:${httpsPort}/api"\nhttpsPort = ${httpsPort}\nhttpPort = ${await freePort()}\nhostname = "127.0.0.1"\ndataDir = "${dir}/data"\n[limits]\napiPerMinute = 100000\n${opts.toml ?? ''}`,
+    `[server]\nbaseUrl = "https://localhost:${httpsPort}/api"\nhttpsPort = ${httpsPort}\nhttpPort = ${await freePort()}\nhostname = "127.0.0.1"\ndataDir = "${dir}/data"\n${opts.serverToml ?? ''}\n[limits]\napiPerMinute = 100000\n${opts.toml ?? ''}`,
   )
   const cmd = opts.bin ? [resolve(opts.root, opts.bin)] : ['bun', join(opts.root, 'src/main.ts')]
   const pin = opts.cpus ? ['taskset', '-c', opts.cpus] : []
-  const proc = Bun.spawn([...pin, ...cmd, 'serve', '--config', join(dir, 'shortlink.toml')], { cwd: dir, stdout: 'pipe', stderr: 'ignore' })
+  const proc = Bun.spawn([...pin, ...cmd, 'serve', '--config', join(dir, 'shortlink.toml')], {
+    cwd: dir,
+    stdout: 'pipe',
+    stderr: opts.onLog ? 'pipe' : 'ignore',
+    env: { ...process.env, ...opts.env },
+  })
   let out = ''
   const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader()
   while (!/sk_[A-Za-z0-9_-]+/.test(out)) {
@@ -43,6 +62,18 @@ export async function startBenchServer(opts: { root: string; bin?: string; cpus?
   }
   reader.releaseLock()
   void proc.stdout.pipeTo(new WritableStream()) // keep draining, so the server never blocks on a full pipe
+  // The log (stderr), line by line, to onLog.
+  let rest = ''
+  if (opts.onLog)
+    void (proc.stderr as ReadableStream<Uint8Array>).pipeTo(
+      new WritableStream({
+        write(chunk) {
+          const lines = (rest + new TextDecoder().decode(chunk)).split('\n')
+          rest = lines.pop()!
+          for (const line of lines) opts.onLog!(line)
+        },
+      }),
+    )
   const apiKey = /(sk_[A-Za-z0-9_-]+)/.exec(out)![1]!
   const ca = readFileSync(`${dir}/data/tls/ca.pem`, 'utf8')
   const created = await fetch(`https://localhost:${httpsPort}/api/links/link`, {
@@ -52,8 +83,10 @@ export async function startBenchServer(opts: { root: string; bin?: string; cpus?
     tls: { ca },
   } as RequestInit)
   if (created.status !== 200) throw new Error(`create: ${created.status} ${await created.text()}`)
+  const { id: linkId } = (await created.json()) as { id: string }
   return {
     pid: proc.pid,
+    linkId,
     httpsPort,
     dir,
     ca,
@@ -65,8 +98,21 @@ export async function startBenchServer(opts: { root: string; bin?: string; cpus?
   }
 }
 
+/** Resident set size of a process in MB, and its anonymous (heaps) and file-backed (code, mapped files) parts (Linux /proc). */
+export function rssPartsMb(pid: number): { rss: number; anon: number; file: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+  const kb = (name: string) => Number(new RegExp(`${name}:\\s+(\\d+)`).exec(status)?.[1] ?? NaN) / 1024
+  return { rss: kb('VmRSS'), anon: kb('RssAnon'), file: kb('RssFile') }
+}
+
 /** Resident set size of a process in MB (Linux /proc). */
 export function rssMb(pid: number): number {
   const kb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN)
   return kb / 1024
+}
+
+/** CPU time (user + system, all threads) a process has used so far, in seconds (Linux /proc). */
+export function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
+  return (Number(fields[11]) + Number(fields[12])) / 100 // utime, stime in clock ticks (USER_HZ 100)
 }

@@ -1,18 +1,29 @@
 /**
- * Redirect throughput, tail latency and memory against a bare Bun.serve baseline answering the
- * same 302 over the same certificate, with wrk over HTTPS on loopback. Both servers run pinned
- * to one core (taskset, default CPU 1) and wrk to the other (CPU 0); passes alternate bare /
- * shortlink in one run. Usage:
+ * Redirect throughput, tail latency and memory against two baselines over the same certificate,
+ * with wrk over HTTPS on loopback:
+ *   bare:      bare Bun.serve answering the same 302 and reading nothing;
+ *   reads:     bare Bun.serve that also reads what any real handler must (the URL, the Host header,
+ *              the peer address) and looks the key up in a Map: how much of the gap Bun itself imposes;
+ *   shortlink: our server (click capture on with the browser User-Agent).
+ * All run pinned to one core (taskset, default CPU 1) and wrk to the other (CPU 0); passes alternate
+ * bare / reads / shortlink in one run (the order rotates each pass). Usage:
  *   bun scripts/bench/redirect.ts [--passes 3] [--seconds 8] [--connections 64] [--bin dist/shortlink]
- *     [--ua browser|bot] [--server-cpu 1] [--wrk-cpu 0]
- * Prints req/s and p99 per pass, then min/median/max of each, the ratio of the medians (goal:
- * ≥ 0.90 and p99 ≤ 1.5× bare's), and shortlink's RSS: idle, peak during the passes, 10 s after.
+ *     [--ua browser|bot] [--visits same|distinct] [--server-cpu 1] [--wrk-cpu 0] [--targets bare,reads,shortlink]
+ * --visits distinct: every request carries its own Referer and its own client address in
+ *   X-Forwarded-For (the server trusts the loopback proxy), so referers and geo lookups vary as in
+ *   real traffic (scripts/bench/wrk.ts distinctVisitsScript). A 3-minute soak:
+ *   --visits distinct --passes 1 --seconds 180 --targets shortlink (only ours: the soak is about its memory,
+ *   latency and stored clicks; the ratios need the baselines).
+ * Prints req/s and p99 per pass, min/median/max per target, the ratios of the medians (goal:
+ * ≥ 0.85× bare and p99 ≤ 1.5× bare's), shortlink's RSS (idle, lowest and highest during its
+ * passes, 10 s after) and whether every click was stored (the link's clicks against the 302s
+ * wrk received; wrk may drop up to --connections answers in flight when a run ends).
  */
 import { writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
-import { $ } from 'bun'
 import { arg } from './args'
-import { freePort, rssMb, startBenchServer } from './redirect-server'
+import { cpuSeconds, freePort, rssMb, rssPartsMb, startBenchServer } from './redirect-server'
+import { BOT_UA, BROWSER_UA, distinctVisitsScript, type WrkResult, wrk } from './wrk'
 
 const connections = Number(arg('connections', '64'))
 const seconds = Number(arg('seconds', '8'))
@@ -20,104 +31,170 @@ const passes = Number(arg('passes', '3'))
 const bin = arg('bin', '')
 /** browser: every visit is a counted click; bot: a crawler UA, redirected but not counted. */
 const agent = arg('ua', 'browser')
+const visits = arg('visits', 'same')
 const serverCpu = arg('server-cpu', '1')
 const wrkCpu = arg('wrk-cpu', '0')
 const ROOT = resolve(import.meta.dir, '../..')
+const loadavg = async () => (await Bun.file('/proc/loadavg').text()).split(' ').slice(0, 3).join(' ')
 
 if (!Bun.which('wrk')) throw new Error('wrk is needed: apt-get install wrk')
+if (visits !== 'same' && visits !== 'distinct') throw new Error('--visits same|distinct')
 
-interface WrkResult {
-  rps: number
-  p99ms: number
-  errors: string
-}
-const UA_BOT = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)'
-const BROWSER = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1'
-const ms = (v: string) => (v.endsWith('us') ? Number.parseFloat(v) / 1000 : v.endsWith('ms') ? Number.parseFloat(v) : Number.parseFloat(v) * 1000)
-async function wrk(url: string, secs = seconds): Promise<WrkResult> {
-  // A browser User-Agent, so every visit is a counted click (wrk's default UA would be a bot).
-  const ua = `User-Agent: ${agent === 'bot' ? UA_BOT : BROWSER}`
-  const out = await $`taskset -c ${wrkCpu} wrk -t2 -c${connections} -d${secs}s --latency -H ${ua} ${url}`.text()
-  return {
-    rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? 0),
-    p99ms: ms(/\s99%\s+(\S+)/.exec(out)?.[1] ?? 'NaN'),
-    errors: /Socket errors:.*|Non-2xx or 3xx responses: \d+/.exec(out)?.[0] ?? 'none',
-  }
-}
-
-// Our server, from a temp dir, on the embedded defaults plus random ports, with the short link /bench.
-const server = await startBenchServer({ root: ROOT, bin: bin || undefined, cpus: serverCpu })
+// Our server, from a temp dir, on the embedded defaults plus random ports, with the short link /bench;
+// it trusts wrk's X-Forwarded-For from loopback (without the header, the peer address is the client's).
+const server = await startBenchServer({ root: ROOT, bin: bin || undefined, cpus: serverCpu, serverToml: 'trustProxy = ["127.0.0.1", "::1"]' })
 const { dir, ca, httpsPort, apiKey: key } = server
+await Bun.sleep(2000) // let start-up work settle
+const fresh = rssMb(server.pid)
+const tls = `tls: { cert: Bun.file(${JSON.stringify(`${dir}/data/tls/cert.pem`)}), key: Bun.file(${JSON.stringify(`${dir}/data/tls/key.pem`)}) }`
+const LOCATION = 'https://example.com/landing?from=bench&utm_source=qr'
 
-// The baseline in a process of its own on the same core: bare Bun.serve, same certificate, same 302.
-const barePort = await freePort()
-const bareScript = join(dir, 'bare.ts')
-writeFileSync(
-  bareScript,
-  `Bun.serve({ port: ${barePort}, hostname: '127.0.0.1', tls: { cert: Bun.file(${JSON.stringify(`${dir}/data/tls/cert.pem`)}), key: Bun.file(${JSON.stringify(`${dir}/data/tls/key.pem`)}) },
-  fetch: () => new Response(null, { status: 302, headers: { location: 'https://example.com/landing?from=bench&utm_source=qr' } }) })
-console.log('ready')`,
+/** A baseline in a process of its own on the same core as ours. */
+async function baseline(name: string, fetchSource: string) {
+  const port = await freePort()
+  const script = join(dir, `${name}.ts`)
+  writeFileSync(script, `${fetchSource}\nBun.serve({ port: ${port}, hostname: '127.0.0.1', ${tls}, fetch })\nconsole.log('ready')\n`)
+  const proc = Bun.spawn(['taskset', '-c', serverCpu, process.execPath, script], { stdout: 'pipe', stderr: 'inherit' })
+  for await (const chunk of proc.stdout as ReadableStream<Uint8Array>) if (new TextDecoder().decode(chunk).includes('ready')) break
+  return { proc, url: `https://127.0.0.1:${port}/bench` }
+}
+const bare = await baseline('bare', `const fetch = () => new Response(null, { status: 302, headers: { location: ${JSON.stringify(LOCATION)} } })`)
+// What every real handler pays before its own work: the URL string, the Host header, the peer address, a key lookup.
+const reads = await baseline(
+  'reads',
+  `const links = new Map([['bench', ${JSON.stringify(LOCATION)}]])
+function fetch(request, server) {
+  const url = request.url
+  const host = request.headers.get('host')
+  const peer = server.requestIP(request)?.address
+  const start = url.indexOf('/', url.indexOf('//') + 2)
+  const q = url.indexOf('?', start)
+  const location = links.get(url.slice(start + 1, q < 0 ? undefined : q))
+  if (location === undefined || host === null || peer === undefined) return new Response(null, { status: 404 })
+  return new Response(null, { status: 302, headers: { location } })
+}`,
 )
-const bare = Bun.spawn(['taskset', '-c', serverCpu, process.execPath, bareScript], { stdout: 'pipe', stderr: 'inherit' })
-for await (const chunk of bare.stdout as ReadableStream<Uint8Array>) if (new TextDecoder().decode(chunk).includes('ready')) break
 
-const bareUrl = `https://127.0.0.1:${barePort}/bench`
-const oursUrl = `https://localhost:${httpsPort}/bench`
-console.log(`wrk -t2 -c${connections} -d${seconds}s over HTTPS on loopback; servers on CPU ${serverCpu}, wrk on CPU ${wrkCpu}; ${passes} alternating passes`)
-await wrk(bareUrl, 2) // warm-up
-await wrk(oursUrl, 2)
+const targets = {
+  bare: { url: bare.url, pid: bare.proc.pid },
+  reads: { url: reads.url, pid: reads.proc.pid },
+  shortlink: { url: `https://localhost:${httpsPort}/bench`, pid: server.pid },
+} as const
+type Target = keyof typeof targets
+const ORDER = arg('targets', 'bare,reads,shortlink').split(',') as Target[]
+if (!ORDER.includes('shortlink') || ORDER.some((t) => !(t in targets))) throw new Error('--targets: shortlink and any of bare, reads')
+const script = visits === 'distinct' ? distinctVisitsScript('/bench') : undefined
+const run = (t: Target, secs = seconds) =>
+  wrk({ url: targets[t].url, seconds: secs, connections, cpus: wrkCpu, ua: agent === 'bot' ? BOT_UA : BROWSER_UA, script })
+/** 302s shortlink sent that wrk received: each one a counted visit (browser User-Agent). */
+let redirected = 0
+const count302 = (r: WrkResult) => {
+  redirected += r.statuses ? (r.statuses['302'] ?? 0) : r.requests - Number(/Non-2xx or 3xx responses: (\d+)/.exec(r.errors)?.[1] ?? 0)
+  return r
+}
+
+console.log(
+  `load ${await loadavg()}; wrk -t2 -c${connections} -d${seconds}s over HTTPS on loopback, ${visits === 'distinct' ? 'a distinct Referer and X-Forwarded-For per visit' : 'the same visit every time'}; servers on CPU ${serverCpu}, wrk on CPU ${wrkCpu}; ${passes} alternating passes`,
+)
+for (const t of ORDER) if (t !== 'shortlink') await run(t, 2) // warm-up
+count302(await run('shortlink', 2))
 await Bun.sleep(1500)
 const idle = rssMb(server.pid)
-let peak = idle
-const bareIdle = rssMb(bare.pid)
-let barePeak = bareIdle
+const rss = { low: Number.POSITIVE_INFINITY, high: idle, highParts: '' }
+const peaks: Record<Target, number> = { bare: rssMb(bare.proc.pid), reads: rssMb(reads.proc.pid), shortlink: idle }
+let loaded: Target | null = null
 const sampler = setInterval(() => {
-  peak = Math.max(peak, rssMb(server.pid))
-  barePeak = Math.max(barePeak, rssMb(bare.pid))
+  for (const t of Object.keys(targets) as Target[]) peaks[t] = Math.max(peaks[t], rssMb(targets[t].pid))
+  if (loaded === 'shortlink') {
+    const now = rssPartsMb(server.pid)
+    rss.low = Math.min(rss.low, now.rss)
+    if (now.rss > rss.high) {
+      rss.high = now.rss
+      rss.highParts = `anon ${now.anon.toFixed(0)} + file ${now.file.toFixed(0)}`
+    }
+  }
 }, 100)
-const runs: { bare: WrkResult; ours: WrkResult }[] = []
+const results: Record<Target, WrkResult[]> = { bare: [], reads: [], shortlink: [] }
+/**
+ * CPU µs the server spent per answered request: on a shared, loaded machine req/s measures the
+ * scheduler as much as the server; CPU per request does not (1e6 / it = req/s on a whole core).
+ */
+const cpuUs: Record<Target, number[]> = { bare: [], reads: [], shortlink: [] }
 for (let i = 0; i < passes; i++) {
-  const b = await wrk(bareUrl)
-  const o = await wrk(oursUrl)
-  runs.push({ bare: b, ours: o })
-  console.log(
-    `pass ${i + 1}: bare ${b.rps.toFixed(0)} req/s p99 ${b.p99ms.toFixed(2)} ms (${b.errors}) | shortlink ${o.rps.toFixed(0)} req/s p99 ${o.p99ms.toFixed(2)} ms (${o.errors})`,
-  )
+  const order = [...ORDER.slice(i % ORDER.length), ...ORDER.slice(0, i % ORDER.length)]
+  const line: string[] = []
+  for (const t of order) {
+    loaded = t
+    const cpuBefore = cpuSeconds(targets[t].pid)
+    const r = await run(t)
+    cpuUs[t].push(((cpuSeconds(targets[t].pid) - cpuBefore) * 1e6) / r.requests)
+    loaded = null
+    if (t === 'shortlink') count302(r)
+    results[t].push(r)
+    line.push(
+      `${t} ${r.rps.toFixed(0)} req/s p99 ${r.p99ms.toFixed(2)} ms ${cpuUs[t].at(-1)!.toFixed(1)} CPU µs/req${r.errors === 'none' ? '' : ` (${r.errors})`}`,
+    )
+  }
+  console.log(`pass ${i + 1}: ${line.join(' | ')}`)
 }
 clearInterval(sampler)
-bare.kill()
+const loadAfter = await loadavg()
+bare.proc.kill()
+reads.proc.kill()
 await Bun.sleep(10_000)
 const after = rssMb(server.pid)
 
 const stat = (xs: number[], digits = 0) => {
   const s = [...xs].sort((a, b) => a - b)
-  return {
-    min: s[0]!,
-    median: s[Math.floor(s.length / 2)]!,
-    max: s[s.length - 1]!,
-    text: `${s[0]!.toFixed(digits)} / ${s[Math.floor(s.length / 2)]!.toFixed(digits)} / ${s[s.length - 1]!.toFixed(digits)}`,
-  }
+  const median = s[Math.floor(s.length / 2)]!
+  return { median, text: `${s[0]!.toFixed(digits)} / ${median.toFixed(digits)} / ${s[s.length - 1]!.toFixed(digits)}` }
 }
-const bareRps = stat(runs.map((r) => r.bare.rps))
-const oursRps = stat(runs.map((r) => r.ours.rps))
-const bareP99 = stat(
-  runs.map((r) => r.bare.p99ms),
-  2,
-)
-const oursP99 = stat(
-  runs.map((r) => r.ours.p99ms),
-  2,
-)
-console.log(`req/s min/median/max: bare ${bareRps.text} | shortlink ${oursRps.text}`)
-console.log(`p99 ms min/median/max: bare ${bareP99.text} | shortlink ${oursP99.text}`)
+const rps = (t: Target) => stat(results[t].map((r) => r.rps))
+const p99 = (t: Target) =>
+  stat(
+    results[t].map((r) => r.p99ms),
+    2,
+  )
+const cpu = (t: Target) => stat(cpuUs[t], 1)
+for (const t of ORDER)
+  console.log(`${t.padEnd(9)} req/s min/median/max ${rps(t).text}   p99 ms ${p99(t).text}   CPU µs/req ${cpu(t).text}   peak RSS ${peaks[t].toFixed(0)} MB`)
+if (ORDER.includes('bare') && ORDER.includes('reads')) {
+  console.log(
+    `CPU per request, bare / shortlink (the throughput ratio on a whole core each): ${(cpu('bare').median / cpu('shortlink').median).toFixed(3)}×; bare / reads ${(cpu('bare').median / cpu('reads').median).toFixed(3)}×`,
+  )
+  console.log(
+    `shortlink / bare: throughput ${(rps('shortlink').median / rps('bare').median).toFixed(3)}× (goal ≥ 0.85), p99 ${(p99('shortlink').median / p99('bare').median).toFixed(2)}× (goal ≤ 1.5)`,
+  )
+  console.log(
+    `reads / bare (what Bun imposes on any handler that reads URL, Host and peer): throughput ${(rps('reads').median / rps('bare').median).toFixed(3)}×, p99 ${(p99('reads').median / p99('bare').median).toFixed(2)}×; shortlink / reads: ${(rps('shortlink').median / rps('reads').median).toFixed(3)}×`,
+  )
+}
 console.log(
-  `shortlink / bare: throughput ${(oursRps.median / bareRps.median).toFixed(3)}× (goal ≥ 0.90), p99 ${(oursP99.median / bareP99.median).toFixed(2)}× (goal ≤ 1.5)`,
+  `shortlink RSS MB: fresh ${fresh.toFixed(0)}, after the warm-up ${idle.toFixed(0)}, during its passes ${rss.low.toFixed(0)}-${rss.high.toFixed(0)} (at the high: ${rss.highParts}), 10 s after ${after.toFixed(0)}; load at the end ${loadAfter}`,
 )
-console.log(`shortlink RSS MB: idle ${idle.toFixed(0)}, peak during the passes ${peak.toFixed(0)}, 10 s after ${after.toFixed(0)}`)
-console.log(`bare Bun.serve RSS MB (the same TLS load, no application): idle ${bareIdle.toFixed(0)}, peak ${barePeak.toFixed(0)}`)
 
-const link = (await (
-  await fetch(`https://localhost:${httpsPort}/api/links?search=bench`, { headers: { authorization: `Bearer ${key}` }, tls: { ca } } as RequestInit)
-).json()) as { links: { clicks: number }[] }
-console.log(`clicks recorded for the short link (warm-up + measured passes): ${link.links[0]?.clicks}`)
+if (agent === 'browser') {
+  // The clicks are written within the flush window, later when the writer falls behind: read until every
+  // 302 is counted, or the count has not moved for 15 s (3 min at most), and say how long that took.
+  const clicksNow = async () =>
+    (
+      (await (
+        await fetch(`https://localhost:${httpsPort}/api/links?search=bench`, { headers: { authorization: `Bearer ${key}` }, tls: { ca } } as RequestInit)
+      ).json()) as { links: { clicks: number }[] }
+    ).links[0]?.clicks ?? 0
+  const waitStarted = performance.now()
+  let clicks = await clicksNow()
+  for (let still = 0, i = 0; clicks < redirected && still < 15 && i < 180; i++) {
+    await Bun.sleep(1000)
+    const c = await clicksNow()
+    still = c === clicks ? still + 1 : 0
+    clicks = c
+  }
+  console.log(`clicks caught up ${((performance.now() - waitStarted) / 1000 + 10).toFixed(0)} s after the last pass`)
+  const runs = passes + 1
+  const lost = redirected - clicks
+  console.log(
+    `clicks stored ${clicks}, 302s wrk received ${redirected} (warm-up included): ${lost <= 0 && -lost <= connections * runs ? 'every click stored' : lost > 0 ? `${lost} CLICKS MISSING` : `${-lost} more clicks than 302s, beyond the ${connections * runs} answers wrk may drop in flight`}`,
+  )
+}
 await server.stop()

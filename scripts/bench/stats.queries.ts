@@ -58,6 +58,17 @@ export function statsQueries(end: number, links: { top: string; median: number }
   return q
 }
 
+/** The cross-dimension set's filters (query parameter, a common value) and groupBys. */
+export const CROSS_FILTERS: [string, string][] = [
+  ['device', 'Mobile'],
+  ['os', 'Android'],
+  ['browser', 'Safari'],
+  ['country', 'US'],
+  ['referer', 'www.google.com'],
+  ['utmSource', 'newsletter'],
+]
+export const CROSS_GROUPS = ['country', 'city', 'os', 'browser', 'device', 'referer', 'utm_source', 'utm_campaign']
+
 /**
  * The cross-dimension set (what a bar click on the statistics screen sends): each event
  * dimension filtered by a common value, grouped by each other one, over 7 days, 30 days, a
@@ -65,15 +76,7 @@ export function statsQueries(end: number, links: { top: string; median: number }
  */
 export function crossDimensionQueries(end: number): BenchQuery[] {
   const iso = (t: number) => new Date(t).toISOString()
-  const filters: [string, string][] = [
-    ['device', 'Mobile'],
-    ['os', 'Android'],
-    ['browser', 'Safari'],
-    ['country', 'US'],
-    ['referer', 'www.google.com'],
-    ['utmSource', 'newsletter'],
-  ]
-  const groups = ['country', 'city', 'os', 'browser', 'device', 'referer', 'utm_source', 'utm_campaign']
+  const [filters, groups] = [CROSS_FILTERS, CROSS_GROUPS]
   const ranges: [string, string][] = [
     ['7 days', `start=${iso(end - 7 * 86_400_000)}&end=${iso(end)}`],
     ['30 days', `start=${iso(end - 30 * 86_400_000)}&end=${iso(end)}`],
@@ -91,5 +94,50 @@ export function crossDimensionQueries(end: number): BenchQuery[] {
           caller: 'admin',
         })
     }
+  return q
+}
+
+/** One typical value per event filter of the seed (scripts/bench/stats.ts), for the cross-dimension set. */
+const FULL_CROSS_FILTERS: [param: string, value: string, dimension: string][] = [
+  ['continent', 'Europe', 'country'],
+  ['country', 'US', 'country'],
+  ['region', 'Bavaria', 'region'],
+  ['city', 'London', 'city'],
+  ['os', 'Android', 'os'],
+  ['browser', 'Safari', 'browser'],
+  ['device', 'Mobile', 'device'],
+  ['referer', 'www.google.com', 'referer'],
+  ['refererUrl', 'https://www.google.com/search', 'referer_url'],
+  ['utmSource', 'newsletter', 'utm_source'],
+  ['utmMedium', 'email', 'utm_medium'],
+  ['utmCampaign', 'campaign-7', 'utm_campaign'],
+  ['utmTerm', 'shoes', 'utm_term'],
+  ['utmContent', 'v1', 'utm_content'],
+]
+const EVENT_GROUP_BYS = GROUP_BY.filter((g) => !['count', 'time', 'link', 'link_type', 'destination'].includes(g))
+
+/**
+ * The full cross-dimension set (stats-store.ts --set cross): every event dimension filtered (a
+ * typical value) and grouped by every other event dimension, over the last 7 days, 30 days, a
+ * year, and all time (admin, every link). `ranges` picks some of the four (by their label: 7d,
+ * 30d, 1y, all). `crossDimensionQueries` above is the smaller set of the default bench.
+ */
+export function fullCrossDimensionSet(end: number, ranges: string[] = ['7d', '30d', '1y', 'all']): BenchQuery[] {
+  const iso = (t: number) => new Date(t).toISOString()
+  const spans: [string, string][] = [
+    ['7d', `start=${iso(end - 7 * 86_400_000)}&end=${iso(end)}`],
+    ['30d', `start=${iso(end - 30 * 86_400_000)}&end=${iso(end)}`],
+    ['1y', `start=${iso(end - 365 * 86_400_000)}&end=${iso(end)}`],
+    ['all', ''],
+  ]
+  const q: BenchQuery[] = []
+  for (const [range, span] of spans.filter(([r]) => ranges.includes(r)))
+    for (const [param, value, dimension] of FULL_CROSS_FILTERS)
+      for (const g of EVENT_GROUP_BYS.filter((g) => g !== dimension))
+        q.push({
+          label: `x ${range} ${param}=${value} by ${g}`,
+          query: `${param}=${encodeURIComponent(value)}&groupBy=${g}${span ? `&${span}` : ''}`,
+          caller: 'admin',
+        })
   return q
 }

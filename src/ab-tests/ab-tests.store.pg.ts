@@ -1,5 +1,5 @@
 /**
- * A/B tests on PostgreSQL (migration 0009): as ab-tests.store.ts, with the click events in
+ * A/B tests on PostgreSQL (migration 0012): as ab-tests.store.ts, with the click events in
  * `click_events` (every node's batches) and the verdict's key making it once per test whichever
  * node stores it.
  */

@@ -50,9 +50,19 @@ export interface BackupPart {
 /**
  * Entries of a data dir that are never backed up: the lock, the control socket, SQLite's side
  * files, our staging and state, import uploads being read (an import cut short is run again),
+ * the click journal (ADR 23: the backup's drain writes what it holds into the store first; rows
+ * journaled after that are the running node's, and a restored node must not write them twice),
  * and the DuckDB library a compiled binary writes out at start.
  */
-export const NOT_BACKED_UP = new Set(['shortlink.pid', 'shortlink.sock', 'shortlink.db-wal', 'shortlink.db-shm', 'backup-state.json', 'imports'])
+export const NOT_BACKED_UP = new Set([
+  'shortlink.pid',
+  'shortlink.sock',
+  'shortlink.db-wal',
+  'shortlink.db-shm',
+  'backup-state.json',
+  'imports',
+  'clicks.journal',
+])
 export const isScratch = (name: string) => name.startsWith('.backup-') || name.startsWith('.restore-') || /^libduckdb-[0-9.]+\.so$/.test(name)
 
 /** The running server's events store: copies itself between two click batches, running `whilePaused` while its writer waits. */

@@ -22,3 +22,15 @@ test('a database that cannot be read: warm() rejects and lookups are unknown, ea
   expect(await early.resolved).toBe(UNKNOWN_LOCATION)
   expect(geo.lookup(US_IP)).toBe(UNKNOWN_LOCATION)
 })
+
+test('addresses in one place share one location (the click recorder merges their visits by its id)', async () => {
+  const geo = createGeoIp('')
+  await geo.warm()
+  const a = geo.lookup(US_IP)
+  const b = geo.lookup('8.8.4.4')
+  expect(a).toMatchObject({ country: 'US' })
+  expect(b).toBe(a)
+  const de = geo.lookup('141.1.1.1') // Germany (DFN) in every edition
+  expect(de.country).not.toBe('US')
+  expect(de.id).not.toBe(a.id)
+})

@@ -53,7 +53,7 @@ export function createGeoIp(databasePath: string) {
   async function load() {
     const bytes = Buffer.from(await Bun.file(databasePath || bundledCountryDb).arrayBuffer())
     // biome-ignore lint/suspicious/noExplicitAny: as above
-    reader = new Reader<any>(bytes)
+    reader = new Reader<any>(bytes, { cache: decoded })
     cache.clear() // the unresolved locations handed out while loading
   }
 
@@ -77,6 +77,38 @@ export function createGeoIp(databasePath: string) {
     return geo
   }
 
+  /**
+   * One location object per place, not per address: a country database knows ~250 places, a
+   * city database tens of thousands, while every visitor brings a new address. The click
+   * recorder merges visits by the location's id, so visits from one place merge whatever their
+   * address, and the per-address cache holds references, not copies. Bounded like the cache.
+   */
+  const places = new Map<string, GeoLocation>()
+  /**
+   * Decoded records by their offset in the file (mmdb-lib's decoder cache): addresses of one
+   * network share a record, so a new address costs the tree walk, not a decode. Bounded.
+   */
+  const records = new Map<number, unknown>()
+  const decoded = {
+    get: (offset: number) => records.get(offset),
+    set: (offset: number, value: unknown) => {
+      if (records.size >= 50_000) records.clear()
+      records.set(offset, value)
+    },
+  }
+  /** The place of a decoded record, without building its key again (records are the cached objects above). */
+  const placeOfRecord = new WeakMap<object, GeoLocation>()
+  function placeOf(country: string | null, region: string | null, city: string | null): GeoLocation {
+    const key = `${country}|${region}|${city}`
+    let place = places.get(key)
+    if (!place) {
+      if (places.size >= 50_000) places.clear()
+      place = { id: nextId++, continent: continentOfCountry(country), country, region, city }
+      places.set(key, place)
+    }
+    return place
+  }
+
   function lookup(ip: string): GeoLocation {
     const hit = cache.get(ip)
     if (hit) return hit
@@ -84,12 +116,15 @@ export function createGeoIp(databasePath: string) {
     let geo = UNKNOWN_LOCATION
     try {
       const r = reader.get(ip) as GeoRecord | null
-      if (r) {
+      const known = r && placeOfRecord.get(r)
+      if (known) geo = known
+      else if (r) {
         const country = (r.country_code ?? r.country?.iso_code ?? null)?.toUpperCase() ?? null
         const sub = r.subdivisions?.[0]
         const region = r.state1 || sub?.names?.en || sub?.iso_code || null
         const city = typeof r.city === 'string' ? r.city || null : (r.city?.names?.en ?? null)
-        geo = { id: nextId++, continent: continentOfCountry(country), country, region, city }
+        geo = placeOf(country, region, city)
+        placeOfRecord.set(r, geo)
       }
     } catch {
       geo = UNKNOWN_LOCATION // not an IP the database understands

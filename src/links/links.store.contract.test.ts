@@ -61,7 +61,7 @@ const adapters: [string, () => Promise<Opened>][] = [
     'postgres',
     async () => {
       const sql = pgSql!
-      await sql`TRUNCATE links, link_tags, tags, users, events RESTART IDENTITY CASCADE`
+      await sql`TRUNCATE links, link_clicks, link_tags, tags, users, events RESTART IDENTITY CASCADE`
       const auth = createPgAuthStore(sql)
       for (const id of USERS) if (!(await auth.getUser(id))) await auth.addUser(id)
       const published: [string, string[]][] = []
@@ -73,7 +73,9 @@ const adapters: [string, () => Promise<Opened>][] = [
         }),
         tags: createPgTagStore(sql, () => T0),
         setClicks: async (seq, clicks, last) => {
-          await sql`UPDATE links SET clicks = ${clicks}, last_clicked = ${last} WHERE seq = ${seq}`
+          // The click writer's counters table (PostgreSQL migration 0010).
+          await sql`INSERT INTO link_clicks (seq, clicks, last_clicked) VALUES (${seq}, ${clicks}, ${last})
+            ON CONFLICT (seq) DO UPDATE SET clicks = excluded.clicks, last_clicked = excluded.last_clicked`
         },
         published,
         events: async () => (await sql`SELECT type, user_id, link_id, tag_ids, data FROM events ORDER BY xid, seq`) as never,
@@ -381,7 +383,7 @@ test('the service gave the same answers on both adapters', () => {
 
 test("on postgres, deleting a link drops its number-targeting count (visit_counters); other links' counts stay", async () => {
   const sql = pgSql!
-  await sql`TRUNCATE links, link_tags, tags, users, visit_counters RESTART IDENTITY CASCADE`
+  await sql`TRUNCATE links, link_clicks, link_tags, tags, users, visit_counters RESTART IDENTITY CASCADE`
   await createPgAuthStore(sql).addUser('usr_a')
   const store = createPgLinkStore(sql)
   const kept = (await store.createLink(row(1, { key: 'kept' }), [], 'kept'))!

@@ -39,12 +39,18 @@ export interface PgLinkStoreOptions {
   publish?: InvalidationBus['publish']
 }
 
-/** The row as SQLite answers it (`p`: a table alias and dot, or nothing). */
-const columnsOf = (p: string) =>
-  `${p}seq::float8 AS seq, ${p}id, ${p}user_id, ${p}domain, ${p}key, ${p}link_type, ${p}destination, ${p}match_key, ${p}data, ${p}options,
-  ${p}qr_options, ${p}password_hash, ${p}expires_at::float8 AS expires_at, ${p}archived, ${p}clicks::float8 AS clicks,
-  ${p}imported_clicks::float8 AS imported_clicks, ${p}last_clicked::float8 AS last_clicked, ${p}created_at::float8 AS created_at, ${p}updated_at::float8 AS updated_at,
+/**
+ * The row as SQLite answers it (`p`: a table alias and dot, or nothing). The counters live in
+ * `link_clicks` (migration 0010, written by the click writer): `c` the alias of its row when the
+ * query joins it, else looked up per row.
+ */
+const columnsOf = (p: string, c?: string) => {
+  const counter = (col: string) => (c ? `${c}.${col}` : `(SELECT lc.${col} FROM link_clicks lc WHERE lc.seq = ${p || 'links.'}seq)`)
+  return `${p}seq::float8 AS seq, ${p}id, ${p}user_id, ${p}domain, ${p}key, ${p}link_type, ${p}destination, ${p}match_key, ${p}data, ${p}options,
+  ${p}qr_options, ${p}password_hash, ${p}expires_at::float8 AS expires_at, ${p}archived, coalesce(${counter('clicks')}, 0)::float8 AS clicks,
+  ${p}imported_clicks::float8 AS imported_clicks, ${counter('last_clicked')}::float8 AS last_clicked, ${p}created_at::float8 AS created_at, ${p}updated_at::float8 AS updated_at,
   ${p}deleted_at::float8 AS deleted_at`
+}
 const COLUMNS = columnsOf('')
 
 type Arg = string | number | null
@@ -166,8 +172,8 @@ export function createPgLinkStore(sql: SQL, { publish }: PgLinkStoreOptions = {}
 
   function orderBy(s: LinkSort): string {
     const dir = s.sortOrder === 'asc' ? 'ASC' : 'DESC'
-    if (s.sortBy === 'clicks') return `l.clicks ${dir}, l.seq ${dir}`
-    if (s.sortBy === 'last_created_at') return `l.last_clicked ${dir} NULLS LAST, l.seq ${dir}`
+    if (s.sortBy === 'clicks') return `coalesce(c.clicks, 0) ${dir}, l.seq ${dir}`
+    if (s.sortBy === 'last_created_at') return `c.last_clicked ${dir} NULLS LAST, l.seq ${dir}`
     return `l.seq ${dir}`
   }
 
@@ -278,7 +284,7 @@ export function createPgLinkStore(sql: SQL, { publish }: PgLinkStoreOptions = {}
     },
     tagsOf: (seqs: number[]) => tagsIn(sql, seqs),
     async storedClicks(seq: number): Promise<number> {
-      const [row] = await sql`SELECT clicks::float8 AS clicks FROM links WHERE seq = ${seq}`
+      const [row] = await sql`SELECT clicks::float8 AS clicks FROM link_clicks WHERE seq = ${seq}`
       return (row?.clicks as number | undefined) ?? 0
     },
     async fileInUse(fileId: string): Promise<boolean> {
@@ -290,11 +296,10 @@ export function createPgLinkStore(sql: SQL, { publish }: PgLinkStoreOptions = {}
       if (total === 0 || s.offset >= total) return { rows: [], total }
       const w = where(f)
       const n = w.args.length
-      const rows = await sql.unsafe(`SELECT ${columnsOf('l.')} FROM links l WHERE ${numbered(w.sql)} ORDER BY ${orderBy(s)} LIMIT $${n + 1} OFFSET $${n + 2}`, [
-        ...w.args,
-        s.limit,
-        s.offset,
-      ])
+      const rows = await sql.unsafe(
+        `SELECT ${columnsOf('l.', 'c')} FROM links l LEFT JOIN link_clicks c ON c.seq = l.seq WHERE ${numbered(w.sql)} ORDER BY ${orderBy(s)} LIMIT $${n + 1} OFFSET $${n + 2}`,
+        [...w.args, s.limit, s.offset],
+      )
       return { rows: [...rows] as LinkRow[], total }
     },
     count,

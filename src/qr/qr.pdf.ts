@@ -12,8 +12,8 @@
  * Its default Helvetica is loaded from the package's files at run time, which a compiled binary
  * lacks: documents here start with no font (they hold no text object).
  */
-import { create as createFont } from 'fontkit'
-import PDFDocument from 'pdfkit'
+// pdfkit and fontkit are loaded on the first PDF, not at start: evaluating them took ~45 of the
+// ~115 ms of CPU the compiled binary spent before it could serve (src/stats/STORAGE.md, start time).
 import inter400Path from '../../web/fonts/inter-latin-400-normal.woff2' with { type: 'file' }
 import inter700Path from '../../web/fonts/inter-latin-700-normal.woff2' with { type: 'file' }
 import type { Fill, FrameText } from './qr.design'
@@ -42,7 +42,10 @@ let fonts: Promise<{ regular: Font; bold: Font }> | null = null
 export function textFonts() {
   fonts ??= (async () => {
     const [regular, bold] = await Promise.all(
-      [inter400Path, inter700Path].map(async (p) => createFont(Buffer.from(await Bun.file(p).arrayBuffer())) as unknown as Font),
+      [inter400Path, inter700Path].map(async (p) => {
+        const { create: createFont } = await import('fontkit')
+        return createFont(Buffer.from(await Bun.file(p).arrayBuffer())) as unknown as Font
+      }),
     )
     return { regular: regular!, bold: bold! }
   })()
@@ -76,6 +79,7 @@ export function textOutline(font: Font, text: string, size: number, cx: number, 
 /** A pdfkit document that streams its bytes to `sink`. */
 export async function openPdf(opts: { size: [number, number]; sink: (chunk: Uint8Array) => void; title?: string }) {
   const f = await textFonts()
+  const { default: PDFDocument } = await import('pdfkit')
   const doc = new PDFDocument({
     size: opts.size,
     margin: 0,

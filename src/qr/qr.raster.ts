@@ -36,15 +36,22 @@ export interface RasterOptions {
   background?: string
 }
 
-/** null when the native module cannot be loaded: resvg-wasm then draws everything. */
-const native: typeof ResvgJs | null = (() => {
+let nativeModule: typeof ResvgJs | null | undefined
+
+/**
+ * resvg-js, loaded on first use (an idle server does not hold it); null when the native module
+ * cannot be loaded: resvg-wasm then draws everything.
+ */
+function native(): typeof ResvgJs | null {
+  if (nativeModule !== undefined) return nativeModule
   try {
-    return require('@resvg/resvg-js') as typeof ResvgJs
+    nativeModule = require('@resvg/resvg-js') as typeof ResvgJs
   } catch (e) {
     createLogger().warn('QR rendering falls back to resvg-wasm (about 1.5× slower): the native resvg module could not be loaded', { error: String(e) })
-    return null
+    nativeModule = null
   }
-})()
+  return nativeModule
+}
 
 /**
  * resvg-js otherwise scans the system's font folders on every construction (+5 ms per
@@ -73,7 +80,7 @@ function wasmReady(): Promise<void> {
 
 /** Resolves once `rasterise` can run (at once, unless it falls back to resvg-wasm). */
 export function rasteriserReady(): Promise<void> {
-  return native ? Promise.resolve() : wasmReady()
+  return native() ? Promise.resolve() : wasmReady()
 }
 
 /** resvg-wasm with its memory freed after `use`. */
@@ -88,12 +95,13 @@ function withWasm<T>(svg: string, options: ConstructorParameters<typeof WasmResv
 
 /** An SVG without text drawn (after `rasteriserReady`). */
 export function rasterise(svg: string, opts: RasterOptions = {}): Raster {
-  if (!native)
+  const resvg = native()
+  if (!resvg)
     return withWasm(svg, nativeOptions(opts) as ConstructorParameters<typeof WasmResvg>[1], (r) => {
       const image = r.render()
       return { pixels: image.pixels, width: image.width, height: image.height }
     })
-  const image = new native.Resvg(svg, nativeOptions(opts)).render()
+  const image = new resvg.Resvg(svg, nativeOptions(opts)).render()
   // `pixels` is a getter that copies out of the native image: read it once.
   const pixels = image.pixels
   unreleased += 2 * pixels.length
@@ -121,8 +129,9 @@ export async function releaseNativeMemory(): Promise<void> {
 /** PNG bytes straight from resvg (unoptimised): test fixtures only. */
 export async function svgToPng(svg: string, opts: { background?: string } = {}): Promise<Uint8Array> {
   await rasteriserReady()
-  if (!native) return withWasm(svg, opts.background ? { background: opts.background } : {}, (r) => r.render().asPng())
-  return new native.Resvg(svg, nativeOptions(opts)).render().asPng()
+  const resvg = native()
+  if (!resvg) return withWasm(svg, opts.background ? { background: opts.background } : {}, (r) => r.render().asPng())
+  return new resvg.Resvg(svg, nativeOptions(opts)).render().asPng()
 }
 
 let fonts: Promise<Uint8Array[]> | null = null

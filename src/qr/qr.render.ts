@@ -263,6 +263,7 @@ export function createQrRenderer(opts: QrRendererOptions) {
   return {
     /** Renders (or returns from the cache) an image that decodes back to `text`. */
     renderQr(input: RenderInput): Promise<RenderedQr> {
+      warmUpOnFirstUse()
       if (input.cache === false) return renderUncached(input, false)
       const key = cacheKey(input)
       const hit = renders.get(key)
@@ -278,6 +279,7 @@ export function createQrRenderer(opts: QrRendererOptions) {
     },
     /** The full check for saved designs: fetch the assets, render the sample at 300 and 100 px, decode; any repair needed → 422. */
     async assertScannable(qrOptions: unknown, usableFiles: readonly string[] = []): Promise<void> {
+      warmUpOnFirstUse()
       for (const width of [300, 100]) await renderUncached({ text: SAMPLE_TEXT, qrOptions, format: 'png', width, usableFiles }, true)
     },
     warmUp: warmUpChecks,
@@ -307,6 +309,14 @@ export function warmUpChecks(): Promise<void> {
     }
   })()
   return warmedUp
+}
+
+/**
+ * The warm-up starts with the first render, in the background, not when the server starts: the
+ * decoders' wasm instances and compiled code cost an idle server ~15 MB it may never need.
+ */
+function warmUpOnFirstUse() {
+  if (!warmedUp) warmUpChecks().catch(() => {}) // a failure shows in the render itself
 }
 
 /** Frame texts from the `texts` query: they replace the contents in order; a design without a frame gets the built-in one. */

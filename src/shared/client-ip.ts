@@ -20,10 +20,26 @@ export function createClientIpResolver(trustProxy: string[]) {
     return trusted.check(plain, isIP(plain) === 6 ? 'ipv6' : 'ipv4')
   }
   const enabled = trustProxy.length > 0
+  // Peers are few (the proxies in front, or the clients themselves): each is checked once. Bounded.
+  const peers = new Map<string, boolean>()
+  const isTrustedPeer = (ip: string) => {
+    let t = peers.get(ip)
+    if (t === undefined) {
+      t = isTrusted(ip)
+      if (peers.size >= 4096) peers.clear()
+      peers.set(ip, t)
+    }
+    return t
+  }
 
   return (peer: string, forwardedFor: string | null): string => {
     const ip = peer.startsWith('::ffff:') ? peer.slice(7) : peer
-    if (!enabled || !forwardedFor || !isTrusted(ip)) return ip
+    if (!enabled || !forwardedFor || !isTrustedPeer(ip)) return ip
+    // One hop (a single proxy in front): no split, no array.
+    if (!forwardedFor.includes(',')) {
+      const hop = forwardedFor.trim()
+      return isIP(hop) === 0 ? ip : hop // a trusted hop too: it is the leftmost there is
+    }
     const hops = forwardedFor
       .split(',')
       .map((s) => s.trim())

@@ -48,8 +48,36 @@ export const storeUnavailable = () =>
     'Retry-After': String(STORE_RETRY_AFTER_S),
   })
 
-/** The error to answer for `e`: an unreachable store becomes service_unavailable (503); anything else stays `e`. */
-export const orStoreUnavailable = (e: unknown): unknown => (e instanceof AppError || !isStoreUnreachable(e) ? e : storeUnavailable())
+/**
+ * The error to answer for `e`: an unreachable store (PostgreSQL) or a full disk becomes
+ * service_unavailable (503, Retry-After); anything else stays `e`.
+ */
+export const orStoreUnavailable = (e: unknown): unknown =>
+  e instanceof AppError ? e : isStoreUnreachable(e) ? storeUnavailable() : isDiskFull(e) ? diskFull() : e
+
+/** Seconds a client is told to wait when the disk is full. */
+export const DISK_FULL_RETRY_AFTER_S = 30
+
+export const diskFull = () =>
+  new AppError('service_unavailable', `the server's disk is full: nothing was written; retry in ${DISK_FULL_RETRY_AFTER_S} s`, {
+    'Retry-After': String(DISK_FULL_RETRY_AFTER_S),
+  })
+
+/**
+ * True for a write refused for want of space: SQLite's SQLITE_FULL, a file system's ENOSPC or
+ * EDQUOT, PostgreSQL's disk_full (53100), and the I/O errors SQLite raises when it cannot grow its shared-memory or journal
+ * files (their message then names the lack of space).
+ */
+export function isDiskFull(e: unknown): boolean {
+  if (!e || typeof e !== 'object') return false
+  const { code, message } = e as { code?: unknown; message?: unknown }
+  if (code === 'SQLITE_FULL' || code === 'ENOSPC' || code === 'EDQUOT') return true
+  if ((e as { errno?: unknown }).errno === '53100') return true // PostgreSQL's disk_full
+  if (typeof code === 'string' && code.startsWith('SQLITE_IOERR') && typeof message === 'string' && /no space|disk is full|quota/i.test(message)) return true
+  // DuckDB (the events engine) says it in its message only: "IO Error: Could not write file …: No space left on device",
+  // or at a commit "TransactionContext Error: Failed to commit: Could not write file …: No space left on device".
+  return typeof message === 'string' && /(IO Error|Could not write file)\b.*(No space left on device|Disk quota exceeded)/i.test(message)
+}
 
 /**
  * True for the errors Bun.SQL raises when PostgreSQL cannot be reached or went away: the

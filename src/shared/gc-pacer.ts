@@ -6,7 +6,7 @@
  * of a 30 s load at ~50k req/s from 277 to 207 MB and p99 from 1.44× to 1.08× bare Bun's
  * (scripts/bench/redirect.ts; every 500 ms did less, a full collection every second was worse);
  * an eden collection of a small young generation costs well under a millisecond. With no
- * requests, the timer does nothing.
+ * requests, the timer does nothing but one full collection once the server goes quiet.
  */
 export interface GcPacer {
   /** Count one request (the pacer collects only while there are some). */
@@ -23,13 +23,34 @@ const everyUnref: Every = (tick, ms) => {
   return () => clearInterval(timer)
 }
 
-export function createGcPacer(opts: { everyMs?: number; collect?: () => void; every?: Every } = {}): GcPacer {
+export function createGcPacer(opts: { everyMs?: number; collect?: () => void; settle?: () => void; settleAfterTicks?: number; every?: Every } = {}): GcPacer {
   const collect = opts.collect ?? (() => Bun.gc(false))
+  // A full collection once the server goes quiet (and once after start-up): what the eden
+  // collections left behind under load, and the start-up's garbage (migrations, route
+  // compilation, the OpenAPI document), is given back, so an idle server returns to its idle
+  // RSS (docs/bench/redirect.md). Never while requests are being served: it costs ~10-30 ms.
+  const settle =
+    opts.settle ??
+    (() => {
+      Bun.gc(true)
+      Bun.shrink() // and hands freed heap pages back to the system
+    })
+  const settleAfter = opts.settleAfterTicks ?? 10
   let served = 0
   let seen = 0
+  let quietTicks = 0
+  let settled = false
   const stop = (opts.every ?? everyUnref)(() => {
-    if (served === seen) return
+    if (served === seen) {
+      if (!settled && ++quietTicks >= settleAfter) {
+        settled = true
+        settle()
+      }
+      return
+    }
     seen = served
+    quietTicks = 0
+    settled = false
     collect()
   }, opts.everyMs ?? 100)
   return {

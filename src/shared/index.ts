@@ -2,12 +2,16 @@
 export { type AddressRules, checkedAddress, isPrivateAddress, pinnedRequest } from './address'
 export type { Awaitable } from './awaitable'
 export { createClientIpResolver } from './client-ip'
+export { createDiskFullLog, DISK_FULL_LOG_MS, type DiskFullLog, diskFullLogOf } from './disk-full'
 export {
   AppError,
   badRequest,
+  DISK_FULL_RETRY_AFTER_S,
+  diskFull,
   type ErrorCode,
   errorResponse,
   forbidden,
+  isDiskFull,
   isStoreUnreachable,
   notFound,
   orStoreUnavailable,

@@ -55,3 +55,35 @@ test('a hot key in the younger half stays without being moved, and is never the 
   expect(lru.size).toBe(100)
   expect(lru.get('k1')).toBeUndefined()
 })
+
+test('over many evictions, re-sets, deletes and clears, the evicted entry is always the least recently set', () => {
+  const max = 50
+  const c = new LruCache<number>({ maxEntries: max })
+  // A model: keys in recency order, oldest first (peek does not touch recency; hits are the other tests' subject).
+  let model: string[] = []
+  let seed = 7
+  const rand = (n: number) => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31
+    return seed % n
+  }
+  for (let i = 0; i < 20_000; i++) {
+    const op = rand(10)
+    const key = `k${rand(120)}`
+    if (op < 6) {
+      c.set(key, i)
+      model = model.filter((k) => k !== key)
+      model.push(key)
+      if (model.length > max) model.shift()
+    } else if (op < 9) {
+      expect(c.peek(key) !== undefined).toBe(model.includes(key))
+    } else if (i % 5000 < 10) {
+      c.clear()
+      model = []
+    } else {
+      c.delete(key)
+      model = model.filter((k) => k !== key)
+    }
+    expect(c.size).toBe(model.length)
+    if (i % 500 === 0) for (let k = 0; k < 120; k++) expect(c.peek(`k${k}`) !== undefined).toBe(model.includes(`k${k}`))
+  }
+})

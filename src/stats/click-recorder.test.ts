@@ -1,5 +1,6 @@
 import { expect, test } from 'bun:test'
 import { createHarness } from '../../test/helpers/in-process'
+import { until } from '../../test/helpers/poll'
 import type { Logger } from '../shared/log'
 import { createClickRecorder, createEventsHandle, type Visit } from './click-recorder'
 
@@ -84,4 +85,34 @@ test('a visit recorded while its location is still being looked up is written wi
   const by = async (dimension: string) => (await h.call('GET', `/statistics?groupBy=${dimension}`, { key: h.keys.member })).body
   expect(await by('country')).toEqual([{ country: 'GB', clicks: 2, scans: 0 }])
   expect(await by('city')).toEqual([{ city: 'London', clicks: 2, scans: 0 }])
+})
+
+test('a write takes at most maxWriteRows rows, oldest first; the rest follow at once, without waiting for a tick', async () => {
+  const h = createHarness()
+  const made = await h.call('POST', '/links/link', { key: h.keys.member, json: { data: { url: 'https://dest.example/' }, linkOptions: { key: 'capped' } } })
+  const { seq } = h.deps.db.query('SELECT seq FROM links WHERE id = ?').get(made.body.id) as { seq: number }
+  const recorder = createClickRecorder(createEventsHandle(h.deps.db, ':memory:', log), log, { maxWriteRows: 100, maxBatch: 1_000_000 })
+  const at = Date.now() - 60_000
+  for (let i = 0; i < 1000; i++)
+    recorder.record({
+      linkSeq: seq,
+      domain: 'localhost',
+      at: at + i,
+      scan: false,
+      referer: 'ref.example',
+      refererUrl: `https://ref.example/${i}`,
+      visitor: { id: 1, os: 'IOS', browser: 'Safari', device: 'Mobile' },
+      geo: { id: 0, continent: null, country: null, region: null, city: null },
+      utm: { id: 0, source: null, medium: null, campaign: null, term: null, content: null },
+    })
+  await recorder.flush()
+  // The counters of the first write: its 100 visits, the oldest (the last of them at + 99).
+  const first = h.deps.db.query<{ n: number; last: number }, [number]>('SELECT clicks AS n, last_clicked AS last FROM links WHERE seq = ?').get(seq)!
+  expect(first).toEqual({ n: 100, last: at + 99 })
+  await until(
+    'the other 900 written',
+    async () => recorder.pendingCount(),
+    (n) => n === 0,
+  )
+  expect(h.deps.db.query('SELECT clicks FROM links WHERE seq = ?').get(seq)).toEqual({ clicks: 1000 })
 })

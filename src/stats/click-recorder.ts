@@ -4,26 +4,32 @@
  * compared by id, so the key is cheap), and the merged rows are written in one
  * batch per flush (every `flushMs`, or sooner at `maxBatch` rows) by the events engine
  * (events.engine.ts: the events in DuckDB, then each link's `clicks` and `lastClicked` in
- * SQLite), in its worker thread for a store file (inline for an in-memory store). SIGTERM flushes everything; a kill -9 loses at most the
- * visits of one flush window (1 s by default).
+ * SQLite), in its worker thread for a store file (inline for an in-memory store). On
+ * PostgreSQL (`createPgClickRecorder`) each node writes its batches inline (the writing is
+ * I/O, click-writer.pg.ts), one batch at a time.
  *
- * On PostgreSQL (`createPgClickRecorder`) each node writes its batches inline (the writing is
- * I/O, click-writer.pg.ts), one batch at a time. A failed write (PostgreSQL down) keeps its
- * rows, merged with the new ones, and the next flush tick writes them again, within the same
- * bound as SQLite (MAX_HELD_ROWS rows, MAX_HELD_BYTES bytes; beyond it visits are dropped and
- * counted in a warning).
+ * No visit is dropped when the store falls behind or fails (`recorderOver`): rows beyond the
+ * memory bound (MAX_HELD_ROWS, MAX_HELD_BYTES), rows of a failed write, and rows that waited a
+ * flush window behind a write still in flight go to the click journal in the data dir
+ * (click-journal.ts), which is written back to the store, chunk by chunk, exactly once, as it
+ * keeps up. SIGTERM writes what it can and journals the rest; a kill -9 loses at most the
+ * visits of one flush window (1 s by default).
  */
 import type { Database } from 'bun:sqlite'
 import { tmpdir } from 'node:os'
 import { basename, dirname, join } from 'node:path'
 import type { SQL } from 'bun'
 import { metrics } from '../metrics'
-import { AppError, type Logger, workerSpec } from '../shared'
+import { AppError, diskFullLogOf, isDiskFull, type Logger, workerSpec } from '../shared'
 import type { ClickEvent } from './click-event'
-import { createPgEventWriter, type PgEventWriterOptions } from './click-writer.pg'
+import { type ClickJournal, type JournalChunk, type JournalMark, openClickJournal } from './click-journal'
+import { parseWriterFault } from './click-writer.faults'
+import { createPgEventWriter, type PgEventWriterOptions, pgJournalMark } from './click-writer.pg'
+import { createSupervisedWriter, WriteFailedError, type WriterHealth } from './click-writer.supervisor'
 import type { OpenMessage } from './click-writer.worker'
 import { type EventsEngine, openEventsEngine, QueryTimeoutError, type ReadTx, type Rolled } from './events.engine'
 import type { ResolvedExportSpec } from './events.export'
+import { createPairRoller } from './stats.pairs.pg'
 import type { EventsReadPort } from './stats.store.events'
 
 export type { ClickEvent } from './click-event'
@@ -49,31 +55,59 @@ export interface Visit extends VisitDimensions {
   variant?: number | null
 }
 
+export interface RecorderHealth {
+  ok: boolean
+  /** The writer thread's state (the events engine's worker); null where batches are written inline (PostgreSQL, in-memory stores). */
+  writer: WriterHealth | null
+  /** Visits recorded and not yet written. */
+  pendingVisits: number
+  /** Flushes failed in a row. */
+  failedFlushes: number
+}
+
 export interface FlushSummary {
   visits: number
   byDomain: Map<string, number>
 }
 
-/** Where rows go: written in this thread, or posted to the writer worker. */
+/**
+ * Where rows go: written in this thread, or posted to the writer worker. With a `mark` (a
+ * journal chunk, click-journal.ts) the store writes the rows and the mark in one transaction,
+ * or nothing when the mark is already applied: it then answers false.
+ */
 interface RowSink {
-  write(rows: ClickEvent[]): Promise<void>
+  write(rows: ClickEvent[], mark?: JournalMark): Promise<boolean | undefined>
   close(): Promise<void>
+  /** Whether the writer can take batches (a writer thread that was lost and is being replaced cannot). */
+  health?(): WriterHealth
+  /** Write inline from now on: stop() uses it when no writer thread is ready, so held clicks still get written. */
+  goInline?(why: string): void
 }
 
 /**
- * Unwritten rows (pending and in flight) held at most, by count and estimated bytes: a
- * store that keeps failing, or visits that each need a row of their own (random
- * referers), must not grow the heap without end. Beyond it, a visit that would need a
- * new row is dropped and counted in a warning; visits that merge into a held row still count.
+ * Unwritten rows (pending and in flight) held in memory at most, by count and estimated bytes:
+ * a store that keeps failing, or visits that each need a row of their own (random referers),
+ * must not grow the heap without end. Beyond it, a visit that would need a new row goes to
+ * the click journal in the data dir (click-journal.ts), written to the store once it keeps up
+ * again; visits that merge into a held row still count. Without a journal (an in-memory store)
+ * such a visit is dropped and counted in a warning.
  */
 const MAX_HELD_ROWS = 100_000
 const MAX_HELD_BYTES = 64 * 2 ** 20
 /** A row object, its map entry and merge key, without its variable strings. */
 const ROW_OVERHEAD_BYTES = 400
+/**
+ * Rows per write at most: under load the pending rows pile up while a write is in flight, and one
+ * transaction of 100,000 rows holds its locks (the all-links rollup rows every node shares) and
+ * the writer's thread for seconds; the rest waits for the next write (or the journal).
+ */
+const MAX_WRITE_ROWS = 20_000
+/** Bytes of journal lines read back per write (~15,000 rows of ~250 bytes). */
+const JOURNAL_CHUNK_BYTES = 4 * 2 ** 20
 
 const clicksDropped = metrics.counter(
   'shortlink_clicks_dropped_total',
-  'Counted visits dropped because the unwritten clicks held in memory were at their bound.',
+  'Counted visits dropped because the unwritten clicks held in memory were at their bound and no click journal could take them.',
 )
 
 function rowBytes(key: string, r: ClickEvent): number {
@@ -89,6 +123,10 @@ export interface EventsOptions {
   threads?: number
   /** Tests: clicks from which a link gets per-day dimension rollups. */
   busyLinkClicks?: number
+  /** TEST ONLY: breaks the writer threads (click-writer.faults.ts); default SHORTLINK_TEST_WRITER_FAULT. */
+  writerFault?: string
+  /** How long a batch may wait for the writer thread before health() says it is stuck (tests shorten it). */
+  writerStallMs?: number
 }
 
 /**
@@ -98,6 +136,9 @@ export interface EventsOptions {
  * file a running server holds), or by `warm()`.
  */
 export interface EventsHandle extends RowSink, EventsReadPort {
+  write(rows: ClickEvent[], mark?: JournalMark): Promise<boolean>
+  /** The position up to which the click journal `journal` is in the store (null: none of it). */
+  journalMark(journal: string): Promise<number | null>
   warm(): void
   /** Rolls up the hours closed since the last time and promotes busy links now (benchmarks, tests). */
   compact(): Promise<void>
@@ -120,62 +161,84 @@ export function eventsPathOf(dbPath: string): string {
 }
 
 export function createEventsHandle(db: Database, dbPath: string, log: Logger, opts: EventsOptions = {}): EventsHandle {
-  const handle = dbPath === ':memory:' ? inlineSink(db, opts) : workerSink(dbPath, log, opts)
+  const handle = dbPath === ':memory:' ? inlineSink(db, opts) : workerSink(db, dbPath, log, opts)
   return { ...handle, write: groupCommit(handle.write) }
 }
 
 /**
  * One batch in flight at a time; the rows handed over meanwhile go together in the next one
  * (each batch costs a DuckDB and a SQLite commit whatever its size: under load, batches grow
- * instead of queueing). Every caller's promise settles with the batch its rows went in.
+ * instead of queueing). Every caller's promise settles with the batch its rows went in. A
+ * journal chunk (with a mark) goes alone: its mark is applied with exactly its rows.
  */
-function groupCommit(write: (rows: ClickEvent[]) => Promise<void>): (rows: ClickEvent[]) => Promise<void> {
+function groupCommit(write: (rows: ClickEvent[], mark?: JournalMark) => Promise<boolean>): (rows: ClickEvent[], mark?: JournalMark) => Promise<boolean> {
   let inFlight = false
-  let queued: ClickEvent[] = []
-  let next: PromiseWithResolvers<void> | null = null
+  const queue: { rows: ClickEvent[]; mark?: JournalMark; done: PromiseWithResolvers<boolean> }[] = []
   const pump = () => {
-    const rows = queued
-    const done = next!
-    queued = []
-    next = null
+    const next = queue.shift()
+    if (!next) return
     inFlight = true
-    write(rows)
-      .then(done.resolve, done.reject)
+    write(next.rows, next.mark)
+      .then(next.done.resolve, next.done.reject)
       .finally(() => {
         inFlight = false
-        if (queued.length) pump()
+        pump()
       })
   }
-  return (rows) => {
-    for (const r of rows) queued.push(r)
-    next ??= Promise.withResolvers<void>()
-    const settled = next.promise
+  return (rows, mark) => {
+    const last = queue.at(-1)
+    let entry = last
+    if (mark || !last || last.mark) {
+      entry = { rows: [], mark, done: Promise.withResolvers<boolean>() }
+      queue.push(entry)
+    }
+    for (const r of rows) entry!.rows.push(r)
+    const settled = entry!.done.promise
     if (!inFlight) pump()
     return settled
   }
 }
 
-/** The engine in this thread, on an in-memory DuckDB (tests). */
-function inlineSink(db: Database, opts: EventsOptions): EventsHandle {
+/**
+ * The engine in this thread: on an in-memory DuckDB (tests), or on the store's events file when
+ * its writer threads kept failing (click-writer.supervisor.ts).
+ */
+function inlineSink(db: Database, opts: EventsOptions, path = ':memory:', dataDir = tmpdir()): EventsHandle {
   let engine: Promise<EventsEngine> | null = null
   const open = () => {
-    engine ??= openEventsEngine(db, {
-      path: ':memory:',
-      dataDir: tmpdir(),
-      threads: opts.threads ?? 1,
-      memoryLimit: opts.memoryLimit,
-      busyLinkClicks: opts.busyLinkClicks,
-    })
+    if (!engine) {
+      const opening = openEventsEngine(db, {
+        path,
+        dataDir,
+        threads: opts.threads ?? 1,
+        memoryLimit: opts.memoryLimit,
+        busyLinkClicks: opts.busyLinkClicks,
+      })
+      engine = opening
+      // An open that failed (a full disk) is tried again by the next batch or read.
+      opening.catch(() => {
+        if (engine === opening) engine = null
+      })
+    }
     return engine
   }
   return {
-    warm: () => void open(),
+    warm: () => void open().catch(() => {}),
     compact: async () => void (await (await open()).compact()),
     moved: async () => (await open()).imported(),
     backup: async (dest, whilePaused) => (await open()).backup(dest, whilePaused),
     exportTo: async (spec, dest) => (await open()).exportTo(spec, dest),
-    write: async (rows) => (await open()).write(rows),
-    snapshot: async (read, timeoutMs) => (await open()).snapshot(read, timeoutMs),
+    write: async (rows, mark) => (await open()).write(rows, mark),
+    journalMark: async (journal) => (await open()).journalMark(journal),
+    async snapshot(read, timeoutMs) {
+      let e: EventsEngine
+      try {
+        e = await open()
+      } catch (err) {
+        throw eventsUnavailable((err as Error).message)
+      }
+      return e.snapshot(read, timeoutMs)
+    },
     close: async () => {
       if (engine) await (await engine).close()
       engine = null
@@ -186,84 +249,86 @@ function inlineSink(db: Database, opts: EventsOptions): EventsHandle {
 /** A store the events engine could not open: statistics answer 503 saying so. */
 const eventsUnavailable = (error: string) => new AppError('service_unavailable', `the events store cannot be opened: ${error}`, { 'Retry-After': '5' })
 
-function workerSink(path: string, log: Logger, opts: EventsOptions): EventsHandle {
-  let worker: Worker | null = null
-  let opened: Promise<void> | null = null
-  let nextId = 1
-  const waiting = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>()
-  let closed: (() => void) | null = null
+/**
+ * The engine in its worker thread, watched (click-writer.supervisor.ts): a thread that fails to
+ * open, dies or stops answering a batch is replaced, its unanswered batches are kept by the
+ * recorder and written again, and after three lost in a row the engine runs on this thread.
+ * Reads, backups and exports go to the same thread as the batches, and fail with it (503).
+ */
+function workerSink(db: Database, path: string, log: Logger, opts: EventsOptions): EventsHandle {
+  const plan = parseWriterFault(opts.writerFault ?? process.env.SHORTLINK_TEST_WRITER_FAULT)
   let movedIn: () => void = () => {}
-  /** Backups paused in the worker until `whilePaused` has run here. */
-  const pausedFor = new Map<number, () => void>()
   const moved = new Promise<void>((resolve) => {
     movedIn = resolve
   })
-  const settle = (id: number, value: unknown, error?: string) => {
-    const w = waiting.get(id)
-    waiting.delete(id)
-    if (error === undefined) w?.resolve(value)
-    else w?.reject(new Error(error))
-  }
-  const ask = <T>(message: Record<string, unknown>, id = nextId++): Promise<T> =>
-    new Promise<T>((resolve, reject) => {
-      waiting.set(id, { resolve: resolve as (v: unknown) => void, reject })
-      worker!.postMessage({ ...message, id: message.id ?? id, req: id })
-    })
-  const open = () => {
-    opened ??= new Promise<void>((resolve, reject) => {
-      worker = new Worker(workerSpec('stats/click-writer.worker.ts'))
-      worker.onmessage = (ev: MessageEvent) => {
-        const m = ev.data
-        if (m.type === 'opened') resolve()
-        else if (m.type === 'open-failed') reject(new Error(m.error))
-        else if (m.type === 'written') settle(m.id, undefined)
-        else if (m.type === 'failed') settle(m.id, undefined, m.error)
-        else if (m.type === 'begun') settle(m.id, { rolled: m.rolled, legacy: m.legacy })
-        else if (m.type === 'begin-failed') settle(m.id, undefined, m.error)
-        else if (m.type === 'rows') settle(m.req, m.rows)
-        else if (m.type === 'run-failed') settle(m.req, undefined, m.error)
-        else if (m.type === 'log') log.info(m.message, m.fields)
-        else if (m.type === 'imported') movedIn()
-        else if (m.type === 'paused') pausedFor.get(m.id)?.()
-        else if (m.type === 'backed-up') settle(m.id, m.result)
-        else if (m.type === 'closed') closed?.()
-      }
-      const msg: OpenMessage = {
-        type: 'open',
-        path,
-        eventsPath: eventsPathOf(path),
-        dataDir: dirname(path),
-        memoryLimit: opts.memoryLimit ?? '256MB',
-        threads: opts.threads ?? 2,
-        busyLinkClicks: opts.busyLinkClicks,
-      }
-      worker.postMessage(msg)
-    })
-    return opened
+  /** Backups paused in the worker until `whilePaused` has run here. */
+  const pausedFor = new Map<number, () => void>()
+  const writer = createSupervisedWriter<EventsHandle>({
+    spawn: () => new Worker(workerSpec('stats/click-writer.worker.ts')),
+    openMessage: (n): OpenMessage => ({
+      type: 'open',
+      path,
+      eventsPath: eventsPathOf(path),
+      dataDir: dirname(path),
+      memoryLimit: opts.memoryLimit ?? '256MB',
+      threads: opts.threads ?? 2,
+      busyLinkClicks: opts.busyLinkClicks,
+      fault: plan && n <= plan.writers ? plan.fault : undefined,
+    }),
+    inline: () => {
+      const inline = inlineSink(db, opts, eventsPathOf(path), dirname(path))
+      void inline.moved().then(movedIn, () => {})
+      return inline
+    },
+    onMessage: (m) => {
+      if (m.type === 'log') log.info(m.message as string, m.fields as Record<string, unknown>)
+      else if (m.type === 'imported') movedIn()
+      else if (m.type === 'paused') pausedFor.get(m.id as number)?.()
+    },
+    log,
+    name: 'click writer',
+    answerMs: plan?.answerMs,
+    stallMs: opts.writerStallMs,
+  })
+  /** A writer thread's channel, or the engine on this thread. */
+  const connect = async () => {
+    const c = await writer.connect()
+    return 'channel' in c ? { channel: c.channel, inline: null } : { channel: null, inline: c.inline }
   }
   return {
-    warm: () => void open().catch((e) => log.error('cannot open the events store', { file: eventsPathOf(path), error: String(e) })),
-    async write(rows) {
-      await open()
-      const id = nextId++
-      await ask({ type: 'write', events: rows }, id)
+    warm: () =>
+      void connect()
+        .then((c) => c.inline?.warm())
+        .catch((e) => log.error('cannot open the events store', { file: eventsPathOf(path), error: String(e) })),
+    async write(rows, mark) {
+      const { channel, inline } = await connect()
+      if (inline) return inline.write(rows, mark)
+      return channel.ask<boolean>({ type: 'write', events: rows, mark }, { watched: true })
+    },
+    async journalMark(journal) {
+      const { channel, inline } = await connect()
+      if (inline) return inline.journalMark(journal)
+      return channel.ask<number | null>({ type: 'journal-mark', journal })
     },
     async compact() {
-      await open()
-      await ask({ type: 'compact' })
+      const { channel, inline } = await connect()
+      if (inline) return inline.compact()
+      await channel.ask({ type: 'compact' })
     },
     async moved() {
-      await open()
+      const { inline } = await connect()
+      if (inline) return inline.moved()
       await moved
     },
     async exportTo(spec, dest) {
-      await open()
-      const id = nextId++
-      await ask({ type: 'export', spec, dest }, id)
+      const { channel, inline } = await connect()
+      if (inline) return inline.exportTo(spec, dest)
+      await channel.ask({ type: 'export', spec, dest })
     },
     async backup(dest, whilePaused) {
-      await open()
-      const id = nextId++
+      const { channel, inline } = await connect()
+      if (inline) return inline.backup(dest, whilePaused)
+      const id = snapshotIds++
       let failed: unknown = null
       pausedFor.set(id, () => {
         pausedFor.delete(id)
@@ -272,56 +337,64 @@ function workerSink(path: string, log: Logger, opts: EventsOptions): EventsHandl
           .catch((e) => {
             failed = e
           })
-          .finally(() => worker!.postMessage({ type: 'resume', id }))
+          .finally(() => channel.post({ type: 'resume', id }))
       })
-      const result = await ask<{ bytes: number; batch: number }>({ type: 'backup', dest }, id)
-      if (failed) throw failed
-      return result
+      try {
+        const result = await channel.ask<{ bytes: number; batch: number }>({ type: 'backup', dest, id })
+        if (failed) throw failed
+        return result
+      } finally {
+        pausedFor.delete(id)
+      }
     },
     async snapshot(read, timeoutMs = 0) {
+      const { channel, inline } = await connect()
+      if (inline) return inline.snapshot(read, timeoutMs)
+      let begun: { id: number; rolled: Rolled; legacy: boolean }
+      const id = snapshotIds++
       try {
-        await open()
+        begun = { id, ...(await channel.ask<{ rolled: Rolled; legacy: boolean }>({ type: 'begin', id })) }
       } catch (e) {
-        throw eventsUnavailable((e as Error).message)
+        // The events store could not open, or its thread was lost: 503, tried again by the next read.
+        if (e instanceof WriteFailedError) throw eventsUnavailable(e.message)
+        throw e
       }
-      const id = nextId++
-      const { rolled, legacy } = await ask<{ rolled: Rolled; legacy: boolean }>({ type: 'begin' }, id)
       let timedOut = false
       const timer =
         timeoutMs > 0
           ? setTimeout(() => {
               timedOut = true
-              worker!.postMessage({ type: 'interrupt', id })
+              channel.post({ type: 'interrupt', id })
             }, timeoutMs)
           : null
       const tx: ReadTx = {
-        rolled,
-        legacy,
-        interrupt: () => worker!.postMessage({ type: 'interrupt', id }),
-        run: (statements) => ask({ type: 'run', id, statements }),
+        rolled: begun.rolled,
+        legacy: begun.legacy,
+        interrupt: () => channel.post({ type: 'interrupt', id }),
+        run: (statements) => channel.ask({ type: 'run', id, statements }),
       }
       try {
         return await read(tx)
       } catch (e) {
         if (timedOut) throw new QueryTimeoutError(timeoutMs)
+        if (e instanceof WriteFailedError && /thread/.test(e.message)) throw eventsUnavailable(e.message)
         throw e
       } finally {
         if (timer) clearTimeout(timer)
-        worker!.postMessage({ type: 'end', id })
+        channel.post({ type: 'end', id })
       }
     },
+    health: () => writer.health(),
+    goInline: (why) => writer.goInline(why),
     async close() {
-      if (!opened) return
-      await opened.catch(() => {})
-      await new Promise<void>((resolve) => {
-        closed = resolve
-        worker!.postMessage({ type: 'close' })
-      })
-      worker!.terminate()
-      opened = null
+      const inline = await writer.close()
+      await inline?.close()
     },
   }
 }
+
+/** Ids of snapshots and backups in the worker (one numbering across writer threads). */
+let snapshotIds = 1
 
 export function toRow(v: Visit): ClickEvent {
   return {
@@ -353,15 +426,26 @@ export interface RecorderOptions {
   maxBatch?: number
   maxHeldRows?: number
   maxHeldBytes?: number
+  /** The click journal's directory (the data dir); none: visits beyond the memory bound are dropped. */
+  journalDir?: string
+  /** Bytes of journal lines read back per write. */
+  journalChunkBytes?: number
+  /** Rows per write at most (MAX_WRITE_ROWS). */
+  maxWriteRows?: number
 }
 
-/** The recorder of a single node: batches written by the events engine (`events`, createEventsHandle). */
+/**
+ * The recorder of a single node: batches written by the events engine (`events`,
+ * createEventsHandle), which keeps a journal chunk's mark in DuckDB with its events. Its journal
+ * in `journalDir` (the data dir; none for an in-memory store).
+ */
 export function createClickRecorder(events: EventsHandle, log: Logger, opts: RecorderOptions = {}) {
   return recorderOver(
     () => events,
     () => events,
     log,
     opts,
+    { quietRetries: true, journalMark: (journal) => events.journalMark(journal) },
   )
 }
 
@@ -370,17 +454,26 @@ export function createClickRecorder(events: EventsHandle, log: Logger, opts: Rec
  * (while one is being written, the next flush waits for it; the rows keep merging). A failed
  * write keeps its rows for the next tick, and its errors are logged once per outage and
  * then once a minute, not every second. `stop()` writes what it can and does not close `sql`.
+ * While it runs, the ended days are rolled up into pair rows (stats.pairs.pg.ts).
  */
 export function createPgClickRecorder(sql: SQL, log: Logger, opts: RecorderOptions & PgEventWriterOptions & { stopWaitMs?: number } = {}): ClickRecorder {
   const write = createPgEventWriter(sql, opts)
-  const sink: RowSink = { write, close: async () => {} }
-  return recorderOver(
+  const pairs = createPairRoller(sql, log)
+  const sink: RowSink = { write, close: () => pairs.stop() }
+  const recorder = recorderOver(
     () => sink,
     () => sink,
     log,
     opts,
-    { oneWriteAtATime: true, quietRetries: true, stopWaitMs: opts.stopWaitMs ?? STOP_WAIT_MS },
+    { oneWriteAtATime: true, quietRetries: true, stopWaitMs: opts.stopWaitMs ?? STOP_WAIT_MS, journalMark: (journal) => pgJournalMark(sql, journal) },
   )
+  return {
+    ...recorder,
+    start() {
+      recorder.start()
+      pairs.start()
+    },
+  }
 }
 
 /**
@@ -406,12 +499,20 @@ function recorderOver(
   openedSink: () => RowSink | null,
   log: Logger,
   opts: RecorderOptions,
-  mode: { oneWriteAtATime?: boolean; quietRetries?: boolean; stopWaitMs?: number } = {},
+  mode: {
+    oneWriteAtATime?: boolean
+    quietRetries?: boolean
+    stopWaitMs?: number
+    /** The store's mark of a journal (the position its rows are written up to), read before the journal's first chunk. */
+    journalMark?: (journal: string) => number | null | Promise<number | null>
+  } = {},
 ) {
   const flushMs = opts.flushMs ?? 1000
   const maxBatch = opts.maxBatch ?? 1000
   const maxHeldRows = opts.maxHeldRows ?? MAX_HELD_ROWS
   const maxHeldBytes = opts.maxHeldBytes ?? MAX_HELD_BYTES
+  const chunkBytes = opts.journalChunkBytes ?? JOURNAL_CHUNK_BYTES
+  const maxWriteRows = opts.maxWriteRows ?? MAX_WRITE_ROWS
   /** A flush asked for while a write was in flight (oneWriteAtATime): run when it succeeds. */
   let flushWanted = false
   /** Failed writes in a row, and when the last was logged (quietRetries). */
@@ -420,17 +521,67 @@ function recorderOver(
   /** Rows not yet handed to the writer, by merge key. */
   let pending = new Map<string, ClickEvent>()
   let pendingBytes = 0
-  /** Rows handed to the writer and not yet confirmed, with their write promises. */
-  const inFlight = new Set<{ rows: ClickEvent[]; bytes: number; done: Promise<void> }>()
+  /** Rows handed to the writer and not yet confirmed, with their write promises; `chunk`: rows read back from the journal. */
+  const inFlight = new Set<{ rows: ClickEvent[]; bytes: number; done: Promise<void>; since: number; chunk?: JournalChunk }>()
   let inFlightRows = 0
   let inFlightBytes = 0
-  /** Visits dropped since the last warning because the held rows were at their bound. */
+  /** Visits dropped (no journal) or put in the journal since the last warning, because the held rows were at their bound. */
   let dropped = 0
+  let spilled = 0
   let timer: ReturnType<typeof setInterval> | null = null
   let flushQueued = false
+  /** stop() has begun: no journal chunk is read any more (rows there stay for the next start). */
+  let stopping = false
+  /** After a write from memory, the next one takes a journal chunk (and the other way round), so both move. */
+  let journalTurn = false
   const afterFlush: ((s: FlushSummary) => void)[] = []
   /** Held rows whose location was still being looked up when recorded (the first visits after a start). */
   const awaitingLocation = new Map<ClickEvent, Promise<Location>>()
+  /** Appends to the journal that wait for a location. */
+  const spilling = new Set<Promise<void>>()
+  /** The journal, opened at the first need (start, or a row to put in it); null without a dir, or when it cannot be opened. */
+  let journal: ClickJournal | null | undefined = opts.journalDir ? undefined : null
+  /**
+   * The store's mark has been read since the journal was opened: rows below it are skipped, so
+   * none is written twice after a kill -9 between a chunk's commit and the journal's next step.
+   */
+  let marked = false
+  let markRead: Promise<void> | null = null
+  function journalOf(): ClickJournal | null {
+    if (journal !== undefined) return journal
+    try {
+      journal = openClickJournal(opts.journalDir!)
+      marked = journal.visits() === 0
+      const held = journal.visits()
+      if (held) log.info('click journal holds visits from before; writing them to the store', { visits: held })
+    } catch (e) {
+      journal = null
+      log.error('cannot open the click journal; visits beyond the memory bound will be dropped', { dir: opts.journalDir, error: String(e) })
+    }
+    return journal
+  }
+  /** Reads the store's mark of the journal (at once on SQLite); false until it is read. */
+  function readMark(j: ClickJournal): boolean {
+    if (marked || !mode.journalMark) return true
+    if (markRead) return false
+    const skip = (upTo: number | null) => {
+      if (upTo !== null) j.skipTo(upTo)
+      marked = true
+    }
+    try {
+      const upTo = mode.journalMark(j.id())
+      if (!(upTo instanceof Promise)) {
+        skip(upTo)
+        return true
+      }
+      markRead = upTo.then(skip).finally(() => {
+        markRead = null
+        if (marked && !stopping) setImmediate(flush)
+      })
+      markRead.catch(() => {}) // the store is down: read again at a later flush
+    } catch {}
+    return false
+  }
 
   /** Fills in the locations of the rows that were recorded before the GeoIP database was loaded. */
   async function locate(rows: ClickEvent[]): Promise<void> {
@@ -467,17 +618,34 @@ function recorderOver(
     }
   }
 
-  /** Holds a new row unless the bound is reached; false when it was dropped. */
-  function hold(key: string, row: ClickEvent): boolean {
+  /** Puts rows in the journal (once their location is known), or drops them when there is none. False when dropped. */
+  function spill(rows: ClickEvent[]): boolean {
+    const j = journalOf()
+    if (!j) return false
+    if (rows.some((r) => awaitingLocation.has(r))) {
+      const appended = locate(rows).then(() => j.append(rows))
+      spilling.add(appended)
+      void appended.finally(() => spilling.delete(appended))
+    } else j.append(rows)
+    return true
+  }
+
+  /** Holds a new row in memory unless the bound is reached; past it, the row goes to the journal (or is dropped without one). */
+  function hold(key: string, row: ClickEvent, resolved?: Promise<Location>): void {
     const bytes = rowBytes(key, row)
     if (pending.size + inFlightRows >= maxHeldRows || pendingBytes + inFlightBytes + bytes > maxHeldBytes) {
-      dropped += row.n
-      clicksDropped.inc(row.n)
-      return false
+      if (resolved) awaitingLocation.set(row, resolved)
+      if (spill([row])) spilled += row.n
+      else {
+        awaitingLocation.delete(row)
+        dropped += row.n
+        clicksDropped.inc(row.n)
+      }
+      return
     }
     pending.set(key, row)
     pendingBytes += bytes
-    return true
+    if (resolved) awaitingLocation.set(row, resolved)
   }
 
   function add(key: string, row: ClickEvent) {
@@ -488,50 +656,105 @@ function recorderOver(
     } else hold(key, row)
   }
 
-  /** Hands the pending rows to the writer; resolves when they are written (or re-queued on failure). */
+  /** The pending rows (at most `limit`, oldest first), taken out of memory's pending map. */
+  function takePending(limit = Number.POSITIVE_INFINITY) {
+    if (pending.size <= limit) {
+      const batch = pending
+      const bytes = pendingBytes
+      pending = new Map()
+      pendingBytes = 0
+      return { batch, bytes }
+    }
+    const batch = new Map<string, ClickEvent>()
+    let bytes = 0
+    for (const [k, r] of pending) {
+      if (batch.size >= limit) break
+      batch.set(k, r)
+      bytes += rowBytes(k, r)
+    }
+    for (const k of batch.keys()) pending.delete(k)
+    pendingBytes -= bytes
+    return { batch, bytes }
+  }
+
+  const allDone = () => Promise.all([...inFlight].map((b) => b.done)).then(() => {})
+
+  /**
+   * Hands rows to the writer: the pending rows, or the next journal chunk. While a write has
+   * been in flight for a flush window or more, the pending rows go to the journal instead of
+   * waiting in memory (a kill -9 then loses at most one window). Resolves when the write ends.
+   */
   function flush(): Promise<void> {
     flushQueued = false
     if (dropped > 0) {
       log.warn('click capture at its memory bound; visits dropped', { visits: dropped, maxHeldRows, maxHeldBytes })
       dropped = 0
     }
-    if (pending.size === 0) return Promise.resolve()
-    if (mode.oneWriteAtATime && inFlight.size > 0) {
-      flushWanted = true
-      return Promise.all([...inFlight].map((b) => b.done)).then(() => {})
+    if (spilled > 0) {
+      log.warn('click capture at its memory bound; visits put in the journal', { visits: spilled, maxHeldRows, maxHeldBytes })
+      spilled = 0
     }
-    const batch = pending
-    const entry = { rows: [...batch.values()], bytes: pendingBytes, done: Promise.resolve() }
-    pending = new Map()
-    pendingBytes = 0
-    inFlightRows += entry.rows.length
-    inFlightBytes += entry.bytes
+    const j = journal ?? null
+    if (inFlight.size > 0) {
+      let since = Number.POSITIVE_INFINITY
+      for (const b of inFlight) since = Math.min(since, b.since)
+      if (pending.size && j && Date.now() - since >= flushMs) spill([...takePending().batch.values()])
+      syncJournal(j)
+      if (mode.oneWriteAtATime || [...inFlight].some((b) => b.chunk)) {
+        flushWanted = true
+        return allDone()
+      }
+    }
+    syncJournal(j)
+    const chunk = j && !stopping && (journalTurn || pending.size === 0) && readMark(j) ? j.read(chunkBytes) : null
+    if (chunk) return send(chunk.rows, chunkBytesOf(chunk), null, chunk)
+    if (pending.size === 0) return Promise.resolve()
+    const { batch, bytes } = takePending(maxWriteRows)
+    // More than one write holds: the next goes as soon as this one is in.
+    if (pending.size) flushWanted = true
+    return send([...batch.values()], bytes, batch)
+  }
+
+  const chunkBytesOf = (chunk: JournalChunk) => chunk.rows.length * ROW_OVERHEAD_BYTES
+
+  /** One write: rows from memory (`batch`, their merge keys) or a journal chunk. */
+  function send(rows: ClickEvent[], bytes: number, batch: Map<string, ClickEvent> | null, chunk?: JournalChunk): Promise<void> {
+    const entry = { rows, bytes, done: Promise.resolve(), since: Date.now(), chunk }
+    inFlightRows += rows.length
+    inFlightBytes += bytes
     const release = () => {
       if (!inFlight.delete(entry)) return
-      inFlightRows -= entry.rows.length
-      inFlightBytes -= entry.bytes
+      inFlightRows -= rows.length
+      inFlightBytes -= bytes
     }
-    const write = () => sinkOf().write(entry.rows)
-    entry.done = (awaitingLocation.size ? locate(entry.rows).then(write) : write()).then(
-      () => {
+    const write = () => sinkOf().write(rows, chunk?.mark)
+    entry.done = (awaitingLocation.size ? locate(rows).then(write) : write()).then(
+      (applied) => {
         release()
         if (failures > 0 && mode.quietRetries) log.info('click flush succeeded again', { failedFlushes: failures })
+        if (failures > 0) diskFullLogOf(log).recovered('clicks')
         failures = 0
-        written(entry.rows)
-        if (flushWanted) {
+        if (chunk) journal?.applied(chunk)
+        if (applied !== false) written(rows)
+        journalTurn = !chunk
+        if (!stopping && (flushWanted || (journal?.visits() ?? 0) > 0)) {
           flushWanted = false
           setImmediate(flush)
         }
       },
       (e) => {
-        // Keep them for the next attempt (e.g. the store was busy); never fail a redirect.
+        // Kept for another attempt (e.g. the store was busy or down); never fail a redirect.
+        // From memory: into the journal, or back among the pending rows without one. A journal
+        // chunk stays where it is.
         release()
-        for (const [k, r] of batch) add(k, r)
+        if (batch && !spill(rows)) for (const [k, r] of batch) add(k, r)
         failures++
         const now = Date.now()
-        if (!mode.quietRetries || failures === 1 || now - failureLoggedAt >= RETRY_LOG_MS) {
+        // A full disk is one outage for the API and the clicks alike: said once a minute (shared/disk-full.ts).
+        if (isDiskFull(e)) diskFullLogOf(log).report('clicks', e)
+        else if (!mode.quietRetries || failures === 1 || now - failureLoggedAt >= RETRY_LOG_MS) {
           failureLoggedAt = now
-          log.error('click flush failed; will retry', { rows: entry.rows.length, failedFlushes: failures, error: String(e) })
+          log.error('click flush failed; will retry', { rows: rows.length, failedFlushes: failures, error: String(e) })
         }
       },
     )
@@ -544,6 +767,23 @@ function recorderOver(
     for (const r of rows) if (linkSeq === undefined || r.linkSeq === linkSeq) n += r.n
     return n
   }
+  /** Visits held in memory: pending, and in flight from memory (a journal chunk's are counted by the journal). */
+  const inMemory = (linkSeq?: number) => visitsOf(pending.values(), linkSeq) + [...inFlight].reduce((n, b) => n + (b.chunk ? 0 : visitsOf(b.rows, linkSeq)), 0)
+
+  /** Visits a stop() could neither write nor keep in the journal (a full disk): lost. */
+  let lostAtStop = 0
+  const pendingCount = () => inMemory() + (journal?.visits() ?? 0) + lostAtStop
+
+  /** Writes the journal's buffered rows to its file; a failure (a full disk) keeps them buffered and is logged, never thrown. */
+  function syncJournal(j: ClickJournal | null) {
+    if (!j) return
+    try {
+      j.sync()
+    } catch (e) {
+      if (isDiskFull(e)) diskFullLogOf(log).report('clicks', e)
+      else log.error('cannot write the click journal; its rows stay in memory', { error: String(e) })
+    }
+  }
 
   return {
     record(v: Visit) {
@@ -554,41 +794,84 @@ function recorderOver(
         cur.at = v.at
         return
       }
-      const row = toRow(v)
-      if (!hold(key, row)) return
-      if (v.geo.resolved) awaitingLocation.set(row, v.geo.resolved)
+      hold(key, toRow(v), v.geo.resolved)
       if (pending.size >= maxBatch && !flushQueued) {
         flushQueued = true
         setImmediate(flush)
       }
     },
     flush,
-    /** Resolves once every visit recorded before the call is written (a backup's barrier). */
+    /**
+     * Resolves once every visit recorded before the call is written (a backup's barrier), those
+     * waiting in the journal included; it stops early when a write fails (the store is down).
+     */
     async drain(): Promise<void> {
       await flush()
-      await Promise.all([...inFlight].map((b) => b.done))
+      await allDone()
+      for (let round = 0; round < 10_000 && (journal?.visits() ?? 0) > 0 && failures === 0 && !stopping; round++) {
+        await flush()
+        await allDone()
+      }
     },
-    /** Visits recorded but not yet written. */
-    pendingCount: () => visitsOf(pending.values()) + [...inFlight].reduce((n, b) => n + visitsOf(b.rows), 0),
+    /** Visits recorded but not yet written (in memory or in the journal). */
+    pendingCount,
     /** Rows held in memory (pending and in flight) and their estimated bytes. */
     held: () => ({ rows: pending.size + inFlightRows, bytes: pendingBytes + inFlightBytes }),
-    /** Visits of one link recorded but not yet written. */
-    pendingFor: (linkSeq: number) => visitsOf(pending.values(), linkSeq) + [...inFlight].reduce((n, b) => n + visitsOf(b.rows, linkSeq), 0),
+    /** Visits of one link recorded but not yet written (in memory or in the journal). */
+    pendingFor: (linkSeq: number) => inMemory(linkSeq) + (journal?.visits(linkSeq) ?? 0),
     start() {
+      journalOf()
       timer ??= setInterval(flush, flushMs)
+      if (journal?.visits()) setImmediate(flush)
     },
-    /** Stops the timer, writes everything still pending or in flight, and closes the writer. */
+    /**
+     * Stops the timer, writes what is pending or in flight, puts what could not be written in the
+     * journal (rows already there stay for the next start), and closes the writer.
+     */
     async stop(): Promise<void> {
       if (timer) clearInterval(timer)
       timer = null
+      stopping = true
+      // No writer thread ready (lost and not replaced yet, or stuck on a batch), now or while
+      // stopping: what is held is written on this thread instead of waiting for one. A thread still
+      // opening is waited for (its open is bounded): terminating it while DuckDB opens its file
+      // aborts the process (Bun 1.4.5).
+      const sink = openedSink()
+      const noWriter = () => {
+        const h = sink?.health?.()
+        if (h && !h.ok && h.state !== 'starting') sink!.goInline?.('stopping with no writer thread ready')
+      }
+      noWriter()
+      const watch = sink?.health ? setInterval(noWriter, 100) : null
       const deadline = mode.stopWaitMs === undefined ? Number.POSITIVE_INFINITY : Date.now() + mode.stopWaitMs
       for (let round = 0; round < 5 && (pending.size || inFlight.size) && Date.now() < deadline; round++) {
-        const written = flush().then(() => Promise.all([...inFlight].map((b) => b.done)))
+        const written = (pending.size ? flush() : Promise.resolve()).then(allDone)
         await (deadline === Number.POSITIVE_INFINITY ? written : until(written, deadline))
       }
-      const unwritten = visitsOf(pending.values()) + [...inFlight].reduce((n, b) => n + visitsOf(b.rows), 0)
+      if (pending.size && journalOf()) spill([...takePending().batch.values()])
+      await Promise.all(spilling)
+      if (watch) clearInterval(watch)
+      syncJournal(journal ?? null)
+      const unwritten = inMemory() + (journal?.unsynced() ?? 0)
       if (unwritten > 0) log.error('click capture stopped with visits it could not write', { visits: unwritten })
+      const kept = (journal?.visits() ?? 0) - (journal?.unsynced() ?? 0)
+      if (kept > 0) log.info('click journal keeps visits for the next start', { visits: kept })
+      try {
+        journal?.close()
+      } catch {}
+      journal = null
+      lostAtStop = unwritten - inMemory()
       await openedSink()?.close()
+    },
+    /**
+     * For /readyz and metrics: `ok` while the writer can take batches (a writer thread that
+     * was lost and is being replaced, or one stuck on a batch, cannot; where batches are
+     * written inline, while flushes succeed); the visits held (in memory and in the journal);
+     * the flushes failed in a row (a full disk, an unreachable store).
+     */
+    health(): RecorderHealth {
+      const writer = openedSink()?.health?.() ?? null
+      return { ok: writer?.ok ?? failures === 0, writer, pendingVisits: pendingCount(), failedFlushes: failures }
     },
     onFlush(fn: (s: FlushSummary) => void) {
       afterFlush.push(fn)

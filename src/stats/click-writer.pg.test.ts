@@ -4,7 +4,11 @@
  * keep every counter and rollup exact; an outage loses nothing below the held-rows bound.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { SQL } from 'bun'
+import { until } from '../../test/helpers/poll'
 import { startMigratedDatabase } from '../../test/helpers/postgres'
 import { seededRandom } from '../../test/helpers/random'
 import type { Logger } from '../shared/log'
@@ -12,7 +16,8 @@ import { migratePostgres, openStore } from '../store'
 import type { ClickEvent } from './click-event'
 import { createPgClickRecorder, type Visit } from './click-recorder'
 import { createEventWriter } from './click-writer'
-import { createPgEventWriter } from './click-writer.pg'
+import { createPgEventWriter, pgJournalMark } from './click-writer.pg'
+import { createPairRoller } from './stats.pairs.pg'
 
 let db: Awaited<ReturnType<typeof startMigratedDatabase>>
 beforeAll(async () => {
@@ -112,7 +117,10 @@ async function pgState(sql: SQL, byName = false) {
     )
     out[t] = sorted(rows.map((r) => ({ ...r, scope: scope(r.scope as number) })))
   }
-  out.links = sorted(await sql`SELECT seq::float8 AS seq, clicks::float8 AS clicks, last_clicked::float8 AS last_clicked FROM links`)
+  out.links = sorted(
+    await sql`SELECT l.seq::float8 AS seq, coalesce(c.clicks, 0)::float8 AS clicks, c.last_clicked::float8 AS last_clicked
+      FROM links l LEFT JOIN link_clicks c ON c.seq = l.seq`,
+  )
   out.groups = sorted(byName ? groups.map((g) => g.name) : groups)
   out.busy = sorted(await sql`SELECT seq::float8 AS seq FROM stats_busy_links`)
   out.events = sorted(
@@ -167,7 +175,7 @@ describe('PostgreSQL click writer', () => {
     const [expected, got] = [sqliteState(lite), await pgState(sql)]
     // The test means something: link 1 became busy mid-way, several partitions hold events.
     expect(expected.busy).toEqual([JSON.stringify({ seq: 1 })])
-    const parts: { n: number }[] = await sql`SELECT count(*)::int AS n FROM pg_inherits WHERE inhparent = 'click_events'::regclass`
+    const parts: { n: number }[] = await sql`SELECT count(*)::int AS n FROM pg_inherits WHERE inhparent = 'click_events_compact'::regclass`
     expect(parts[0]!.n).toBe(4) // three months and the default
     expect(got).toEqual(expected)
     await sql.close()
@@ -194,27 +202,27 @@ describe('PostgreSQL click writer', () => {
     await sql.close()
   }, 120_000)
 
-  test('a batch chosen as a deadlock victim (another writer of links locking in the other order) runs again, and counts once', async () => {
+  test('a batch chosen as a deadlock victim (another writer of the link counters locking in the other order) runs again, and counts once', async () => {
     const { sql, url } = await freshDatabase('victim')
     const writerClient = new SQL(url, { max: 1 })
     const other = new SQL(url, { max: 1 })
     const [e] = randomEvents(1, 5)
     const batch = [4, 5].map((linkSeq) => ({ ...e!, linkSeq, n: 1 }))
-    let written: Promise<void> = Promise.resolve()
+    let written: Promise<unknown> = Promise.resolve()
     await other.begin(async (tx) => {
       // This side waits 10 s before it looks for a deadlock, the writer 1 s: the writer's batch is the victim.
       await tx`SET LOCAL deadlock_timeout = '10s'`
-      await tx`SELECT seq FROM links WHERE seq = 5 FOR UPDATE`
-      written = createPgEventWriter(writerClient)(batch) // locks 4, then waits for 5
+      await tx`INSERT INTO link_clicks (seq, clicks) VALUES (5, 0)`
+      written = createPgEventWriter(writerClient)(batch) // takes 4, then waits for 5
       for (;;) {
         const [{ n }] = await sql`SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted AND locktype = 'transactionid'`
         if (n > 0) break
         await Bun.sleep(10) // polling for the writer to queue behind this lock
       }
-      await tx`SELECT seq FROM links WHERE seq = 4 FOR UPDATE`
+      await tx`INSERT INTO link_clicks (seq, clicks) VALUES (4, 0)`
     })
     await written
-    const clicks = await sql`SELECT seq::float8 AS seq, clicks::float8 AS clicks FROM links WHERE seq IN (4, 5) ORDER BY seq`
+    const clicks = await sql`SELECT seq::float8 AS seq, clicks::float8 AS clicks FROM link_clicks WHERE seq IN (4, 5) ORDER BY seq`
     expect(clicks).toEqual([
       { seq: 4, clicks: 1 },
       { seq: 5, clicks: 1 },
@@ -224,7 +232,7 @@ describe('PostgreSQL click writer', () => {
     await writerClient.close()
     await other.close()
     await sql.close()
-  }, 60_000)
+  })
 
   test('a NUL in a visitor-controlled value is dropped, not a batch that fails forever', async () => {
     const { sql } = await freshDatabase('nul')
@@ -301,7 +309,8 @@ describe('PostgreSQL click recorder', () => {
     expect(errors).toEqual([])
     expect(nodes.map((n) => n.recorder.pendingCount())).toEqual([0, 0, 0])
 
-    const clicks: { seq: number; clicks: number }[] = await sql`SELECT seq::float8 AS seq, clicks::float8 AS clicks FROM links ORDER BY seq`
+    const clicks: { seq: number; clicks: number }[] =
+      await sql`SELECT l.seq::float8 AS seq, coalesce(c.clicks, 0)::float8 AS clicks FROM links l LEFT JOIN link_clicks c ON c.seq = l.seq ORDER BY l.seq`
     expect(clicks).toEqual(LINKS.map((l) => ({ seq: l.seq, clicks: expected.get(l.seq) ?? 0 })))
     const busy = await sql`SELECT seq::float8 AS seq FROM stats_busy_links ORDER BY seq`
     expect(busy).toEqual([{ seq: 1 }, { seq: 2 }])
@@ -320,13 +329,14 @@ describe('PostgreSQL click recorder', () => {
     await sql.close()
   }, 120_000)
 
-  test('PostgreSQL down while visits arrive: held within the bound, written when it is back, the rest dropped and counted', async () => {
+  test('PostgreSQL down while visits arrive: memory stays within the bound, the rest waits in the journal, and every visit is written once it is back', async () => {
     const { sql, url } = await freshDatabase('outage')
     const errors: string[] = []
     const warnings: Record<string, unknown>[] = []
     const client = new SQL(url, { max: 2, connectionTimeout: 2 })
     const maxHeldRows = 200
-    const recorder = createPgClickRecorder(client, quietLog(errors, warnings), { maxHeldRows, maxBatch: 1_000_000 })
+    const journalDir = mkdtempSync(join(tmpdir(), 'pg-journal-'))
+    const recorder = createPgClickRecorder(client, quietLog(errors, warnings), { maxHeldRows, maxBatch: 1_000_000, journalDir })
     const rnd = seededRandom(7)
     const base = Date.UTC(2026, 6, 1)
     let recorded = 0
@@ -339,8 +349,8 @@ describe('PostgreSQL click recorder', () => {
     await db.pg.stop()
     try {
       for (let round = 0; round < 3; round++) {
-        for (let k = 0; k < 100; k++, recorded++) recorder.record(distinct(recorded))
-        await recorder.flush() // fails: the rows stay held
+        for (let k = 0; k < 1000; k++, recorded++) recorder.record(distinct(recorded))
+        await recorder.flush() // fails: the rows go to the journal
         expect(recorder.held().rows).toBeLessThanOrEqual(maxHeldRows)
       }
       expect(errors.length).toBeGreaterThan(0)
@@ -348,20 +358,84 @@ describe('PostgreSQL click recorder', () => {
     } finally {
       await db.pg.start()
     }
-    const held = recorder.pendingCount()
-    expect(held).toBe(maxHeldRows) // 300 visits arrived during the outage, 200 held
-    await recorder.flush() // writes the held rows, and warns of the dropped visits
-    const dropped = warnings.reduce((n, w) => n + (typeof w.visits === 'number' ? w.visits : 0), 0)
-    expect(dropped).toBe(100)
+    expect(recorder.pendingCount()).toBe(3000)
+    expect(warnings.some((w) => typeof w.visits === 'number' && w.visits > 0)).toBe(true) // the bound was reached
+    recorder.start()
+    await until(
+      'the journal written',
+      async () => recorder.pendingCount(),
+      (n) => n === 0,
+    )
     await recorder.stop()
-    expect(recorder.pendingCount()).toBe(0)
-    const [{ n }] = await sql`SELECT coalesce(sum(clicks), 0)::float8 AS n FROM links`
-    expect(n).toBe(recorded - dropped)
+    const [{ n }] = await sql`SELECT coalesce(sum(clicks), 0)::float8 AS n FROM link_clicks`
+    expect(n).toBe(recorded)
     const [{ e }] = await sql`SELECT coalesce(sum(n), 0)::float8 AS e FROM click_events`
-    expect(e).toBe(recorded - dropped)
+    expect(e).toBe(recorded)
     await client.close()
     await sql.close()
+    rmSync(journalDir, { recursive: true, force: true })
   }, 120_000)
+
+  test('a writer held up by a lock: visits that waited a flush window go to the journal, and each is written once', async () => {
+    const { sql, url } = await freshDatabase('slow')
+    const client = new SQL(url, { max: 2 })
+    const journalDir = mkdtempSync(join(tmpdir(), 'pg-journal-'))
+    const recorder = createPgClickRecorder(client, quietLog([]), { flushMs: 50, maxHeldRows: 100, journalDir })
+    const rnd = seededRandom(9)
+    const base = Date.UTC(2026, 7, 1)
+    const distinct = (i: number): Visit => ({ ...visitOf(rnd, 1 + (i % LINKS.length), base + i), refererUrl: `https://slow.example/${i}` })
+    recorder.start()
+    let recorded = 0
+    const blocker = await sql.reserve()
+    await blocker`BEGIN`
+    // The writer's batch waits for this lock (its rollup upserts) until the transaction ends.
+    await blocker`LOCK TABLE stats_week IN SHARE MODE`
+    for (; recorded < 50; recorded++) recorder.record(distinct(recorded))
+    await until(
+      'a batch waiting for the lock',
+      async () => (await sql`SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted AND relation = 'stats_week'::regclass`)[0].n,
+      (n) => n > 0,
+    )
+    for (let round = 0; round < 20; round++) {
+      for (let k = 0; k < 200; k++, recorded++) recorder.record(distinct(recorded))
+      expect(recorder.held().rows).toBeLessThanOrEqual(100)
+      // A flush window later the tick moves the pending rows to the journal: only the stuck batch stays in memory.
+      await until(
+        'pending rows moved to the journal',
+        async () => recorder.held().rows,
+        (n) => n === 50,
+      )
+    }
+    expect(recorder.pendingCount()).toBe(recorded)
+    await blocker`COMMIT`
+    blocker.release()
+    await until(
+      'every visit written',
+      async () => recorder.pendingCount(),
+      (n) => n === 0,
+    )
+    await recorder.stop()
+    const [{ n }] = await sql`SELECT coalesce(sum(clicks), 0)::float8 AS n FROM link_clicks`
+    const [{ e }] = await sql`SELECT coalesce(sum(n), 0)::float8 AS e FROM click_events`
+    expect({ n, e }).toEqual({ n: recorded, e: recorded })
+    await client.close()
+    await sql.close()
+    rmSync(journalDir, { recursive: true, force: true })
+  }, 120_000)
+
+  test('a journal chunk offered twice is written once: its mark is kept in the batch transaction', async () => {
+    const { sql } = await freshDatabase('marks')
+    const write = createPgEventWriter(sql)
+    const events = randomEvents(20, 4)
+    expect(await write(events, { journal: 'node-a', upTo: 700 })).toBe(true)
+    expect(await write(events, { journal: 'node-a', upTo: 700 })).toBe(false)
+    expect(await write(events, { journal: 'node-a', upTo: 300 })).toBe(false)
+    expect(await write(events, { journal: 'node-b', upTo: 300 })).toBe(true)
+    expect(await pgJournalMark(sql, 'node-a')).toBe(700)
+    const [{ n }] = await sql`SELECT coalesce(sum(clicks), 0)::float8 AS n FROM link_clicks`
+    expect(n).toBe(2 * events.reduce((a, x) => a + x.n, 0))
+    await sql.close()
+  })
 
   test('stop() on SIGTERM does not wait forever for a server that never answers; what it could not write is logged', async () => {
     // Accepts the connection and says nothing, as a server behind a dead network path.
@@ -375,5 +449,48 @@ describe('PostgreSQL click recorder', () => {
     expect(errors).toEqual([expect.stringContaining('"visits":2')])
     silent.stop(true)
     client.close().catch(() => {})
-  }, 30_000)
+  })
+})
+
+describe('pair rollups (migration 0011)', () => {
+  test("on an empty store the roll-up starts today: today's events are left to it, a batch writes no pair rows", async () => {
+    const { sql } = await freshDatabase('pairs_today')
+    const [{ upto }] = await sql`SELECT upto FROM stats_pairs_state`
+    expect(upto).toBe(Math.floor(Date.now() / 86_400_000))
+    await createPgEventWriter(sql)(randomEvents(50, 3).map((e) => ({ ...e, at: Date.now() })))
+    const [{ n }] = await sql`SELECT count(*)::int AS n FROM stats_pairs`
+    expect(n).toBe(0)
+    await sql.close()
+  })
+
+  /** Every pair row, as sorted text. */
+  const pairRows = async (sql: SQL) => sorted(await sql`SELECT a, b, day, va, vb, clicks::float8 AS clicks, scans::float8 AS scans FROM stats_pairs`)
+
+  test('days rolled up while batches keep coming, some with events of days already rolled up: the rows are those of rolling every day from the events', async () => {
+    const { sql, url } = await freshDatabase('pairs')
+    const base = Date.UTC(2026, 0, 10)
+    // The roll-up starts at the first day; its clock moves a day per turn, racing the writer's batches.
+    await sql`UPDATE stats_pairs_state SET upto = ${Math.floor(base / 86_400_000)}`
+    let day = 0
+    const roller = createPairRoller(new SQL(url, { max: 1 }), quietLog([]), { now: () => base + day * 86_400_000 })
+    const write = createPgEventWriter(new SQL(url, { max: 1 }))
+    const rnd = seededRandom(11)
+    for (day = 1; day <= 8; day++) {
+      // Events of today and of each of the three days before it (late ones, once rolled up).
+      const events = randomEvents(120, day).map((e, i) => ({ ...e, at: base + (day - (i % 4)) * 86_400_000 + Math.floor(rnd() * 86_400_000) }))
+      await Promise.all([write(events), roller.roll()])
+    }
+    const [{ upto }] = await sql`SELECT upto FROM stats_pairs_state`
+    expect(upto).toBeGreaterThan(Math.floor(base / 86_400_000) + 4) // the roll-up moved on meanwhile
+    day = 100 // the days after: rolled up too
+    await roller.roll()
+    const written = await pairRows(sql)
+    expect(written.length).toBeGreaterThan(1000)
+    // The same rows from the events alone: every day rolled up again from scratch.
+    await sql`TRUNCATE stats_pairs`
+    await sql`UPDATE stats_pairs_state SET upto = ${Math.floor(base / 86_400_000) - 3}`
+    await roller.roll()
+    expect(await pairRows(sql)).toEqual(written)
+    await sql.close()
+  }, 120_000)
 })

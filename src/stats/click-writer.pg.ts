@@ -1,14 +1,14 @@
 /**
  * The click writer on PostgreSQL: the same writes as click-writer.ts (events, each link's
- * `clicks` and `last_clicked`, every rollup of stats.rollup.ts, busy-link marking and
+ * `clicks` and `last_clicked` (in `link_clicks`, migration 0010), every rollup of stats.rollup.ts, busy-link marking and
  * backfill) in ONE transaction per batch, written by several nodes at once.
  *
  * - Concurrency: rollups are `INSERT … ON CONFLICT DO UPDATE SET clicks = t.clicks +
  *   excluded.clicks`, so concurrent nodes add up. Every lock a batch takes is taken in one
- *   global order (link rows by seq, then the rollup tables in a fixed order, each batch's
+ *   global order (link counter rows by seq, then the rollup tables in a fixed order, each batch's
  *   keys sorted), so two nodes cannot wait on each other; a deadlock or serialization
  *   failure that still happens (another writer of `links`) reruns the batch.
- * - Busy links: the link rows are locked (FOR UPDATE, by seq) before the busy state is read
+ * - Busy links: the link counter rows are locked (upserted, by seq) before the busy state is read
  *   from `stats_busy_links`, so a link crosses the threshold in exactly one transaction; that
  *   one marks it and backfills its dimension rows from every committed event plus its own,
  *   and every later batch (of any node) sees the mark after taking the same lock.
@@ -24,6 +24,7 @@ import type { SQL } from 'bun'
 import { appendClickEventsPg } from '../events'
 import { ensureClickPartitions, monthStart } from '../store'
 import type { ClickEvent } from './click-event'
+import { type JournalMark, journalKey } from './click-journal'
 import type { EventWriterOptions } from './click-writer'
 import { BUSY_LINK_CLICKS, DAY, DIMENSIONS, type LinkScopes, type RollupDelta, rollupDeltas } from './stats.rollup'
 
@@ -35,6 +36,8 @@ export interface PgEventWriterOptions extends EventWriterOptions {
   eventInsert?: 'copy' | 'unnest'
   /** Runs of a batch that hit a deadlock or serialization failure before its error is thrown. */
   maxAttempts?: number
+  /** Hears how long each step of a batch took (scripts/bench/pg-click-ingest.ts). */
+  onStep?: (step: string, ms: number) => void
 }
 
 /** SQLSTATEs after which the whole transaction can simply run again. */
@@ -42,8 +45,11 @@ const RETRYABLE = new Set(['40P01', '40001'])
 
 const ROLLUP_TABLES = ['stats_quarter', 'stats_hour', 'stats_day', 'stats_week'] as const
 
-const EVENT_COLUMNS =
-  'link_seq, at, scan, continent, country, region, city, os, browser, device, referer, referer_url, utm_source, utm_medium, utm_campaign, utm_term, utm_content, n, variant'
+/** The event's strings stored as stats_values ids (migration 0009), in column order. */
+const EVENT_STRINGS = ['continent', ...DIMENSIONS.map((d) => d.key)] as const satisfies readonly (keyof ClickEvent)[]
+const EVENT_COLUMNS = `link_seq, at, n, continent, ${DIMENSIONS.map((d) => d.column).join(', ')}, scan, variant`
+/** Where scan sits in a compact row (the A/B variant, migration 0012, comes after it). */
+const SCAN_AT = 3 + EVENT_STRINGS.length
 
 /** The stored rollup value of each dimension, in SQL over click_events `e` (stats.rollup.ts dimValueOf). */
 function pgValueSql(code: number, column: string): string {
@@ -66,58 +72,83 @@ const upsertSql = (table: string) => `INSERT INTO ${table} AS r (scope, dim, t, 
 
 const clean = (s: string | null): string | null => (s?.includes('\0') ? s.replaceAll('\0', '') : s)
 
-/** One COPY text-format field. */
-function copyField(v: string | number | null): string {
-  if (v === null) return '\\N'
-  if (typeof v === 'number') return String(v)
-  return v.replace(/[\\\n\r\t]/g, (c) => (c === '\\' ? '\\\\' : c === '\n' ? '\\n' : c === '\r' ? '\\r' : '\\t'))
+/** An event as the row of click_events_compact: numbers (and nulls) in EVENT_COLUMNS order. */
+export type CompactEvent = (number | null)[]
+
+/** Above this many cached strings the cache of ids starts over (referer URLs are unbounded). */
+const MAX_CACHED_VALUES = 100_000
+
+/**
+ * The stats_values ids of the batch's strings. New strings are numbered outside the batch's
+ * transaction, one autocommit INSERT in sorted order (nodes adding the same strings wait on each
+ * other in one order, never in a cycle); an id is never removed, so a batch that fails later
+ * leaves ids nobody uses, not ids that vanish.
+ */
+export function createPgValueIds(sql: SQL) {
+  const cache = new Map<string, number>()
+  const missingOf = (events: ClickEvent[]) => {
+    const missing = new Set<string>()
+    for (const e of events)
+      for (const k of EVENT_STRINGS) {
+        const v = e[k] as string | null
+        if (v !== null && !cache.has(v)) missing.add(v)
+      }
+    return missing
+  }
+  return async (events: ClickEvent[]): Promise<CompactEvent[]> => {
+    let missing = missingOf(events)
+    if (cache.size + missing.size > MAX_CACHED_VALUES) {
+      cache.clear()
+      missing = missingOf(events)
+    }
+    if (missing.size) {
+      const values = [...missing].sort()
+      await sql`INSERT INTO stats_values (value) SELECT v FROM unnest(${values}::text[]) AS v ON CONFLICT (value) DO NOTHING`
+      const rows: { id: number; value: string }[] = await sql`SELECT id, value FROM stats_values WHERE value = ANY(${values}::text[])`
+      for (const r of rows) cache.set(r.value, r.id)
+    }
+    return events.map((e) => {
+      const row: CompactEvent = [e.linkSeq, e.at, e.n]
+      for (const k of EVENT_STRINGS) {
+        const v = e[k] as string | null
+        row.push(v === null ? null : cache.get(v)!)
+      }
+      row.push(e.scan ? 1 : 0, e.variant ?? null)
+      return row
+    })
+  }
 }
 
-function eventFields(e: ClickEvent): (string | number | null)[] {
-  return [
-    e.linkSeq,
-    e.at,
-    e.scan ? 1 : 0,
-    e.continent,
-    e.country,
-    e.region,
-    e.city,
-    e.os,
-    e.browser,
-    e.device,
-    e.referer,
-    e.refererUrl,
-    e.utmSource,
-    e.utmMedium,
-    e.utmCampaign,
-    e.utmTerm,
-    e.utmContent,
-    e.n,
-    e.variant ?? null,
-  ]
-}
-
-/** Inserts events (NUL-free strings) by COPY or by one INSERT from unnest arrays: what the writer does, alone (the benchmark compares them). */
-export function insertClickEvents(tx: SQL, events: ClickEvent[], how: 'copy' | 'unnest'): Promise<void> {
+/** Inserts compact events by COPY or by one INSERT from unnest arrays: what the writer does, alone (the benchmark compares them). */
+export function insertClickEvents(tx: SQL, events: CompactEvent[], how: 'copy' | 'unnest'): Promise<void> {
   return how === 'copy' ? copyEvents(tx, events) : insertEvents(tx, events)
 }
 
-async function copyEvents(tx: SQL, events: ClickEvent[]): Promise<void> {
-  const writer = tx.unsafe(`COPY click_events (${EVENT_COLUMNS}) FROM STDIN`).writable().getWriter()
+async function copyEvents(tx: SQL, events: CompactEvent[]): Promise<void> {
+  const writer = tx.unsafe(`COPY click_events_compact (${EVENT_COLUMNS}) FROM STDIN`).writable().getWriter()
   let text = ''
-  for (const e of events) text += `${eventFields(e).map(copyField).join('\t')}\n`
+  for (const e of events) text += `${e.map((v) => (v === null ? '\\N' : v)).join('\t')}\n`
   await writer.write(text)
   await writer.close()
 }
 
-async function insertEvents(tx: SQL, events: ClickEvent[]): Promise<void> {
-  const cols: (string | number | null)[][] = Array.from({ length: 19 }, () => [])
-  for (const e of events) {
-    const f = eventFields(e)
-    for (let i = 0; i < 19; i++) cols[i]!.push(f[i] ?? null)
-  }
-  const types = ['bigint', 'bigint', 'smallint', ...Array(14).fill('text'), 'int', 'smallint']
-  await tx.unsafe(`INSERT INTO click_events (${EVENT_COLUMNS}) SELECT * FROM unnest(${types.map((t, i) => `$${i + 1}::${t}[]`).join(', ')})`, cols)
+async function insertEvents(tx: SQL, events: CompactEvent[]): Promise<void> {
+  const width = events[0]!.length
+  const cols: (number | null)[][] = Array.from({ length: width }, (_, i) => events.map((e) => e[i]!))
+  const types = ['bigint', 'bigint', 'int', ...Array(EVENT_STRINGS.length).fill('int'), 'smallint', 'smallint']
+  await tx.unsafe(`INSERT INTO click_events_compact (${EVENT_COLUMNS}) SELECT * FROM unnest(${types.map((t, i) => `$${i + 1}::${t}[]`).join(', ')})`, cols)
+}
+
+/** Adds compact events' pair rows (migration 0011 stats_pairs_add_rows: at, n, scan, then the 13 dimensions from country). */
+function addPairRows(tx: SQL, events: CompactEvent[]): Promise<unknown> {
+  const column = (i: number) => events.map((e) => e[i]!)
+  const dims = DIMENSIONS.map((_, k) => column(4 + k))
+  return tx.unsafe(`SELECT stats_pairs_add_rows($1::bigint[], $2::int[], $3::smallint[], ${dims.map((_, k) => `$${k + 4}::int[]`).join(', ')})`, [
+    column(1),
+    column(2),
+    column(SCAN_AT),
+    ...dims,
+  ])
 }
 
 /** Total order of rollup keys: every node upserts rows in this order. */
@@ -125,10 +156,28 @@ function byKey(a: RollupDelta, b: RollupDelta): number {
   return a.scope - b.scope || a.dim - b.dim || a.t - b.t || (a.value < b.value ? -1 : a.value > b.value ? 1 : 0)
 }
 
-export function createPgEventWriter(sql: SQL, options: PgEventWriterOptions = {}): (events: ClickEvent[]) => Promise<void> {
+/** PostgreSQL's mark of `journal` (click-journal.ts): the position its rows are written up to, or null. */
+export async function pgJournalMark(sql: SQL, journal: string): Promise<number | null> {
+  const [row] = await sql`SELECT value FROM kv WHERE key = ${journalKey(journal)}`
+  return row ? Number(row.value) : null
+}
+
+/** Writes a batch; with a journal mark, only when the mark is not applied yet (click-journal.ts): false when skipped. */
+export type PgEventWriter = (events: ClickEvent[], mark?: JournalMark) => Promise<boolean>
+
+export function createPgEventWriter(sql: SQL, options: PgEventWriterOptions = {}): PgEventWriter {
   const busyAt = options.busyLinkClicks ?? BUSY_LINK_CLICKS
   const maxAttempts = options.maxAttempts ?? 5
   const writeEvents = options.eventInsert === 'unnest' ? insertEvents : copyEvents
+  const idsOf = createPgValueIds(sql)
+  let stepStart = 0
+  /** Reports the step that just ended (options.onStep). */
+  const step = (name: string) => {
+    if (!options.onStep) return
+    const now = performance.now()
+    options.onStep(name, now - stepStart)
+    stepStart = now
+  }
   /** Months whose partition this process has made sure of. */
   const partitioned = new Set<number>()
   /** Group scopes (−num) per link seq, and numbers per group name: a link never changes owner or type. */
@@ -180,8 +229,11 @@ export function createPgEventWriter(sql: SQL, options: PgEventWriterOptions = {}
     }
   }
 
-  /** What a batch writes that does not depend on which links are busy: computed once, before the transaction (and its retries). */
-  function prepare(events: ClickEvent[]) {
+  /**
+   * What a batch writes, computed once before the transaction (and its retries): the links known
+   * to be busy get their dimension rows here; links another node marked since are added inside.
+   */
+  function prepare(events: ClickEvent[], compact: CompactEvent[]) {
     const perLink = new Map<number, { n: number; last: number }>()
     for (const e of events) {
       const agg = perLink.get(e.linkSeq)
@@ -192,13 +244,16 @@ export function createPgEventWriter(sql: SQL, options: PgEventWriterOptions = {}
     }
     const seqs = [...perLink.keys()].sort((a, b) => a - b)
     const byTable = new Map<string, RollupDelta[]>()
-    for (const d of rollupDeltas(events, { groups: (seq) => groupScopes.get(seq) ?? [], busy: () => false })) {
+    const knownBusy = new Set(seqs.filter((s) => busy.has(s)))
+    for (const d of rollupDeltas(events, { groups: (seq) => groupScopes.get(seq) ?? [], busy: (seq) => knownBusy.has(seq) })) {
       const list = byTable.get(d.table)
       if (list) list.push(d)
       else byTable.set(d.table, [d])
     }
     return {
       events,
+      compact,
+      knownBusy,
       seqs,
       clicks: seqs.map((s) => perLink.get(s)!.n),
       lasts: seqs.map((s) => perLink.get(s)!.last),
@@ -215,18 +270,27 @@ export function createPgEventWriter(sql: SQL, options: PgEventWriterOptions = {}
   }
 
   async function writeBatch(tx: SQL, batch: ReturnType<typeof prepare>): Promise<number[]> {
-    const { events, seqs } = batch
+    const { events, seqs, knownBusy } = batch
     // Events first: they take no lock another batch waits for.
-    await writeEvents(tx, events)
+    await writeEvents(tx, batch.compact)
+    // link.clicked webhook events, in the transaction of the clicks they announce (the outbox).
     await appendClickEventsPg(tx, events)
-    // Link rows locked in seq order (FOR UPDATE locks after the sort), before the busy state is read.
-    await tx`SELECT seq FROM links WHERE seq = ANY(${seqs}::bigint[]) ORDER BY seq FOR UPDATE`
-    const bumped: { seq: number; clicks: number }[] = await tx`UPDATE links AS l
-      SET clicks = l.clicks + u.n, last_clicked = greatest(coalesce(l.last_clicked, 0), u.last)
-      FROM unnest(${seqs}::bigint[], ${batch.clicks}::bigint[], ${batch.lasts}::bigint[]) AS u(seq, n, last)
-      WHERE l.seq = u.seq RETURNING l.seq::float8 AS seq, l.clicks::float8 AS clicks`
-    const unsure = seqs.filter((s) => !busy.has(s))
-    const busyNow = new Set(seqs.filter((s) => busy.has(s)))
+    step('events')
+    // Days already rolled up into pair rows (stats.pairs.pg.ts): this batch's events of those days
+    // add their rows here. Shared with other batches; the roll-up of a day waits for it.
+    const [{ upto }] = await tx`SELECT upto FROM stats_pairs_state FOR SHARE`
+    const late = batch.compact.filter((e) => Math.floor((e[1] as number) / DAY) < upto)
+    if (late.length) await addPairRows(tx, late)
+    step('pair rows of past days')
+    // Each link's counters (link_clicks, migration 0010), upserted in seq order: the rows are locked
+    // in that order, before the busy state is read.
+    const bumped: { seq: number; clicks: number }[] = await tx`INSERT INTO link_clicks AS c (seq, clicks, last_clicked)
+      SELECT * FROM unnest(${seqs}::bigint[], ${batch.clicks}::bigint[], ${batch.lasts}::bigint[])
+      ON CONFLICT (seq) DO UPDATE SET clicks = c.clicks + excluded.clicks, last_clicked = greatest(coalesce(c.last_clicked, 0), excluded.last_clicked)
+      RETURNING c.seq::float8 AS seq, c.clicks::float8 AS clicks`
+    step('link counters')
+    const unsure = seqs.filter((s) => !knownBusy.has(s))
+    const busyNow = new Set(knownBusy)
     if (unsure.length) {
       const marked: { seq: number }[] = await tx`SELECT seq::float8 AS seq FROM stats_busy_links WHERE seq = ANY(${unsure}::bigint[])`
       for (const r of marked) busyNow.add(r.seq)
@@ -235,7 +299,8 @@ export function createPgEventWriter(sql: SQL, options: PgEventWriterOptions = {}
       .filter((r) => r.clicks >= busyAt && !busyNow.has(r.seq))
       .map((r) => r.seq)
       .sort((a, b) => a - b)
-    const busyRows = busyDeltas(events, busyNow)
+    // Marked busy by another node since prepare: this batch adds their dimension rows too.
+    const busyRows = busyDeltas(events, new Set([...busyNow].filter((s) => !knownBusy.has(s))))
     for (const table of ROLLUP_TABLES) {
       const own = batch.byTable.get(table) ?? []
       const rows = (table === 'stats_day' && busyRows.length ? [...own, ...busyRows] : own).sort(byKey)
@@ -248,17 +313,28 @@ export function createPgEventWriter(sql: SQL, options: PgEventWriterOptions = {}
         rows.map((r) => r.clicks),
         rows.map((r) => r.scans),
       ])
+      step(table)
     }
     // A link that just became busy: its dimension rows from all its events, this batch's included.
     for (const seq of promoted) {
       const [marked] = await tx`INSERT INTO stats_busy_links (seq) VALUES (${seq}) ON CONFLICT DO NOTHING RETURNING seq`
       if (marked) await tx.unsafe(BACKFILL_SQL, [seq])
     }
+    step('busy links')
     return [...busyNow, ...promoted]
   }
 
-  return async (input) => {
-    if (input.length === 0) return
+  /** The mark's row, locked: false when this chunk of the journal is already in the store. */
+  async function takeMark(tx: SQL, mark: JournalMark): Promise<boolean> {
+    const [row] = await tx`SELECT value FROM kv WHERE key = ${journalKey(mark.journal)} FOR UPDATE`
+    if (row && Number(row.value) >= mark.upTo) return false
+    await tx`INSERT INTO kv (key, value) VALUES (${journalKey(mark.journal)}, ${String(mark.upTo)})
+      ON CONFLICT (key) DO UPDATE SET value = excluded.value`
+    return true
+  }
+
+  return async (input, mark) => {
+    if (input.length === 0) return true
     const events = input.map((e) => ({
       ...e,
       referer: clean(e.referer),
@@ -269,14 +345,20 @@ export function createPgEventWriter(sql: SQL, options: PgEventWriterOptions = {}
       utmTerm: clean(e.utmTerm),
       utmContent: clean(e.utmContent),
     }))
+    stepStart = performance.now()
     await ensurePartitions(events)
     await resolveGroups(events)
-    const batch = prepare(events)
+    const compact = await idsOf(events)
+    step('value ids')
+    const batch = prepare(events, compact)
+    step('prepare (JS)')
     for (let attempt = 1; ; attempt++) {
       try {
-        const nowBusy = await sql.begin((tx) => writeBatch(tx, batch))
+        const nowBusy = await sql.begin(async (tx) => (mark && !(await takeMark(tx, mark)) ? null : writeBatch(tx, batch)))
+        step('commit')
+        if (!nowBusy) return false
         for (const seq of nowBusy) busy.add(seq)
-        return
+        return true
       } catch (e) {
         const errno = (e as { errno?: unknown }).errno
         if (attempt >= maxAttempts || typeof errno !== 'string' || !RETRYABLE.has(errno)) throw e

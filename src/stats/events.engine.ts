@@ -1,5 +1,5 @@
 /**
- * The events engine of a single node (docs/adr/0014): click events in DuckDB, a columnar file
+ * The events engine of a single node (docs/adr/0019): click events in DuckDB, a columnar file
  * beside the SQLite store (`events.duckdb`), and the statistics rollups derived from them there.
  * Links, users and every other record stay in SQLite, and so do each link's `clicks` and
  * `lastClicked` (the redirect path and GET /links read them).
@@ -23,10 +23,11 @@ import { constants, copyFileSync, existsSync, statSync, unlinkSync } from 'node:
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api'
 import { appendClickEvents } from '../events'
 import { type ClickEvent, EVENT_STRINGS } from './click-event'
+import { type JournalMark, journalKey, markedSqliteWriter, sqliteJournalMark } from './click-journal'
 import { createEventWriter } from './click-writer'
 import { loadDuckDb } from './events.duckdb'
 import { duckCopyOptions, duckExportSelect, exportLinks, type ResolvedExportSpec } from './events.export'
-import { BUSY_LINK_CLICKS, DAY, DIMENSIONS, dimsKept, HOUR, LEVELS, type Level, type ScopeKind, valueSql } from './stats.rollup'
+import { BUSY_LINK_CLICKS, DAY, DIMENSIONS, dimsKept, HOUR, LEVEL_DAY, LEVELS, type Level, PAIRS, type ScopeKind, valueSql } from './stats.rollup'
 
 const WEEK = 7 * DAY
 
@@ -41,6 +42,7 @@ CREATE TABLE IF NOT EXISTS events (
 -- The A/B test variant of a visit (issue 27), added to files written before it: the last column.
 ALTER TABLE events ADD COLUMN IF NOT EXISTS variant TINYINT;
 ${LEVELS.map((l) => `CREATE TABLE IF NOT EXISTS ${l.table} (scope INTEGER NOT NULL, dim TINYINT NOT NULL, t BIGINT NOT NULL, value VARCHAR NOT NULL, clicks BIGINT NOT NULL, scans BIGINT NOT NULL);`).join('\n')}
+CREATE TABLE IF NOT EXISTS stats_pair_day (scope INTEGER NOT NULL, dim TINYINT NOT NULL, t BIGINT NOT NULL, a VARCHAR NOT NULL, b VARCHAR NOT NULL, clicks BIGINT NOT NULL, scans BIGINT NOT NULL);
 CREATE TABLE IF NOT EXISTS stats_busy_links (seq INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS events_meta (key VARCHAR PRIMARY KEY, value BIGINT NOT NULL);
 INSERT OR IGNORE INTO events_meta VALUES ('batch', 0), ('rolled_hour', 0), ('rolled_day', 0), ('rolled_week', 0), ('imported_id', 0), ('reclustered_day', 0);
@@ -51,6 +53,8 @@ export interface Rolled {
   hour: number
   day: number
   week: number
+  /** The pair rows of all links (stats.rollup.ts PAIRS) are complete up to here (readers; 0: not yet). */
+  pairDay?: number
 }
 
 /**
@@ -75,6 +79,13 @@ const SCOPES: { kind: ScopeKind; scope: string; join: string }[] = [
 
 const SCANS = 'sum(CASE WHEN e.scan THEN e.n ELSE 0 END)'
 
+/** The pair rows of all links (stats.rollup.ts PAIRS) for the days of the events matching `where` (over `e`). */
+const pairInserts = (where: string) =>
+  PAIRS.map(
+    (p) => `INSERT INTO stats_pair_day SELECT 0, ${p.dim}, e."at" // ${DAY} AS t, coalesce(e.${p.first}, ''), coalesce(e.${p.second}, ''), sum(e.n), ${SCANS}
+      FROM events e WHERE ${where} GROUP BY ALL ORDER BY t`,
+  )
+
 /** Rollup rows of `level` from the events matching `where` (over `e`): one SELECT per scope kind and dim. */
 function rollupSelects(level: Level, where: string): string[] {
   const out: string[] = []
@@ -87,8 +98,15 @@ function rollupSelects(level: Level, where: string): string[] {
   return out
 }
 
-/** The same rows appended to the level's table (reads sum them). */
-const rollupInserts = (level: Level, where: string) => rollupSelects(level, where).map((sql) => `INSERT INTO ${level.table} ${sql} ORDER BY 3`)
+/**
+ * The same rows appended to the level's table (reads sum them); at the day level also the pair
+ * rows of events from `pairsFrom` on (earlier days get theirs from the backfill of a store
+ * rolled up before pairs existed).
+ */
+const rollupInserts = (level: Level, where: string, pairsFrom: number) => [
+  ...rollupSelects(level, where).map((sql) => `INSERT INTO ${level.table} ${sql} ORDER BY 3`),
+  ...(level === LEVEL_DAY ? pairInserts(`${where} AND e."at" >= ${Math.trunc(pairsFrom)}`) : []),
+]
 
 /** The rollup limit of a level. */
 const limitOf = (level: Level, r: Rolled) => (level.ms >= WEEK ? r.week : level.ms >= DAY ? r.day : r.hour)
@@ -132,6 +150,17 @@ export interface EventsEngineOptions {
   afterImportChunk?: (copiedUpToId: number) => Promise<void> | void
   /** Tests: awaited once a statistics snapshot has begun, before its reads. */
   afterSnapshotBegun?: (legacy: boolean) => Promise<void> | void
+  /**
+   * How a batch's events enter DuckDB: its Appender (default), or a CSV file read by `read_csv`
+   * (the first way; kept for the ingest benchmark's A/B, scripts/bench/events-ingest.ts).
+   */
+  ingest?: 'appender' | 'csv'
+  /**
+   * DuckDB's checkpoint_threshold (its default 16MB when unset): the WAL size at which a commit
+   * also checkpoints. Under a steady click load most of a batch's time is that checkpoint
+   * (scripts/bench/events-ingest.ts); a larger one costs memory and a longer WAL replay after a kill -9.
+   */
+  checkpointThreshold?: string
   log?: (message: string, fields: Record<string, unknown>) => void
 }
 
@@ -156,6 +185,7 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
   const instance: DuckDBInstance = await api.DuckDBInstance.create(opts.path, {
     memory_limit: opts.memoryLimit ?? '256MB',
     threads: String(opts.threads ?? 2),
+    ...(opts.checkpointThreshold ? { checkpoint_threshold: opts.checkpointThreshold } : {}),
     // Spilling a big aggregation beside the data rather than in /tmp.
     ...(opts.path === ':memory:' ? {} : { temp_directory: `${opts.path}.tmp` }),
   })
@@ -169,9 +199,18 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
   const meta = async (c: DuckDBConnection) => {
     const rows = (await c.runAndReadAll('SELECT key, value::DOUBLE AS value FROM events_meta')).getRowObjectsJS() as { key: string; value: number }[]
     const get = (k: string) => rows.find((r) => r.key === k)!.value
-    return { batch: get('batch'), rolled: { hour: get('rolled_hour'), day: get('rolled_day'), week: get('rolled_week') } as Rolled }
+    const day = get('rolled_day')
+    const pairDay = rows.find((r) => r.key === 'pairs')?.value === 1 ? day : 0
+    return { batch: get('batch'), rolled: { hour: get('rolled_hour'), day, week: get('rolled_week'), pairDay } as Rolled }
   }
   let { batch: lastBatch, rolled } = await meta(writer)
+  // Pair rows came after stores were rolled up: such a store gets them for the days rolled up before
+  // this open in the background (pairsFrom: the roll-ups and late events add them from there on).
+  const pairsState = (
+    (await writer.runAndReadAll("SELECT value::DOUBLE AS v FROM events_meta WHERE key = 'pairs'")).getRowObjectsJS()[0] as { v: number } | undefined
+  )?.v
+  if (pairsState === undefined) await writer.run(`INSERT INTO events_meta VALUES ('pairs', ${rolled.day === 0 ? 1 : 0})`)
+  let pairsFrom = pairsState === 1 || (pairsState === undefined && rolled.day === 0) ? 0 : rolled.day
   /** The latest event time stored: hours after it are not rolled up yet (a bulk load of the past stays on the fast path). */
   let latestAt = ((await writer.runAndReadAll('SELECT coalesce(max("at"), 0)::DOUBLE AS t FROM events')).getRowObjectsJS()[0] as { t: number }).t
 
@@ -257,7 +296,8 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
   let importedId = ((await writer.runAndReadAll("SELECT value::DOUBLE AS v FROM events_meta WHERE key = 'imported_id'")).getRowObjectsJS()[0] as { v: number })
     .v
   let importing = legacyLast() > importedId
-  const legacyWrite = importing ? createEventWriter(db, { busyLinkClicks: busyAt }) : null
+  // A journal chunk's mark goes with its rows into SQLite's kv here (click-journal.ts), as it did before the engine.
+  const legacyWrite = importing ? markedSqliteWriter(db, createEventWriter(db, { busyLinkClicks: busyAt })) : null
   const IMPORT_CHUNK = opts.importChunkRows ?? 100_000
   const legacyChunk = db.query<Record<string, unknown>, [number, number]>(
     `SELECT e.id, e.link_seq, e.at, e.scan, e.n, ${EVENT_STRINGS.map(([c]) => `e.${c}`).join(', ')}, l.user_id, l.link_type
@@ -353,38 +393,78 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
   const loadCsv = `INSERT INTO events SELECT * FROM read_csv('${csvPath.replaceAll("'", "''")}', header = false, auto_detect = false,
     columns = {${csvColumns.join(', ')}}, nullstr = '', quote = '"', escape = '"', delim = ',', new_line = '\\n')`
 
-  /** The events in one DuckDB transaction with their late rollup rows and the batch number. */
-  async function appendEvents(rows: ClickEvent[], batch: number, alsoSql = ''): Promise<void> {
-    // CSV read by DuckDB on its own threads: per-value appender calls cost ~1 µs each in JavaScript.
+  /** The rows through the Appender, inside the caller's transaction (its flush appends there). */
+  async function appendRows(rows: ClickEvent[], batch: number): Promise<void> {
+    const appender = await writer.createAppender('events')
+    try {
+      const b = BigInt(batch)
+      for (const e of rows) {
+        const [owner, ltype] = groups(e.linkSeq)
+        appender.appendBigInt(BigInt(Math.trunc(e.at)))
+        appender.appendInteger(Math.trunc(e.linkSeq))
+        appender.appendInteger(owner)
+        appender.appendInteger(ltype)
+        appender.appendBoolean(Boolean(e.scan))
+        appender.appendInteger(Math.trunc(e.n))
+        appender.appendBigInt(b)
+        for (const [, field] of EVENT_STRINGS) {
+          const v = e[field] as string | null
+          if (v === null || v === undefined) appender.appendNull()
+          else appender.appendVarchar(v)
+        }
+        // The last column (SCHEMA adds it to files written before A/B tests): the variant, or null outside a test.
+        if (e.variant == null) appender.appendNull()
+        else appender.appendTinyInt(Math.trunc(e.variant))
+        appender.endRow()
+      }
+      appender.flushSync()
+    } finally {
+      appender.closeSync()
+    }
+  }
+
+  /** The rows as a CSV file that DuckDB reads on its own threads (the first way; see `ingest`). */
+  async function writeCsv(rows: ClickEvent[], batch: number): Promise<void> {
     const lines: string[] = []
-    let minAt = Number.POSITIVE_INFINITY
     for (const e of rows) {
       const [owner, ltype] = groups(e.linkSeq)
       let line = `${Math.trunc(e.at)},${Math.trunc(e.linkSeq)},${owner},${ltype},${e.scan},${Math.trunc(e.n)},${batch}`
       for (const [, field] of EVENT_STRINGS) line += `,${csvField(e[field] as string | null)}`
       line += e.variant == null ? ',' : `,${Math.trunc(e.variant)}`
       lines.push(line)
+    }
+    await Bun.write(csvPath, `${lines.join('\n')}\n`)
+  }
+
+  /** The events in one DuckDB transaction with their late rollup rows and the batch number. */
+  async function appendEvents(rows: ClickEvent[], batch: number, alsoSql = ''): Promise<void> {
+    const viaCsv = opts.ingest === 'csv'
+    let minAt = Number.POSITIVE_INFINITY
+    for (const e of rows) {
+      groups(e.linkSeq) // numbered before the transaction: a refusing store fails the batch here
       if (e.at < minAt) minAt = e.at
       if (e.at > latestAt) latestAt = e.at
     }
-    await Bun.write(csvPath, `${lines.join('\n')}\n`)
+    if (viaCsv) await writeCsv(rows, batch)
     await writer.run('BEGIN TRANSACTION')
     try {
-      await writer.run(loadCsv)
+      if (viaCsv) await writer.run(loadCsv)
+      else await appendRows(rows, batch)
       // Events of time already rolled up: their rows too (reads below the limits read rollups only).
       if (alsoSql) await writer.run(alsoSql)
       for (const level of LEVELS)
         if (batch > 0 && minAt < limitOf(level, rolled))
-          for (const sql of rollupInserts(level, `e.batch = ${batch} AND e."at" < ${limitOf(level, rolled)}`)) await writer.run(sql)
+          for (const sql of rollupInserts(level, `e.batch = ${batch} AND e."at" < ${limitOf(level, rolled)}`, pairsFrom)) await writer.run(sql)
       if (batch > 0) await writer.run(`UPDATE events_meta SET value = ${batch} WHERE key = 'batch'`)
       await writer.run('COMMIT')
     } catch (e) {
       await writer.run('ROLLBACK').catch(() => {})
       throw e
     } finally {
-      try {
-        unlinkSync(csvPath)
-      } catch {}
+      if (viaCsv)
+        try {
+          unlinkSync(csvPath)
+        } catch {}
     }
   }
 
@@ -413,7 +493,7 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
     try {
       for (const level of LEVELS) {
         const [from, to] = [limitOf(level, rolled), limitOf(level, next)]
-        if (to > from) for (const sql of rollupInserts(level, `e."at" >= ${from} AND e."at" < ${to}`)) await writer.run(sql)
+        if (to > from) for (const sql of rollupInserts(level, `e."at" >= ${from} AND e."at" < ${to}`, pairsFrom)) await writer.run(sql)
       }
       if (promoted.length) {
         const list = `[${promoted.join(',')}]`
@@ -438,19 +518,39 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
     return true
   }
 
+  /** The pair rows of the days rolled up before pairs existed (one transaction; readers use raw events until it commits). */
+  async function backfillPairs(): Promise<void> {
+    if (pairsFrom === 0 || closing) return
+    maintaining = true
+    const started = performance.now()
+    await writer.run('BEGIN TRANSACTION')
+    try {
+      for (const sql of pairInserts(`e."at" < ${pairsFrom}`)) await writer.run(sql)
+      await writer.run("UPDATE events_meta SET value = 1 WHERE key = 'pairs'")
+      await writer.run('COMMIT')
+    } catch (e) {
+      await writer.run('ROLLBACK').catch(() => {})
+      throw e
+    } finally {
+      maintaining = false
+    }
+    pairsFrom = 0
+    log('statistics pair rows added for the days rolled up before', { ms: Math.round(performance.now() - started) })
+  }
+
   let reclusteredDay = (
     (await writer.runAndReadAll("SELECT value::DOUBLE AS v FROM events_meta WHERE key = 'reclustered_day'")).getRowObjectsJS()[0] as { v: number }
   ).v
   /** The rollup tables rewritten in (scope, dim, t) order, each in one transaction (readers keep their snapshot). */
   async function recluster(): Promise<void> {
     const started = performance.now()
-    for (const level of LEVELS) {
+    for (const table of [...LEVELS.map((l) => l.table), 'stats_pair_day']) {
       if (closing) return
       await writer.run('BEGIN TRANSACTION')
       try {
-        await writer.run(`CREATE TABLE ${level.table}_sorted AS SELECT * FROM ${level.table} ORDER BY scope, dim, t`)
-        await writer.run(`DROP TABLE ${level.table}`)
-        await writer.run(`ALTER TABLE ${level.table}_sorted RENAME TO ${level.table}`)
+        await writer.run(`CREATE TABLE ${table}_sorted AS SELECT * FROM ${table} ORDER BY scope, dim, t`)
+        await writer.run(`DROP TABLE ${table}`)
+        await writer.run(`ALTER TABLE ${table}_sorted RENAME TO ${table}`)
         await writer.run('COMMIT')
       } catch (e) {
         await writer.run('ROLLBACK').catch(() => {})
@@ -473,13 +573,27 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
     return run
   }
 
-  async function writeBatchNow(rows: ClickEvent[]): Promise<void> {
-    if (!rows.length) return
-    if (importing) return legacyWrite!(rows)
+  /** A click journal's mark in the events store (click-journal.ts), or null. */
+  async function markOf(journal: string): Promise<number | null> {
+    const rows = (await writer.runAndReadAll('SELECT value::DOUBLE AS v FROM events_meta WHERE key = $1', [journalKey(journal)])).getRowObjectsJS() as {
+      v: number
+    }[]
+    return rows[0]?.v ?? null
+  }
+
+  /**
+   * One batch. With a journal chunk's `mark`, the mark is stored in events_meta in the events'
+   * transaction, and a chunk at or below the stored mark is skipped (false): each journal row is
+   * stored once; the counters follow from the events (the batch numbers).
+   */
+  async function writeBatchNow(rows: ClickEvent[], mark?: JournalMark): Promise<boolean> {
+    if (!rows.length) return true
+    if (importing) return legacyWrite!(rows, mark)
+    if (mark && ((await markOf(mark.journal)) ?? -1) >= mark.upTo) return false
     // Counters a failed batch left behind first, so they stay in batch order.
     await catchUpCounters()
     const batch = lastBatch + 1
-    await appendEvents(rows, batch)
+    await appendEvents(rows, batch, mark ? `INSERT OR REPLACE INTO events_meta VALUES (${sqlString(journalKey(mark.journal))}, ${Math.trunc(mark.upTo)})` : '')
     lastBatch = batch
     opts.afterEventsCommitted?.(batch)
     try {
@@ -491,6 +605,7 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
     // The batch is stored and counted: a roll-up that fails (or is stopped by close) is done again later, never fails it.
     if (Math.min(Math.floor((now() - COMPACT_LAG_MS) / HOUR), Math.floor(latestAt / HOUR)) * HOUR > rolled.hour)
       await compactNow().catch((e) => log('statistics roll-up stopped; it runs again with a later batch', { error: String(e) }))
+    return true
   }
 
   // Readers: a few connections, each request's statements in one transaction (one snapshot).
@@ -560,6 +675,7 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
 
   // Hours closed while the server was down are rolled up in the background: the engine answers meanwhile (raw after the limits).
   if (now() - COMPACT_LAG_MS >= rolled.hour + HOUR) void serial(() => compactNow()).catch((e) => log('statistics roll-up failed', { error: String(e) }))
+  if (pairsFrom > 0) void serial(backfillPairs).catch((e) => log('statistics pair rows not added; again at the next start', { error: String(e) }))
   // A move that switched and was stopped before SQLite's tables were emptied: emptied now.
   const leftover = !importing && db.query('SELECT 1 FROM click_events_compact UNION ALL SELECT 1 FROM stats_week LIMIT 1').get() !== null
   const imported = importing
@@ -570,7 +686,14 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
   if (importing) log('moving click events into the events store', { copiedUpToId: importedId, lastId: legacyLast(), percent: 0 })
 
   return {
-    write: (rows: ClickEvent[]) => serial(() => writeBatchNow(rows)),
+    write: (rows: ClickEvent[], mark?: JournalMark) => serial(() => writeBatchNow(rows, mark)),
+    /** The position up to which click journal `journal` is stored: here, or in SQLite's kv (written while moving in an upgrade). */
+    journalMark: (journal: string) =>
+      serial(async () => {
+        const here = await markOf(journal)
+        const before = sqliteJournalMark(db, journal)
+        return here === null && before === null ? null : Math.max(here ?? -1, before ?? -1)
+      }),
     /** Rolls up closed hours now (benchmarks, after a bulk load); false when nothing was due. */
     compact: (at?: number) => serial(() => compactNow(at)),
     /** Runs `read` in one snapshot of the events; `timeoutMs` interrupts its statements past it. */
@@ -737,7 +860,8 @@ export async function openEventsCopySource(path: string, dataDir: string) {
     return `SELECT scope::DOUBLE, dim::INTEGER, t::DOUBLE, value, sum(clicks)::DOUBLE, sum(scans)::DOUBLE
       FROM (SELECT * FROM ${table} UNION ALL ${tail.join(' UNION ALL ')}) GROUP BY scope, dim, t, value`
   }
-  const tables = ['click_events', 'stats_busy_links', ...LEVELS.map((l) => l.table)] as const
+  // PostgreSQL keeps no pair rows (stats_pair_day): not copied.
+  const tables = ['click_events', 'stats_busy_links', ...LEVELS.map((l) => l.table as Exclude<Level['table'], 'stats_pair_day'>)] as const
   return {
     tables,
     count: async (table: string) => (await one(`SELECT count(*)::DOUBLE AS n FROM (${selectOf(table)})`)).n!,

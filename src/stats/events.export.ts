@@ -109,7 +109,11 @@ const csvField = (v: unknown) => {
   return /[",\n\r]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s
 }
 
-/** PostgreSQL: the export as pages of rows in (at, id) order, each page one query (bounded memory). */
+/**
+ * PostgreSQL: the export as pages of rows in (at, ctid) order, each page one query (bounded
+ * memory). Events are compact rows of dictionary ids (PostgreSQL migration 0009: no event id;
+ * `at` is the partition key, so rows of one instant share a partition and ctid orders them).
+ */
 export function pgExportStream(sql: SQL, spec: ExportSpec & { format: 'csv' | 'ndjson' }): ReadableStream<Uint8Array> {
   const args: SqlArg[] = [spec.start, spec.end]
   let where = 'e.at >= ? AND e.at < ?'
@@ -119,16 +123,18 @@ export function pgExportStream(sql: SQL, spec: ExportSpec & { format: 'csv' | 'n
     args.push(...set.args)
   }
   for (const [col, values] of spec.filters) {
-    where += values.length ? ` AND e.${col} IN (${values.map(() => '?').join(', ')})` : ' AND FALSE'
+    where += values.length ? ` AND e.${col} IN (SELECT id FROM stats_values WHERE value IN (${values.map(() => '?').join(', ')}))` : ' AND FALSE'
     args.push(...values)
   }
   if (spec.qr !== undefined) where += spec.qr ? ' AND e.scan = 1' : ' AND e.scan = 0'
-  const strings = EVENT_STRINGS.map(([c]) => `e.${c}`).join(', ')
+  const strings = EVENT_STRINGS.map(([c], i) => `v${i}.value AS ${c}`).join(', ')
+  const joins = EVENT_STRINGS.map(([c], i) => `LEFT JOIN stats_values v${i} ON v${i}.id = e.${c}`).join(' ')
   const page = 10_000
   const text = (after: boolean) => {
     let n = 0
-    const numbered = `SELECT e.id::text AS eid, e.at::float8 AS at, l.id AS link_id, l.domain, l.key, e.scan, e.n, ${strings}
-      FROM click_events e JOIN links l ON l.seq = e.link_seq WHERE ${where}${after ? ' AND (e.at, e.id) > (?, ?::bigint)' : ''} ORDER BY e.at, e.id LIMIT ${page}`
+    const numbered = `SELECT e.ctid::text AS eid, e.at::float8 AS at, l.id AS link_id, l.domain, l.key, e.scan, e.n, ${strings}
+      FROM click_events_compact e JOIN links l ON l.seq = e.link_seq ${joins}
+      WHERE ${where}${after ? ' AND (e.at, e.ctid) > (?, ?::tid)' : ''} ORDER BY e.at, e.ctid LIMIT ${page}`
     return numbered.replace(/\?/g, () => `$${++n}`)
   }
   const encoder = new TextEncoder()

@@ -7,9 +7,11 @@ export {
   createPgClickRecorder,
   type EventsHandle,
   eventsPathOf,
+  type RecorderHealth,
   type RecorderOptions,
 } from './click-recorder'
 export { createPgEventWriter, type PgEventWriterOptions } from './click-writer.pg'
+export type { WriterHealth } from './click-writer.supervisor'
 export { DUCKDB_VERSION } from './events.duckdb'
 export { inspectEventsStore, openEventsCopySource, restoreEventsStore } from './events.engine'
 export { createEventsExporter, createPgEventsExporter } from './events.export'

@@ -117,6 +117,27 @@ describe('planReads: which rows answer a query', () => {
       reads: ['all  raw  03-01T00:00Z..03-31T00:00Z'],
     },
     {
+      name: 'the events engine: one event dimension filtered, another grouped, of all links: pair day rows up to their limit, raw edges and tail',
+      q: { start: '2025-03-01T12:00:00Z', end: '2025-03-31T00:00:00Z', device: 'Mobile', groupBy: 'country' },
+      f: facts({
+        rolledUp: () => ({
+          hour: Date.parse('2025-03-29T05:00:00Z'),
+          day: Date.parse('2025-03-29T00:00:00Z'),
+          week: 0,
+          pairDay: Date.parse('2025-03-29T00:00:00Z'),
+        }),
+      }),
+      dim: 64 + 8 * 0 + 3, // country (0) × device (3)
+      reads: ['all  raw  03-01T12:00Z..03-02T00:00Z', 'all  stats_pair_day  03-02T00:00Z..03-29T00:00Z', 'all  raw  03-29T00:00Z..03-31T00:00Z'],
+    },
+    {
+      name: "the events engine before its pair rows exist (pairDay 0), or a member's scope: raw events",
+      q: { ...MARCH, device: 'Mobile', groupBy: 'country' },
+      f: facts({ rolledUp: () => ({ hour: Date.parse('2025-03-29T05:00:00Z'), day: Date.parse('2025-03-29T00:00:00Z'), week: 0, pairDay: 0 }) }),
+      dim: null,
+      reads: ['all  raw  03-01T00:00Z..03-31T00:00Z'],
+    },
+    {
       name: 'a filter that accepts nothing (a German visitor in Asia): no read at all',
       q: { ...MARCH, country: 'de', continent: 'Asia' },
       dim: 1,

@@ -10,7 +10,19 @@
 
 import { continentOfCountry } from '../geo'
 import { type Awaitable, isDateTime, parameterError } from '../shared'
-import { DIMENSIONS, type Dimension, GEO_COLUMNS, type GeoColumn, geoComponentSql, type Level, levelsFor, TOTAL } from './stats.rollup'
+import {
+  DIMENSIONS,
+  type Dimension,
+  GEO_COLUMNS,
+  type GeoColumn,
+  geoComponentSql,
+  LEVEL_PAIR_DAY,
+  type Level,
+  levelsFor,
+  pairOf,
+  pairPartSql,
+  TOTAL,
+} from './stats.rollup'
 import type { GroupBy, Interval, StatisticsQuery } from './stats.schema'
 import { ask, runSteps, type Steps } from './stats.steps'
 import { bucketBoundaries, canonicalZone, type Granularity } from './stats.time'
@@ -218,6 +230,19 @@ function dimReadOf(filters: Map<string, string[]>, groupColumn: string | null): 
   return { dim: d.code, conds: values ? [{ expr: 'value', values }] : [], keyExpr: "nullif(value, '')" }
 }
 
+/** The pair rows (events engine, all links) answering two event dimensions at once, or null. */
+function pairReadOf(filters: Map<string, string[]>, groupColumn: string | null): DimRead | null {
+  const involved = [...new Set([...filters.keys(), ...(groupColumn ? [groupColumn] : [])])]
+  const pair = involved.length === 2 ? pairOf(involved[0]!, involved[1]!) : null
+  if (!pair) return null
+  const part = (column: string) => pairPartSql(column === pair.first ? 0 : 1)
+  return {
+    dim: pair.dim,
+    conds: [...filters].map(([column, values]) => ({ expr: part(column), values })),
+    keyExpr: groupColumn ? part(groupColumn) : null,
+  }
+}
+
 /** What a plan needs to know of the stored data. */
 export interface PlanFacts {
   /** Rollup number of a group (an owner's user id, or `type:<linkType>`), null when it has none. */
@@ -239,10 +264,13 @@ export interface RolledUp {
   hour: number
   day: number
   week: number
+  /** The events engine's pair rows (stats.rollup.ts PAIRS): complete up to here; absent or 0: none. */
+  pairDay?: number
 }
 
 /** The limit of a level (quarter hours and hours are rolled together). */
-const limitOf = (level: Level, rolled: RolledUp) => (level.ms >= 7 * 86_400_000 ? rolled.week : level.ms >= 86_400_000 ? rolled.day : rolled.hour)
+const limitOf = (level: Level, rolled: RolledUp) =>
+  level === LEVEL_PAIR_DAY ? (rolled.pairDay ?? 0) : level.ms >= 7 * 86_400_000 ? rolled.week : level.ms >= 86_400_000 ? rolled.day : rolled.hour
 /** The facts of a store that may answer with promises (PostgreSQL). */
 export type PlanFactsPort = Awaitable<PlanFacts>
 
@@ -348,6 +376,10 @@ export function planReads(query: QueryPlan, links: LinkSet, facts: PlanFacts): R
 /** planReads over facts that may answer with promises: run with runSteps (stats.steps.ts). */
 export function* planReadsSteps(query: QueryPlan, links: LinkSet, facts: PlanFactsPort): Steps<ReadPlan | null> {
   const scope = yield* scopeOf(links, query.perLink !== null, facts)
+  const rolled = facts.rolledUp ? yield* ask(facts.rolledUp()) : null
+  // Two event dimensions of all links: the events engine's pair rows, where it has them.
+  const pairRead = query.dimRead === null && scope.kind === 'all' && rolled?.pairDay ? pairReadOf(query.filters, query.groupDim?.column ?? null) : null
+  if (pairRead) query = { ...query, dimRead: pairRead }
   const sources = sourcesOf(scope, query.dimRead)
   const { series, end } = query
   // The pieces to sum: one per bucket for time, else the whole range.
@@ -366,7 +398,6 @@ export function* planReadsSteps(query: QueryPlan, links: LinkSet, facts: PlanFac
   const start = from!
   const pieces = series ? bounds.slice(0, -1).map((b, i) => [Math.max(b, start), Math.min(bounds[i + 1]!, end)] as const) : [[start, end] as const]
   const reads: Read[] = []
-  const rolled = facts.rolledUp ? yield* ask(facts.rolledUp()) : null
   if (!query.empty)
     for (const src of sources)
       for (const [level, list] of spansOf(pieces, src.levels, rolled)) {

@@ -4,14 +4,15 @@
  * the link-set selects behind scopes. Builds text and arguments only (`?` placeholders);
  * stats.store.ts and stats.store.pg.ts run them.
  *
- * Two dialects. SQLite: index hints (INDEXED BY, `+link_seq`) and raw events as dictionary ids
- * (`click_events_compact`, stats.values.ts). PostgreSQL: plain string columns in `click_events`,
- * no hints, `strpos`/`chr` for the geo paths, and every number cast to float8 or int (Bun.SQL
- * returns bigint and numeric as strings), so rows are the same `ReadRow`/`PerLinkRow` shapes.
+ * Two dialects, both reading raw events as dictionary ids (`click_events_compact` and
+ * `stats_values`: SQLite migration 0011, PostgreSQL migration 0009). SQLite: index hints (INDEXED
+ * BY, `+link_seq`). PostgreSQL: no hints, `strpos`/`chr` for the geo paths, and every number cast
+ * to float8 or int (Bun.SQL returns bigint and numeric as strings), so rows are the same
+ * `ReadRow`/`PerLinkRow` shapes.
  */
 
 import type { DimRead, KeyKind, LinkScope, LinkSet, Read, ReadPlan, Scope, SqlArg } from './stats.plan'
-import { DAY, type Level } from './stats.rollup'
+import { DAY, DIMENSIONS, type Dimension, type Level } from './stats.rollup'
 
 export type Dialect = 'sqlite' | 'pg' | 'duckdb'
 
@@ -20,6 +21,8 @@ export interface Statement {
   args: SqlArg[]
   /** DuckDB: per-link sums (k = seq) the store joins with the links itself (they live in SQLite): by link, or by this column. */
   perLink?: 'link' | 'link_type' | 'destination'
+  /** A raw read over every link or thousands of links (PostgreSQL runs it with parallel workers and sequential scans). */
+  scan?: boolean
 }
 
 const HOUR_MS = 3_600_000
@@ -258,8 +261,8 @@ export function rollupSql(
 
 /**
  * Sums of raw events in [from, to) ms matching `filters` (column → accepted values),
- * optionally per quarter hour and per value of `keyColumn` or per link. SQLite events hold
- * dictionary ids (stats.values.ts): filters compare ids, grouped ids become their strings.
+ * optionally per quarter hour and per value of `keyColumn` or per link. Events hold dictionary
+ * ids (stats_values): filters compare ids, grouped ids become their strings.
  */
 export function rawSql(
   scope: Scope,
@@ -277,6 +280,10 @@ export function rawSql(
   // event, measured 5x slower (30 days of all links' events: 1.5 s against 0.15-0.2 s). With a
   // country filter, that country's events in time order (country, at, link_seq, n, scan): a
   // per-link count of one country reads no row (groupBy=link&country=DE: 263 → ~20 ms at 10M).
+  if (dialect === 'pg' && scope.kind === 'all' && !byTime) {
+    const pairs = pairsSql(from, to, filters, key, keyColumn)
+    if (pairs) return pairs
+  }
   const timeIndex = scope.kind === 'all' || (scope.kind === 'link' && scope.wide) || to - from <= DAY
   const keyCol = key === 'value' ? keyColumn! : key === 'link' ? 'link_seq' : 'NULL'
   if (dialect === 'duckdb') {
@@ -296,37 +303,81 @@ export function rawSql(
     }
   }
   const unit = byTime ? `at / ${RAW_UNIT_MS}` : '0'
+  let sc: Statement
   if (dialect === 'pg') {
     // Else a seek per link, as SQLite does: PostgreSQL takes `link_seq IN (links of u0 of type
     // menu)` for a join with a month of events through the time index (300 ms at 10M, against
     // 28 ms for `= ANY(ARRAY(…))`, which it reads as index conditions on (link_seq, at)).
     const busyPart = busyPartOfEveryLink(scope, 'link_seq')
-    const sc = busyPart ? { sql: ` AND ${busyPart}`, args: [] } : scopeCondition(scope, 'link_seq', !timeIndex)
-    let where = `at >= ? AND at < ?${sc.sql}`
-    const args: SqlArg[] = [from, to, ...sc.args]
-    for (const [col, vals] of filters) {
-      where += ` AND ${col} IN (${vals.map(() => '?').join(',')})`
-      args.push(...vals)
-    }
-    const flat = unsummed(dialect, key, byTime)
-    const groupBy = flat ? [] : [byTime ? unit : '', key !== 'none' ? keyCol : ''].filter(Boolean)
-    return {
-      sql: `SELECT ${numbers(dialect, unit, keyCol, 'n', 'n * scan', !flat)} FROM click_events WHERE ${where}${groupBy.length ? ` GROUP BY ${groupBy.join(', ')}` : ''}`,
-      args,
-    }
+    sc = busyPart ? { sql: ` AND ${busyPart}`, args: [] } : scopeCondition(scope, 'link_seq', !timeIndex)
+  } else {
+    sc = scopeCondition(scope, 'link_seq')
+    if (timeIndex) sc = { sql: sc.sql.replace(' AND link_seq', ' AND +link_seq'), args: sc.args }
   }
-  const sc = scopeCondition(scope, 'link_seq')
-  const index = timeIndex ? (filters.has('country') ? 'click_events_country_at' : 'click_events_at') : null
-  let where = `at >= ? AND at < ?${timeIndex ? sc.sql.replace(' AND link_seq', ' AND +link_seq') : sc.sql}`
-  const args: SqlArg[] = [from, to, ...sc.args]
+  const index = dialect === 'sqlite' && timeIndex ? (filters.has('country') ? 'click_events_country_at' : 'click_events_at') : null
+  const f = eventFilters(filters, dialect)
+  const where = `at >= ? AND at < ?${sc.sql}${f.sql}`
+  const args: SqlArg[] = [from, to, ...sc.args, ...f.args]
+  // PostgreSQL groups by output names only when they are plain: group by the expressions.
+  const flat = unsummed(dialect, key, byTime)
+  const group = dialect === 'sqlite' ? ['u', 'k'] : flat ? [] : [unit, keyCol]
+  const grouped = group.filter((_, i) => (i === 0 ? byTime : key !== 'none'))
+  const sql = `SELECT ${numbers(dialect, unit, keyCol, 'n', 'n * scan', !flat)} FROM click_events_compact${index ? ` INDEXED BY ${index}` : ''} WHERE ${where}${grouped.length ? ` GROUP BY ${grouped.join(', ')}` : ''}`
+  const scan = dialect === 'pg' && timeIndex ? { scan: true } : {}
+  if (key !== 'value') return { sql, args, ...scan }
+  return { sql: `SELECT u, (SELECT value FROM stats_values WHERE id = x.k) AS k, c, s FROM (${sql}) x`, args, ...scan }
+}
+
+/** `AND column …` for each event filter (column → accepted strings), comparing dictionary ids; `side` names the column. */
+function eventFilters(filters: Map<string, string[]>, dialect: Dialect, side: (column: string) => string = (c) => c): Statement {
+  let sql = ''
+  const args: SqlArg[] = []
   for (const [col, vals] of filters) {
-    where += ` AND ${col} IN (SELECT id FROM stats_values WHERE value IN (${vals.map(() => '?').join(',')}))`
+    // PostgreSQL: as an array of ids, which it estimates from the column's statistics. As `IN (SELECT …)`
+    // it joined the dictionary and expected ~10k of a year's 6.2M Mobile events: a sort spilled to disk
+    // where a hash aggregate takes them all (device=Mobile by os, a year at 10M: 16-40 s → 8-11 s under a load of 20).
+    const ids = `SELECT id FROM stats_values WHERE value IN (${vals.map(() => '?').join(',')})`
+    sql += dialect === 'pg' ? ` AND ${side(col)} = ANY(ARRAY(${ids}))` : ` AND ${side(col)} IN (${ids})`
     args.push(...vals)
   }
-  const group = [byTime ? 'u' : '', key !== 'none' ? 'k' : ''].filter(Boolean)
-  const sql = `SELECT ${numbers(dialect, unit, keyCol, 'n', 'n * scan')} FROM click_events_compact${index ? ` INDEXED BY ${index}` : ''} WHERE ${where}${group.length ? ` GROUP BY ${group.join(', ')}` : ''}`
-  if (key !== 'value') return { sql, args }
-  return { sql: `SELECT u, (SELECT value FROM stats_values WHERE id = x.k) AS k, c, s FROM (${sql}) x`, args }
+  return { sql, args }
+}
+
+/**
+ * PostgreSQL, a raw read of every link over exactly two event dimensions (filters and the grouped
+ * one), not per time unit: its whole UTC days below the roll-up limit from the pair rows
+ * (migration 0011, stats.pairs.pg.ts), the partial first and last days and the days not rolled
+ * up yet from the events, in one statement (one snapshot: the limit and the rows agree). Null
+ * when the read is not of that kind, or spans no whole day.
+ */
+function pairsSql(from: number, to: number, filters: Map<string, string[]>, key: KeyKind, keyColumn: string | null): Statement | null {
+  if (key === 'link') return null
+  const columns = new Set([...filters.keys(), ...(key === 'value' ? [keyColumn!] : [])])
+  const dims = DIMENSIONS.filter((d) => columns.has(d.column))
+  if (columns.size !== 2 || dims.length !== 2) return null
+  const firstDay = Math.ceil(from / DAY)
+  const lastDay = Math.floor(to / DAY)
+  if (firstDay >= lastDay) return null
+  const [a, b] = dims as [Dimension, Dimension]
+  const side = (column: string) => (column === a.column ? 'va' : 'vb')
+  const rawKey = key === 'value' ? keyColumn! : 'NULL'
+  const upto = '(SELECT upto FROM stats_pairs_state)'
+  const pf = eventFilters(filters, 'pg', side)
+  const rf = eventFilters(filters, 'pg')
+  const raw = (when: string) =>
+    `SELECT ${rawKey} AS k, sum((n)::float8) AS c, sum((n * scan)::float8) AS s FROM click_events_compact WHERE ${when}${rf.sql} GROUP BY 1`
+  const parts = [
+    `SELECT ${key === 'value' ? `nullif(${side(keyColumn!)}, 0)` : 'NULL'} AS k, sum((clicks)::float8) AS c, sum((scans)::float8) AS s FROM stats_pairs
+      WHERE a = ${a.code} AND b = ${b.code} AND day >= ? AND day < least(?, ${upto})${pf.sql} GROUP BY 1`,
+    raw('at >= ? AND at < ?'),
+    raw(`at >= greatest(?, least(?, ${upto})) * ${DAY}::bigint AND at < ?`),
+  ]
+  const k = key === 'value' ? '(SELECT value FROM stats_values WHERE id = x.k)' : 'NULL'
+  return {
+    sql: `SELECT (0)::float8 AS u, ${k} AS k, sum(x.c) AS c, sum(x.s) AS s FROM (${parts.join(' UNION ALL ')}) x GROUP BY x.k`,
+    args: [firstDay, lastDay, ...pf.args, from, firstDay * DAY, ...rf.args, firstDay, lastDay, to, ...rf.args],
+    scan: true,
+  }
 }
 
 /** Planned reads with the spans each covers: SQLite, one span per read; see mergeReads. */

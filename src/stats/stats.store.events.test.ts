@@ -79,6 +79,10 @@ describe('the events engine answers as the SQLite rollups do', () => {
     const rolled = engine.rolled()
     expect(rolled.hour).toBeGreaterThan(START + 30 * 86_400_000)
     expect(rolled.hour).toBeLessThan(START + SPAN - 86_400_000)
+    // Pair rows (two event dimensions of all links) as far as days are rolled up: the admin's cross-dimension questions below read them.
+    expect((await engine.snapshot(async (tx) => tx.rolled)).pairDay).toBe(rolled.day)
+    const pairs = await engine.exclusive(async (c) => (await c.runAndReadAll('SELECT count(*)::INT AS n FROM stats_pair_day')).getRowObjectsJS())
+    expect((pairs[0] as { n: number }).n).toBeGreaterThan(1000)
     const busy = await engine.exclusive(async (c) => (await c.runAndReadAll('SELECT count(*)::INT AS n FROM stats_busy_links')).getRowObjectsJS())
     expect((busy[0] as { n: number }).n).toBeGreaterThan(0)
   })
@@ -94,6 +98,31 @@ describe('the events engine answers as the SQLite rollups do', () => {
   test('time series: every granularity, in UTC, DST zones and a :30 zone, with filters and link scopes', async () => {
     const { differing } = await countDifferences(sqliteService, eventsService, timeMatrix(), expectSame)
     expect(differing).toBe(0)
+  })
+
+  test('a store rolled up before pair rows existed gets them in the background; the same answers meanwhile and after', async () => {
+    const copy = join(dir, 'before-pairs.duckdb')
+    await engine.backup(copy)
+    const open = (log?: (m: string) => void) => openEventsEngine(eventsDb, { path: copy, dataDir: dir, busyLinkClicks: 400, now: () => clock, threads: 1, log })
+    const older = await open()
+    await older.exclusive(async (c) => {
+      await c.run('DELETE FROM stats_pair_day')
+      await c.run("DELETE FROM events_meta WHERE key = 'pairs'")
+    })
+    await older.close()
+    const logs: string[] = []
+    const upgraded = await open((m) => void logs.push(m))
+    try {
+      const service = createStatsService({ store: createEventsStatsStore(eventsDb, upgraded), settings, now: () => NOW })
+      const sample = groupByMatrix().filter((_, i) => i % 7 === 0)
+      expect((await countDifferences(sqliteService, service, sample.slice(0, 40), expectSame)).differing).toBe(0)
+      await upgraded.compact() // queued behind the backfill
+      expect(logs).toContain('statistics pair rows added for the days rolled up before')
+      expect((await upgraded.snapshot(async (tx) => tx.rolled)).pairDay).toBe(upgraded.rolled().day)
+      expect((await countDifferences(sqliteService, service, sample, expectSame)).differing).toBe(0)
+    } finally {
+      await upgraded.close()
+    }
   })
 
   test('errors are the same', async () => {

@@ -1,6 +1,6 @@
 /** The store: the embedded SQLite file (pragmas, migrations, the data-dir lock) and PostgreSQL (src/store/pg). Other modules import this file only. */
 export { connectStore, type Db, openStore, storePath } from './db'
-export { DataDirLockedError, lockDataDir } from './lock'
+export { DataDirError, DataDirLockedError, fileProblem, lockDataDir } from './lock'
 export {
   type ClusterRateLimiter,
   COPIED_TABLES,

@@ -23,6 +23,7 @@ import { readFileSync } from 'node:fs'
 import type { ErrorLike, Server, TLSOptions } from 'bun'
 import type { StoredCertificate } from './cert-store'
 import { type CertificateManager, createCertificateManager } from './certificate-manager'
+import { listenExclusively } from './exclusive-port'
 import type { CertPair } from './self-signed'
 import type { Tls } from './tls'
 
@@ -88,7 +89,8 @@ export function startHttpsListener(parts: Tls, opts: HttpsListenerOptions): Http
       fetch: opts.fetch,
       error: opts.error,
     })
-  let current: Server<unknown> = listen(config.server.httpsPort)
+  // The first listener claims the port for this process alone (exclusive-port.ts); swaps then join it.
+  let current: Server<unknown> = listenExclusively('server.httpsPort', config.server.hostname, config.server.httpsPort, listen)
   const port = current.port!
 
   let swapTimer: ReturnType<typeof setTimeout> | null = null

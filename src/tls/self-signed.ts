@@ -6,7 +6,7 @@
  */
 
 import { X509Certificate } from 'node:crypto'
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { isIP } from 'node:net'
 import type * as X509 from '@peculiar/x509'
 
@@ -120,18 +120,35 @@ export async function ensureSelfSigned(dataDir: string, names: string[]): Promis
     ca = { cert: new x509.X509Certificate(readFileSync(p.caCert, 'utf8')), key: await importKeyPem(x509, readFileSync(p.caKey, 'utf8')) }
   } else {
     const made = await makeCa(x509)
-    writeFileSync(p.caKey, await exportKeyPem(x509, made.keys.privateKey), { mode: 0o600 })
-    writeFileSync(p.caCert, `${made.cert.toString('pem')}\n`)
+    writeAtomically(p.caKey, await exportKeyPem(x509, made.keys.privateKey), 0o600)
+    writeAtomically(p.caCert, `${made.cert.toString('pem')}\n`)
     ca = { cert: made.cert, key: made.keys.privateKey }
   }
   if (!fresh) {
     const leaf = await makeLeaf(x509, names, ca)
-    writeFileSync(p.key, leaf.key, { mode: 0o600 })
-    chmodSync(p.key, 0o600)
-    writeFileSync(p.cert, leaf.cert)
-    writeFileSync(p.names, wanted)
+    writeAtomically(p.key, leaf.key, 0o600)
+    writeAtomically(p.cert, leaf.cert)
+    writeAtomically(p.names, wanted)
   }
   return readPair(p)
+}
+
+/**
+ * A whole file or none: written beside its place, then renamed over it. A full disk (or a crash)
+ * leaves the old file and no half key or certificate; the temp file is removed.
+ */
+function writeAtomically(path: string, content: string, mode = 0o644) {
+  const tmp = `${path}.tmp-${process.pid}`
+  try {
+    writeFileSync(tmp, content, { mode })
+    chmodSync(tmp, mode)
+    renameSync(tmp, path)
+  } catch (e) {
+    rmSync(tmp, { force: true })
+    // Bun's write errors name no file: the start-up message names this one.
+    if (e && typeof e === 'object' && !('path' in e && (e as { path?: unknown }).path)) Object.assign(e, { path })
+    throw e
+  }
 }
 
 function readPair(p: { cert: string; key: string; caCert: string }): SelfSignedFiles {

@@ -42,12 +42,12 @@ beforeAll(async () => {
     browser.open(server, { signIn: { apiKey: memberKey } }),
     browser.open(server, { width: 'phone', signIn: { apiKey: memberKey } }),
   ])
-}, 60_000)
+})
 
 afterAll(async () => {
   await browser?.close()
   await server?.stop()
-}, 60_000)
+})
 
 async function preview(p: DashboardPage, file: string, source = 'CSV (this dashboard)') {
   await p.goto('/links/import')

@@ -17,12 +17,12 @@ beforeAll(async () => {
   server = await startServer()
   browser = await dashboardBrowser()
   ;[desktop, phone] = await Promise.all([browser.open(server), browser.open(server, { width: 'phone' })])
-}, 60_000)
+})
 
 afterAll(async () => {
   await browser?.close()
   await server?.stop()
-}, 60_000)
+})
 
 const json = async (path: string) => {
   const r = await server.api(path)
@@ -79,7 +79,7 @@ test('files: upload, rename, archive, delete', async () => {
   expect((await deleted).status()).toBe(200)
   await page.getByText('No files yet').waitFor()
   expect([404, 410]).toContain((await json(`/files/${file.id}`)).status)
-}, 60_000)
+})
 
 test('tags: create with a colour, rename and recolour, delete', async () => {
   const p = desktop
@@ -119,7 +119,7 @@ test('tags: create with a colour, rename and recolour, delete', async () => {
   expect((await deleted).status()).toBe(200)
   await page.getByText('No tags yet').waitFor()
   expect([404, 410]).toContain((await json(`/tags/${tag.id}`)).status)
-}, 60_000)
+})
 
 test('templates: a thumbnail, open in designer, rename, delete', async () => {
   const made = await server.api('/qr/templates', {
@@ -162,7 +162,7 @@ test('templates: a thumbnail, open in designer, rename, delete', async () => {
   expect((await deleted).status()).toBe(200)
   await page.getByText('No templates yet').waitFor()
   expect((await json(`/qr/templates/${tpl.id}`)).status).toBe(404)
-}, 60_000)
+})
 
 test('phone: files list and upload zone', async () => {
   await phone.goto('/files')
@@ -182,7 +182,7 @@ test('a read-only user sees the lists without write controls', async () => {
   expect(await reader.page.getByRole('button', { name: /^(Edit|Delete) / }).count()).toBe(0)
   expect(reader.errors).toEqual([])
   await reader.close()
-}, 30_000)
+})
 
 test('no console errors and no requests leaving the origin', () => {
   for (const p of [desktop, phone]) {

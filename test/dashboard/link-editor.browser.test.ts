@@ -21,12 +21,12 @@ beforeAll(async () => {
   browser = await dashboardBrowser()
   dash = await browser.open(server, { width: 'desktop' })
   page = dash.page
-}, 60_000)
+})
 
 afterAll(async () => {
   await browser?.close()
   await server?.stop()
-}, 60_000)
+})
 
 const linkOf = async (id: string): Promise<any> => {
   const r = await server.api(`/links/${id}`)
@@ -244,7 +244,7 @@ test('a link with every option: key, tags, comment, password, expiry, UTM in the
   })
   expect(unexpectedErrors()).toEqual([])
   expect(dash.externalRequests).toEqual([])
-}, 60_000)
+})
 
 test('editing a link changes it, through each of the other rule types', async () => {
   expect(optionsLink).not.toBe('')
@@ -304,7 +304,7 @@ test('editing a link changes it, through each of the other rule types', async ()
     ],
   })
   expect(unexpectedErrors()).toEqual([])
-}, 60_000)
+})
 
 test('a taken key: the API message appears next to the key field', async () => {
   expect(optionsLink).not.toBe('')
@@ -325,7 +325,7 @@ test('a taken key: the API message appears next to the key field', async () => {
   expect(page.url()).toEndWith('/app/links/new?type=link')
   expect(unexpectedErrors()).toEqual([])
   expect(dash.errors.filter((e) => /status of 422/.test(e))).toHaveLength(1)
-}, 30_000)
+})
 
 test('phone width: picker, URL form, menu and options in one column', async () => {
   const phone = await browser.open(server, { width: 'phone' })
@@ -352,7 +352,7 @@ test('phone width: picker, URL form, menu and options in one column', async () =
   } finally {
     await phone.close()
   }
-}, 60_000)
+})
 
 test('archive, unarchive and delete (after confirming) from the edit screen', async () => {
   const id = created.text!
@@ -376,7 +376,7 @@ test('archive, unarchive and delete (after confirming) from the edit screen', as
   await page.waitForURL(/\/app\/links$/)
   expect((await server.api(`/links/${id}`)).status).toBe(410)
   expect(unexpectedErrors()).toEqual([])
-}, 30_000)
+})
 
 test('a read-only user sees the link without write controls', async () => {
   expect(optionsLink).not.toBe('')
@@ -395,4 +395,4 @@ test('a read-only user sees the link without write controls', async () => {
   } finally {
     await reader.close()
   }
-}, 30_000)
+})

@@ -68,7 +68,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close()
   await server?.stop()
-}, 60_000)
+})
 
 /** The keys shown in the table, top to bottom. */
 const shownKeys = async (p: DashboardPage) => (await p.page.locator('.links-short a.mono').allTextContents()).map((t) => t.slice(t.lastIndexOf('/') + 1))

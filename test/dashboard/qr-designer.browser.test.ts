@@ -27,12 +27,12 @@ beforeAll(async () => {
   link = (await created.json()) as typeof link
   browser = await dashboardBrowser()
   ;[desktop, phone] = await Promise.all([browser.open(server), browser.open(server, { width: 'phone' })])
-}, 60_000)
+})
 
 afterAll(async () => {
   await browser?.close()
   await server?.stop()
-}, 60_000)
+})
 
 /** A 64×64 logo: a dark orange square with a white centre. */
 function logoPng(): Buffer {
@@ -130,7 +130,7 @@ test("design a link's code, save it to the link and as a template, download PNG 
 
   await desktop.screenshot('qr-designer')
   expect(await desktop.seriousA11yViolations()).toEqual([])
-}, 60_000)
+})
 
 test('the designer at phone width shows the preview first', async () => {
   const { page } = phone
@@ -142,7 +142,7 @@ test('the designer at phone width shows the preview first', async () => {
   expect(await page.getByLabel('Body style').inputValue()).toBe('dots')
   await phone.screenshot('qr-designer')
   expect(await phone.seriousA11yViolations()).toEqual([])
-}, 30_000)
+})
 
 test('a pale design is refused and a light-on-dark one repaired, each said next to the preview', async () => {
   const p = await browser.open(server)
@@ -172,7 +172,7 @@ test('a pale design is refused and a light-on-dark one repaired, each said next 
   expect(p.errors.filter((e) => !/status of 422/.test(e))).toEqual([])
   expect(p.externalRequests).toEqual([])
   await p.close()
-}, 30_000)
+})
 
 test('a read-only user gets no design controls', async () => {
   const readerKey = await server.keyFor('rita', 'readonly')
@@ -183,7 +183,7 @@ test('a read-only user gets no design controls', async () => {
   expect(await reader.page.getByLabel('Body style').count()).toBe(0)
   expect(reader.errors).toEqual([])
   await reader.close()
-}, 30_000)
+})
 
 test('no console errors and no requests leaving the origin', () => {
   for (const p of [desktop, phone]) {

@@ -15,12 +15,12 @@ beforeAll(async () => {
   server = await startServer()
   browser = await dashboardBrowser()
   admin = await browser.open(server)
-}, 60_000)
+})
 
 afterAll(async () => {
   await browser?.close()
   await server?.stop()
-}, 60_000)
+})
 
 test('an admin adds a user, makes a key shown once, revokes it and disables the user', async () => {
   const { page } = admin
@@ -84,7 +84,7 @@ test('an admin adds a user, makes a key shown once, revokes it and disables the 
   expect([...admin.errors, ...phone.errors]).toEqual([])
   expect([...admin.externalRequests, ...phone.externalRequests]).toEqual([])
   await phone.close()
-}, 60_000)
+})
 
 test('a member sees only their own keys and no users', async () => {
   const memberKey = await server.keyFor('lee', 'member')
@@ -107,7 +107,7 @@ test('a member sees only their own keys and no users', async () => {
     expect(member.externalRequests).toEqual([])
     await member.close()
   }
-}, 60_000)
+})
 
 test('an admin sees when the node was last backed up; members do not see backups', async () => {
   const { page } = admin
@@ -137,4 +137,4 @@ test('an admin sees when the node was last backed up; members do not see backups
   expect(await member.page.getByRole('heading', { name: 'Backups' }).count()).toBe(0)
   expect((await server.api('/backups/status', { key: memberKey })).status).toBe(403)
   await member.close()
-}, 60_000)
+})

@@ -14,12 +14,12 @@ beforeAll(async () => {
   browser = await dashboardBrowser()
   const made = await server.api('/users', { method: 'POST', json: { id: 'maria', password: 'terrace-menu-2026', role: 'member' } })
   expect(made.status).toBe(200)
-}, 60_000)
+})
 
 afterAll(async () => {
   await browser?.close()
   await server?.stop()
-}, 60_000)
+})
 
 for (const width of ['phone', 'desktop'] as const)
   test(`${width}: the form, a wrong password, then a password session in an HttpOnly cookie; sign out`, async () => {
@@ -65,7 +65,7 @@ for (const width of ['phone', 'desktop'] as const)
     expect(dash.errors).toEqual([])
     expect(dash.externalRequests).toEqual([])
     await dash.close()
-  }, 60_000)
+  })
 
 test('an API key signs in with its role; a revoked key ends the session at the next request', async () => {
   const created = await server.api('/keys', { method: 'POST', json: { userId: 'maria', role: 'readonly', name: 'front desk' } })
@@ -82,7 +82,7 @@ test('an API key signs in with its role; a revoked key ends the session at the n
   await page.getByRole('heading', { name: 'Sign in to shortlink' }).waitFor()
   expect(dash.externalRequests).toEqual([])
   await dash.close()
-}, 60_000)
+})
 
 test('by keyboard alone: sign in, skip to the content, move between screens', async () => {
   const dash = await browser.open(server, { signIn: null })
@@ -110,4 +110,4 @@ test('by keyboard alone: sign in, skip to the content, move between screens', as
   expect(await statistics.getAttribute('aria-current')).toBe('page')
   expect(dash.errors).toEqual([])
   await dash.close()
-}, 60_000)
+})

@@ -62,12 +62,12 @@ beforeAll(async () => {
   await server.clicksFlushed()
   browser = await dashboardBrowser()
   ;[desktop, phone] = await Promise.all([browser.open(server), browser.open(server, { width: 'phone' })])
-}, 60_000)
+})
 
 afterAll(async () => {
   await browser?.close()
   await server?.stop()
-}, 60_000)
+})
 
 test('across links: totals, chart, a range change, a device bar that filters, the map, CSV export', async () => {
   const { page } = desktop
@@ -174,7 +174,7 @@ test('across links: totals, chart, a range change, a device bar that filters, th
   await page.locator('.stats-map path[data-country]').first().waitFor()
   await desktop.screenshot('stats')
   expect(await desktop.seriousA11yViolations()).toEqual([])
-}, 60_000)
+})
 
 test("one link's statistics show only that link", async () => {
   const { page } = desktop
@@ -191,7 +191,7 @@ test("one link's statistics show only that link", async () => {
   const list = page.getByRole('list', { name: 'Countries' })
   expect(await list.getByRole('listitem').count()).toBe(countries.length)
   expect(await list.getByRole('button', { name: /^United States/ }).textContent()).toContain(`${countries.find((r) => r.country === 'US').clicks} clicks`)
-}, 30_000)
+})
 
 test('phone width, and the empty state of a link nobody visited', async () => {
   // The map's shapes are a chunk of their own, fetched only by this screen.
@@ -218,4 +218,4 @@ test('phone width, and the empty state of a link nobody visited', async () => {
     expect(p.errors).toEqual([])
     expect(p.externalRequests).toEqual([])
   }
-}, 40_000)
+})

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { SQL } from 'bun'
 import { migratePostgres } from '../../src/store'
+import { atRunEnd } from './cleanup'
 import { freePort } from './server'
 
 export interface TestPostgres {
@@ -52,6 +53,16 @@ export async function startPostgres(): Promise<TestPostgres> {
   }
   const port = await freePort()
   const data = join(dir, 'data')
+  const asPostgres = (cmd: string[]) => (process.getuid?.() === 0 ? ['runuser', '-u', 'postgres', '--', ...cmd] : cmd)
+  // Stopped and removed at the end of the run if the test does not (a failure, a timeout): pg_ctl daemonises it.
+  const forget = atRunEnd({
+    name: `PostgreSQL cluster in ${dir}`,
+    async: () => pg.destroy(),
+    sync() {
+      if (existsSync(join(data, 'postmaster.pid'))) Bun.spawnSync(asPostgres([join(bin, 'pg_ctl'), '-D', data, '-m', 'immediate', '-w', 'stop']))
+      rmSync(dir, { recursive: true, force: true })
+    },
+  })
   await run([join(bin, 'initdb'), '-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8', '--locale=C'])
   const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=400`
   const pg: TestPostgres = {
@@ -61,6 +72,7 @@ export async function startPostgres(): Promise<TestPostgres> {
     start: () => run([join(bin, 'pg_ctl'), '-D', data, '-o', options, '-l', join(dir, 'log'), '-w', 'start']),
     stop: () => run([join(bin, 'pg_ctl'), '-D', data, '-m', 'fast', '-w', 'stop']),
     async destroy() {
+      forget()
       await pg.stop().catch(() => {})
       rmSync(dir, { recursive: true, force: true })
     },

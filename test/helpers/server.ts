@@ -41,6 +41,8 @@ export const json = async (r: Response) => ({ status: r.status, body: (await r.j
 
 export interface TestServer {
   dir: string
+  /** The server's data dir: `<dir>/data` unless given. */
+  dataDir: string
   /** The PostgreSQL database this node serves from, or '' for its SQLite file. */
   storeUrl: string
   httpsPort: number
@@ -69,7 +71,7 @@ export interface TestServer {
 export interface StartOptions {
   /** Extra TOML appended after the generated [server] section. */
   toml?: string
-  /** The store to serve from: PostgreSQL when the run provides one (SHORTLINK_TEST_PG_URL), else SQLite; or this URL. */
+  /** The store to serve from: PostgreSQL when the run provides one (SHORTLINK_TEST_PG_URL), else SQLite; or this URL ('': SQLite always). */
   storeUrl?: string
   /** baseUrl in the config (a cluster's load balancer); the TestServer still talks to this node directly. */
   publicBaseUrl?: string
@@ -77,6 +79,8 @@ export interface StartOptions {
   ca?: string
   env?: Record<string, string>
   dir?: string
+  /** The data dir, when not `<dir>/data` (a small file system a test mounted). */
+  dataDir?: string
 }
 
 /** True when this run serves the e2e suite from PostgreSQL (scripts/with-postgres.ts). */
@@ -102,11 +106,13 @@ export async function createTestDatabase(): Promise<string> {
 
 export async function startServer(opts: StartOptions = {}): Promise<TestServer> {
   const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'shortlink-e2e-'))
+  const dataDir = opts.dataDir ?? join(dir, 'data')
   const httpsPort = await freePort()
   const httpPort = await freePort()
   let storeUrl = opts.storeUrl ?? databases.get(dir) ?? ''
-  const freshStore = storeUrl === '' ? !existsSync(join(dir, 'data/shortlink.db')) : !databases.has(dir) && opts.storeUrl === undefined
-  if (!storeUrl && onPostgres()) storeUrl = await createTestDatabase()
+  const freshStore = storeUrl === '' ? !existsSync(join(dataDir, 'shortlink.db')) : !databases.has(dir) && opts.storeUrl === undefined
+  // An explicit '' keeps the node on its SQLite file in a PostgreSQL run too (tests of the SQLite side).
+  if (!storeUrl && onPostgres() && opts.storeUrl !== '') storeUrl = await createTestDatabase()
   if (storeUrl) databases.set(dir, storeUrl)
   // [store] first: opts.toml continues the [server] section.
   const config = `[store]
@@ -117,7 +123,7 @@ baseUrl = "${opts.publicBaseUrl ?? `https://localhost:${httpsPort}/api`}"
 httpsPort = ${httpsPort}
 httpPort = ${httpPort}
 hostname = "127.0.0.1"
-dataDir = "${dir}/data"
+dataDir = "${dataDir}"
 ${opts.toml ?? ''}`
   writeFileSync(join(dir, 'shortlink.toml'), config)
   // A fresh store with no fixed admin key prints a first key (on stdout, apart from the log).
@@ -135,13 +141,14 @@ ${opts.toml ?? ''}`
   void collect(proc.stdout as ReadableStream<Uint8Array>)
   void collect(proc.stderr as ReadableStream<Uint8Array>)
 
-  const deadline = Date.now() + 15_000
+  // Bounds a failing start only; a loaded machine may take seconds.
+  const deadline = Date.now() + 60_000
   while (!/"msg":"started"/.test(out) || (expectKey && !/sk_[A-Za-z0-9_-]+/.test(out))) {
     if (proc.exitCode !== null || Date.now() > deadline) throw new Error(`server did not start:\n${out}`)
     await Bun.sleep(25)
   }
   const adminKey = /(sk_[A-Za-z0-9_-]+)/.exec(out)?.[1] ?? opts.env?.SHORTLINK_ADMIN_KEY ?? ''
-  const caPath = `${dir}/data/tls/ca.pem`
+  const caPath = `${dataDir}/tls/ca.pem`
   const ca = opts.ca ?? (existsSync(caPath) ? readFileSync(caPath, 'utf8') : '')
   const baseUrl = `https://localhost:${httpsPort}/api`
   let sentinel: Promise<{ id: string; shortLink: string; visits: number }> | undefined
@@ -149,6 +156,7 @@ ${opts.toml ?? ''}`
 
   const server: TestServer = {
     dir,
+    dataDir,
     storeUrl,
     httpsPort,
     httpPort,
@@ -190,11 +198,11 @@ ${opts.toml ?? ''}`
       const visited = await tlsFetch(link.shortLink, { headers: { 'user-agent': BROWSER_UA } })
       if (visited.status !== 302) throw new Error(`flush barrier visit answered ${visited.status}`)
       link.visits++
-      const deadline = Date.now() + 15_000
+      const deadline = Date.now() + 60_000
       for (;;) {
         const stored = (await (await server.api(`/links/${link.id}`)).json()) as { clicks: number }
         if (stored.clicks >= link.visits) return
-        if (Date.now() > deadline) throw new Error(`visits not stored within 15 s (sentinel has ${stored.clicks} of ${link.visits})`)
+        if (Date.now() > deadline) throw new Error(`visits not stored within 60 s (sentinel has ${stored.clicks} of ${link.visits})`)
         await Bun.sleep(25) // a poll interval, not a wait standing in for the barrier
       }
     },
@@ -218,10 +226,10 @@ export async function runCli(args: string[], opts: { cwd: string; env?: Record<s
  * Rows of a read-only query against a server's store, whichever it is: its SQLite file or
  * its PostgreSQL database (the same SQL text, so keep it to plain SELECTs).
  */
-export async function queryStore<T>(server: Pick<TestServer, 'dir' | 'storeUrl'>, text: string): Promise<T[]> {
+export async function queryStore<T>(server: Pick<TestServer, 'dataDir' | 'storeUrl'>, text: string): Promise<T[]> {
   if (!server.storeUrl) {
     const { Database } = await import('bun:sqlite')
-    const db = new Database(join(server.dir, 'data/shortlink.db'), { readonly: true })
+    const db = new Database(join(server.dataDir, 'shortlink.db'), { readonly: true })
     try {
       return db.query(text).all() as T[]
     } finally {

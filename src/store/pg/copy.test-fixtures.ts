@@ -8,29 +8,33 @@ import { createHash } from 'node:crypto'
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { SQL } from 'bun'
-import { COPIED_TABLES } from './copy'
+import { COPIED_TABLES, type CopiedTable, sqliteSourceOf } from './copy'
 
 const text = (v: unknown) => (v === null || v === undefined ? null : v instanceof Uint8Array ? Buffer.from(v).toString('hex') : String(v))
 
+/** The columns of `table` both stores have (PostgreSQL keeps no event id; SQLite's link counters are columns of links). */
+async function columnsOf(lite: Database, sql: SQL, table: CopiedTable): Promise<string[]> {
+  const kept = new Set(
+    (await sql`SELECT attname FROM pg_attribute WHERE attrelid = to_regclass(${table}) AND attnum > 0 AND NOT attisdropped`).map(
+      (r: { attname: string }) => r.attname,
+    ),
+  )
+  return lite.prepare(`SELECT * FROM ${sqliteSourceOf(table)}`).columnNames.filter((c) => kept.has(c))
+}
+
 /** Rows of `table` as sorted JSON lines, from SQLite. */
-export function liteRows(lite: Database, table: string): string[] {
-  const cols = lite
-    .query<{ name: string }, []>(`SELECT name FROM pragma_table_info('${table}')`)
-    .all()
-    .map((c) => c.name)
+export async function liteRows(lite: Database, sql: SQL, table: CopiedTable): Promise<string[]> {
+  const cols = await columnsOf(lite, sql, table)
   return lite
-    .query<Record<string, unknown>, []>(`SELECT ${cols.map((c) => `"${c}"`).join(', ')} FROM ${table}`)
+    .query<Record<string, unknown>, []>(`SELECT ${cols.map((c) => `"${c}"`).join(', ')} FROM ${sqliteSourceOf(table)}`)
     .all()
     .map((r) => JSON.stringify(cols.map((c) => text(r[c]))))
     .sort()
 }
 
 /** The same columns of `table`, from PostgreSQL. */
-export async function pgRows(lite: Database, sql: SQL, table: string): Promise<string[]> {
-  const cols = lite
-    .query<{ name: string }, []>(`SELECT name FROM pragma_table_info('${table}')`)
-    .all()
-    .map((c) => c.name)
+export async function pgRows(lite: Database, sql: SQL, table: CopiedTable): Promise<string[]> {
+  const cols = await columnsOf(lite, sql, table)
   const rows: Record<string, unknown>[] = await sql.unsafe(`SELECT ${cols.map((c) => `"${c}"`).join(', ')} FROM ${table}`)
   return rows.map((r) => JSON.stringify(cols.map((c) => text(r[c])))).sort()
 }
@@ -40,7 +44,7 @@ export async function tableDiffs(lite: Database, sql: SQL, skip: (table: string)
   const diffs: string[] = []
   for (const table of COPIED_TABLES) {
     if (skip(table)) continue
-    const a = liteRows(lite, table)
+    const a = await liteRows(lite, sql, table)
     const b = await pgRows(lite, sql, table)
     if (a.length !== b.length) diffs.push(`${table}: ${a.length} rows in SQLite, ${b.length} in PostgreSQL`)
     else {

@@ -11,6 +11,7 @@ import { join } from 'node:path'
 import { SQL } from 'bun'
 import { startPostgres, type TestPostgres } from '../../../test/helpers/postgres'
 import { openStore } from '../db'
+import { lockDataDir } from '../lock'
 import { CopyRefusedError, copySqliteToPostgres, openSqliteSource } from './copy'
 import { fileByteDiffs, tableDiffs } from './copy.test-fixtures'
 
@@ -114,11 +115,11 @@ describe('copy from SQLite into PostgreSQL', () => {
     expect(await fileByteDiffs(sql, dataDir)).toEqual([])
     source.close()
 
-    const parts = await sql`SELECT tableoid::regclass::text AS part, sum(n)::int AS n FROM click_events GROUP BY 1 ORDER BY 1`
+    const parts = await sql`SELECT tableoid::regclass::text AS part, sum(n)::int AS n FROM click_events_compact GROUP BY 1 ORDER BY 1`
     expect(parts.map((r: { part: string; n: number }) => `${r.part}:${r.n}`)).toEqual([
-      'click_events_202312:1',
-      'click_events_202401:2',
-      'click_events_202403:1',
+      'click_events_compact_202312:1',
+      'click_events_compact_202401:2',
+      'click_events_compact_202403:1',
     ])
     const [event] = await sql`SELECT country, city, os, referer_url, region FROM click_events WHERE scan = 1`
     expect(event).toEqual({ country: 'FR', city: 'Paris', os: 'Linux', referer_url: AWKWARD, region: null })
@@ -166,8 +167,9 @@ describe('copy from SQLite into PostgreSQL', () => {
 
   test('the source is refused when a server holds its data dir, or when it is not a shortlink store', async () => {
     const dataDir = seededStore()
-    writeFileSync(join(dataDir, 'shortlink.pid'), String(process.ppid)) // a live process
+    const unlock = lockDataDir(dataDir) // as a running server holds it
     expect(() => openSqliteSource(dataDir)).toThrow(/is using/)
+    unlock()
     const notAStore = mkdtempSync(join(tmpdir(), 'copy-test-'))
     writeFileSync(join(notAStore, 'shortlink.db'), 'hello, not SQLite')
     expect(() => openSqliteSource(notAStore)).toThrow(CopyRefusedError)

@@ -9,10 +9,11 @@
  *   a failure, or a count that does not match, rolls it all back and leaves the target as
  *   it was; a second run needs no `force`.
  * - Big tables go through `COPY … FROM STDIN` in chunks as the rows are read (memory stays
- *   bounded by one chunk, whatever the number of clicks); click events are expanded from the
- *   compact dictionary form by reading the `click_events` view, after each month with
- *   events has its partition. Files go one row at a time (bytes bound as bytea).
- * - Identities (`links.seq`, `stats_groups.num`, click ids) move past the copied maxima.
+ *   bounded by one chunk, whatever the number of clicks); click events are read with their
+ *   strings (SQLite's `click_events` view) into a staging table and made compact by
+ *   `click_events_load` (PostgreSQL migration 0009: dictionary ids, month partitions). Files go
+ *   one row at a time (bytes bound as bytea).
+ * - Identities (`links.seq`, `stats_groups.num`) move past the copied maxima.
  */
 import { Database } from 'bun:sqlite'
 import { existsSync, statSync } from 'node:fs'
@@ -21,7 +22,6 @@ import type { SQL } from 'bun'
 import { DataDirLockedError, lockDataDir } from '../lock'
 import { migrations as sqliteMigrations } from '../migrations'
 import { migratePostgres } from './migrate'
-import { monthStart } from './partitions'
 
 /** The copy was refused before anything was written (bad source, busy source, non-empty target). */
 export class CopyRefusedError extends Error {}
@@ -33,6 +33,7 @@ export const COPIED_TABLES = [
   'sessions',
   'tags',
   'links',
+  'link_clicks',
   'link_tags',
   'health_urls',
   'link_health_urls',
@@ -60,13 +61,30 @@ export const COPIED_TABLES = [
 export type CopiedTable = (typeof COPIED_TABLES)[number]
 
 /**
- * Cleared along with the copied tables under `force`: state derived from the old links, and
- * the webhook fan-out's position (a SQLite position means nothing here: PostgreSQL's fan-out
+ * Cleared along with the copied tables under `force`: state derived from the old links and events,
+ * and the webhook fan-out's position (a SQLite position means nothing here: PostgreSQL's fan-out
  * reads the copied events again, and the copied deliveries keep it from sending any twice).
  */
-const CLEARED_TOO = ['visit_counters', 'event_cursors']
+const CLEARED_TOO = ['visit_counters', 'event_cursors', 'stats_values', 'stats_pairs']
+/**
+ * Tables PostgreSQL keeps that SQLite derives from another: their rows as a SQLite query. Each
+ * link's counters are columns of `links` there, a table of their own here (migration 0010).
+ */
+const SQLITE_SOURCES: Partial<Record<CopiedTable, string>> = {
+  link_clicks: 'SELECT seq, clicks, last_clicked FROM links WHERE clicks <> 0 OR last_clicked IS NOT NULL',
+}
+/** The SQLite rows of a copied table, as a FROM item. */
+export const sqliteSourceOf = (t: CopiedTable) => (SQLITE_SOURCES[t] ? `(${SQLITE_SOURCES[t]})` : t)
 
-const IDENTITIES: Partial<Record<CopiedTable, string>> = { links: 'seq', stats_groups: 'num', click_events: 'id', events: 'seq' }
+/** The table behind a copied one (`click_events` is a view of the compact events). */
+const tableOf = (t: CopiedTable) => (t === 'click_events' ? 'click_events_compact' : t)
+
+const IDENTITIES: Partial<Record<CopiedTable, string>> = { links: 'seq', stats_groups: 'num', events: 'seq' }
+
+/** Where the events' rows go before `click_events_load` makes them compact: the columns of SQLite's view. */
+const EVENTS_STAGING = `CREATE TEMP TABLE click_events_staging (id bigint, link_seq bigint, at bigint, scan smallint,
+  continent text, country text, region text, city text, os text, browser text, device text, referer text, referer_url text,
+  utm_source text, utm_medium text, utm_campaign text, utm_term text, utm_content text, n integer) ON COMMIT DROP`
 
 export interface SqliteSource {
   db: Database
@@ -186,7 +204,7 @@ export async function copySqliteToPostgres(source: SqliteSource, sql: SQL, opts:
   const external = opts.external
   const isExternal = (t: CopiedTable) => external?.tables.includes(t) ?? false
   for (const t of COPIED_TABLES)
-    totals.set(t, isExternal(t) ? await external!.count(t) : lite.query<{ n: number }, []>(`SELECT count(*) AS n FROM ${t}`).get()!.n)
+    totals.set(t, isExternal(t) ? await external!.count(t) : lite.query<{ n: number }, []>(`SELECT count(*) AS n FROM ${sqliteSourceOf(t)}`).get()!.n)
 
   const nonEmpty: string[] = []
   for (const t of COPIED_TABLES) {
@@ -198,20 +216,23 @@ export async function copySqliteToPostgres(source: SqliteSource, sql: SQL, opts:
   const missingBlobs: string[] = []
   try {
     const counts = await sql.begin(async (tx) => {
-      if (nonEmpty.length) await tx.unsafe(`TRUNCATE ${[...COPIED_TABLES, ...CLEARED_TOO].join(', ')} RESTART IDENTITY CASCADE`)
+      if (nonEmpty.length) await tx.unsafe(`TRUNCATE ${[...COPIED_TABLES.map(tableOf), ...CLEARED_TOO].join(', ')} RESTART IDENTITY CASCADE`)
       for (const table of COPIED_TABLES) {
         const total = totals.get(table)!
         const started = performance.now()
         const report = (copied: number, done = false) => opts.onProgress?.({ table, copied, total, elapsedMs: performance.now() - started, done })
         report(0)
         if (table === 'files') await copyFiles(lite, tx, source.filesDir, missingBlobs, report)
-        else if (isExternal(table)) {
-          if (table === 'click_events') for (const at of await external!.clickMonths()) await tx`SELECT click_events_month(${at}::bigint)`
-          await copyExternal(external!, tx, table, report)
-        } else {
-          if (table === 'click_events') await makeClickPartitions(lite, tx)
-          await copyTable(lite, tx, table, opts.chunkRows ?? 5000, report)
-        }
+        else if (table === 'click_events') {
+          // From SQLite's view or the events engine, with their strings, made compact by click_events_load.
+          await tx.unsafe(EVENTS_STAGING)
+          if (isExternal(table)) await copyExternal(external!, tx, table, report, 'click_events_staging')
+          else await copyTable(lite, tx, table, opts.chunkRows ?? 5000, report, 'click_events_staging')
+          await tx`SELECT click_events_load('click_events_staging')`
+          // Pair rollups (migration 0011) start at the first copied day; the server's roll-up fills them in.
+          await tx`UPDATE stats_pairs_state SET upto = coalesce((SELECT (min(at) / 86400000)::int FROM click_events_staging), upto)`
+        } else if (isExternal(table)) await copyExternal(external!, tx, table, report)
+        else await copyTable(lite, tx, table, opts.chunkRows ?? 5000, report)
         const id = IDENTITIES[table]
         if (id) await tx.unsafe(`SELECT setval(pg_get_serial_sequence('${table}', '${id}'), coalesce((SELECT max(${id}) FROM ${table}), 0) + 1, false)`)
       }
@@ -226,7 +247,7 @@ export async function copySqliteToPostgres(source: SqliteSource, sql: SQL, opts:
     // Planner statistics, the trigram index's pending list, and the visibility map of the big
     // tables (statistics reads are index-only scans, which fetch every heap row until a vacuum).
     await sql`ANALYZE`
-    await sql`VACUUM links, stats_quarter, stats_hour, stats_day, stats_week`
+    await sql`VACUUM links, stats_quarter, stats_hour, stats_day, stats_week, click_events_compact`
     return { counts, ok: true, missingBlobs }
   } catch (e) {
     if (e instanceof CountMismatch) return { counts: e.counts, ok: false, missingBlobs }
@@ -242,18 +263,34 @@ function copyField(v: unknown): string {
   return String(v)
 }
 
+/** The columns of a copied table's SQLite rows. */
 function columnsOf(lite: Database, table: string): string[] {
+  const source = SQLITE_SOURCES[table as CopiedTable]
+  if (source) return lite.prepare(source).columnNames
   return lite
     .query<{ name: string }, []>(`SELECT name FROM pragma_table_info('${table}')`)
     .all()
     .map((c) => c.name)
 }
 
-async function copyTable(lite: Database, tx: SQL, table: CopiedTable, chunkRows: number, report: (copied: number, done?: boolean) => void) {
-  const cols = columnsOf(lite, table)
+async function copyTable(
+  lite: Database,
+  tx: SQL,
+  table: CopiedTable,
+  chunkRows: number,
+  report: (copied: number, done?: boolean) => void,
+  target: string = table,
+) {
+  // The columns both have (SQLite's link counters are in link_clicks here; the staging table has them all).
+  const kept = new Set(
+    (await tx`SELECT attname FROM pg_attribute WHERE attrelid = to_regclass(${target}) AND attnum > 0 AND NOT attisdropped`).map(
+      (r: { attname: string }) => r.attname,
+    ),
+  )
+  const cols = columnsOf(lite, table).filter((c) => kept.has(c))
   const list = cols.map((c) => `"${c}"`).join(', ')
-  const writer = tx.unsafe(`COPY ${table} (${list}) FROM STDIN`).writable().getWriter()
-  const stmt = lite.prepare(`SELECT ${list} FROM ${table}`)
+  const writer = tx.unsafe(`COPY ${target} (${list}) FROM STDIN`).writable().getWriter()
+  const stmt = lite.prepare(`SELECT ${list} FROM ${sqliteSourceOf(table)}`)
   let chunk: string[] = []
   let copied = 0
   try {
@@ -275,12 +312,12 @@ async function copyTable(lite: Database, tx: SQL, table: CopiedTable, chunkRows:
   report(copied, true)
 }
 
-async function copyExternal(external: ExternalTables, tx: SQL, table: CopiedTable, report: (copied: number, done?: boolean) => void) {
+async function copyExternal(external: ExternalTables, tx: SQL, table: CopiedTable, report: (copied: number, done?: boolean) => void, target: string = table) {
   const list = external
     .columns(table)
     .map((c) => `"${c}"`)
     .join(', ')
-  const writer = tx.unsafe(`COPY ${table} (${list}) FROM STDIN`).writable().getWriter()
+  const writer = tx.unsafe(`COPY ${target} (${list}) FROM STDIN`).writable().getWriter()
   let copied = 0
   for await (const chunk of external.rows(table)) {
     await writer.write(chunk.map((row) => `${row.map(copyField).join('\t')}\n`).join(''))
@@ -289,16 +326,6 @@ async function copyExternal(external: ExternalTables, tx: SQL, table: CopiedTabl
   }
   await writer.close()
   report(copied, true)
-}
-
-/** Every month that has click events gets its partition before the COPY (found by seeking the `at` index month by month). */
-async function makeClickPartitions(lite: Database, tx: SQL) {
-  const next = lite.query<{ at: number | null }, [number]>('SELECT min(at) AS at FROM click_events_compact WHERE at >= ?')
-  for (let at = next.get(-Number.MAX_SAFE_INTEGER)?.at ?? null; at !== null; ) {
-    await tx`SELECT click_events_month(${at}::bigint)`
-    const d = new Date(monthStart(at))
-    at = next.get(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1))?.at ?? null
-  }
 }
 
 async function copyFiles(lite: Database, tx: SQL, filesDir: string, missing: string[], report: (copied: number, done?: boolean) => void) {

@@ -155,7 +155,7 @@ describe('invalidation bus', () => {
     for (const n of nodes) expect(n.bus.stats().flushes.resubscribed).toBe(CHANNELS.length)
     await writer.begin((tx) => nodes[0]!.bus.publish(tx, 'auth', 'key_after_restart'))
     await Promise.all(nodes.map((n) => n.auth.until(heardOn('key_after_restart'), 1000, 'a key after the restart')))
-  }, 30_000)
+  })
 
   test('PostgreSQL unreachable at start: creating the bus fails (Bun.SQL retries a LISTEN only once it had one)', async () => {
     const nowhere = `postgres://postgres@127.0.0.1:${await freePort()}/invalidation`
@@ -205,5 +205,5 @@ describe('invalidation bus', () => {
     } finally {
       await pg.start()
     }
-  }, 30_000)
+  })
 })

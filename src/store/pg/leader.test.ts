@@ -171,7 +171,7 @@ describe('leader election', () => {
     } finally {
       await group.closeAll()
     }
-  }, 30_000)
+  })
 })
 
 async function leaderPid(c: Candidate): Promise<number> {

@@ -68,7 +68,7 @@ describe('lease locks on PostgreSQL', () => {
     expect(new Set(holders).size).toBe(20)
     expect((await nodes[0]!`SELECT v FROM probe WHERE id = 1`)[0].v).toBe(20)
     expect(await locks[0]!.holderOf('domain:example.com')).toBeNull()
-  }, 40_000)
+  })
 
   test('a held lock is refused to others until released; waiting gives up with LockTimeoutError', async () => {
     const [a, b] = nodes.map((sql, i) => createLeaseLocks(sql, { holder: `node-${i}`, leaseMs: 5_000, pollMs: 10 }))
@@ -95,7 +95,7 @@ describe('lease locks on PostgreSQL', () => {
     expect((await expiresAt('crash')) - 1_500).toBeGreaterThan(leaseEnd)
     expect(lock.lost.aborted).toBe(false)
     await lock.release()
-  }, 20_000)
+  })
 
   test('a frozen holder is taken over; when it wakes it learns it lost the lock, and its release leaves the new holder alone', async () => {
     const frozen = spawnHolder('freeze', 1_500)
@@ -111,7 +111,7 @@ describe('lease locks on PostgreSQL', () => {
     expect(await locks.holderOf('freeze')).toBe(lock.holder)
     expect(lock.lost.aborted).toBe(false)
     await lock.release()
-  }, 20_000)
+  })
 
   test('a renewal that finds the row taken by someone else reports lost before the lease would run out', async () => {
     const locks = createLeaseLocks(nodes[0]!, { holder: 'node-0', leaseMs: 3_000, pollMs: 10 })
@@ -138,7 +138,7 @@ describe('lease locks on PostgreSQL', () => {
     expect(lock.lost.aborted).toBe(false)
     expect(await b!.holderOf('long')).toBe(lock.holder)
     expect(await lock.release()).toBe(true)
-  }, 20_000)
+  })
 
   test('PostgreSQL down for less than the lease: the holder keeps the lock (the next renewal succeeds)', async () => {
     const [a, b] = nodes.map((sql, i) => createLeaseLocks(sql, { holder: `node-${i}`, leaseMs: 4_000, pollMs: 10 }))
@@ -151,7 +151,7 @@ describe('lease locks on PostgreSQL', () => {
     expect(lock.lost.aborted).toBe(false)
     await expect(b!.acquire('outage', { waitMs: 0 })).rejects.toBeInstanceOf(LockTimeoutError)
     expect(await lock.release()).toBe(true)
-  }, 20_000)
+  })
 
   test('PostgreSQL down for longer than the lease: the holder reports lost, and another node takes the lock once it is back', async () => {
     const [a, b] = nodes.map((sql, i) => createLeaseLocks(sql, { holder: `node-${i}`, leaseMs: 900, pollMs: 10 }))
@@ -165,5 +165,5 @@ describe('lease locks on PostgreSQL', () => {
     expect(await lock.release()).toBe(false)
     expect(await b!.holderOf('long-outage')).toBe(taken.holder)
     await taken.release()
-  }, 20_000)
+  })
 })

@@ -6,7 +6,10 @@ import { imports } from './0005_imports'
 import { qrBatches } from './0006_qr_batches'
 import { eventsWebhooks } from './0007_events_webhooks'
 import { linkHealth } from './0008_link_health'
-import { abTests } from './0009_ab_tests'
+import { compactClickEvents } from './0009_compact_click_events'
+import { linkClicks } from './0010_link_clicks'
+import { pairRollups } from './0011_pair_rollups'
+import { abTests } from './0012_ab_tests'
 
 /** A PostgreSQL migration: statements run as one script inside its own transaction. */
 export interface PgMigration {
@@ -25,5 +28,8 @@ export const pgMigrations: PgMigration[] = [
   qrBatches,
   eventsWebhooks,
   linkHealth,
+  compactClickEvents,
+  linkClicks,
+  pairRollups,
   abTests,
 ]
