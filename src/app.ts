@@ -9,6 +9,7 @@ import { Elysia, ValidationError } from 'elysia'
 import { abTestRoutes } from './ab-tests'
 import { assertMethodAllowed, authRoutes, type Caller, type RequestContext, rateLimitHeaders, requestContextOf, setRequestContext } from './auth'
 import { backupRoutes } from './backup'
+import { conversionRoutes } from './conversions'
 import type { Deps } from './deps'
 import { type AnyElysia, docsRoutes, PUBLIC_DOC_PATHS } from './docs'
 import { domainRoutes } from './domains'
@@ -67,6 +68,7 @@ export function createApiApp(deps: Deps): ApiApp {
     .use(batchRoutes(deps))
     .use(qrRoutes(deps))
     .use(statsRoutes(deps))
+    .use(conversionRoutes(deps))
     .use(authRoutes(deps))
     .use(importRoutes({ imports: deps.imports, maxBytes: deps.config.imports.maxBytes }))
     .use(backupRoutes(deps))

@@ -33,6 +33,7 @@ import {
 } from './auth'
 import { type BackupService, createBackupService, nodeParts, scheduleOf } from './backup'
 import { type Config, deriveSettings, parseDuration, type Settings } from './config'
+import { type ConversionService, type ConversionStoreAsync, createConversionService, createConversionStore, createPgConversionStore } from './conversions'
 import { createDashboard, type Dashboard } from './dashboard'
 import {
   createCnameChecker,
@@ -138,6 +139,10 @@ export interface StoreBundle<P extends Ports = Ports> {
   blobs?: ReturnType<typeof createBlobStore>
   templates: TemplateStorePort
   stats: StatsStorePort
+  /** Leads, sales, their customers and the tracked clicks. */
+  conversions: ConversionStoreAsync
+  /** After a conversion is recorded (SQLite: copied into the events engine). */
+  conversionsRecorded?: () => Promise<void>
   /** GET /statistics/events: the raw events, streamed (through a temporary file). */
   statsExporter: NonNullable<Parameters<typeof createStatsService>[0]['exporter']>
   tls: TlsStorePort
@@ -192,6 +197,7 @@ export interface Deps<P extends Ports = Ports> {
   domains: DomainService<P['domains']>
   tls: Tls
   stats: StatsService
+  conversions: ConversionService
   imports: ImportService
   dashboard: Dashboard
   /** Destination checks (started and stopped with the server), the record's `health`, the redirect's fallback lookup. */
@@ -268,6 +274,8 @@ function sqliteStores(
     blobs: createBlobStore(config.server.dataDir),
     templates: createTemplateStore(db, now),
     stats: createEventsStatsStore(db, events, { timeoutMs: config.stats.queryTimeoutMs }),
+    conversions: createConversionStore(db, events),
+    conversionsRecorded: () => events.syncConversions(),
     statsExporter: createEventsExporter(db, events, dbPath === ':memory:' ? join(tmpdir(), `shortlink-${process.pid}`) : eventsPathOf(dbPath)),
     tls: createTlsStore(db),
     health: createHealthStore(db),
@@ -319,6 +327,7 @@ async function postgresStores(config: Config, log: Logger, now: () => number): P
       files: createPgFileStore(sql, now),
       templates: createPgTemplateStore(sql, now),
       stats: createPgStatsStore(sql),
+      conversions: createPgConversionStore(sql),
       statsExporter: createPgEventsExporter(sql, tmpdir()),
       tls: createPgTlsStore(sql, { publish }),
       health: createPgHealthStore(sql, { publish }),
@@ -477,6 +486,17 @@ function assemble<P extends Ports>(config: Config, stores: StoreBundle<P>, log: 
     templates,
     batches,
     stats: createStatsService({ store: stores.stats, settings, exporter: stores.statsExporter }),
+    conversions: createConversionService({
+      store: stores.conversions,
+      settings,
+      attributionDays: config.conversions.attributionDays,
+      // This node's held clicks written now; on a cluster, then a flush window for the clicks other nodes hold.
+      settleClicks: () => stores.recorder.drain(),
+      otherNodesFlushMs: stores.handle.kind === 'postgres' ? stores.recorder.flushMs + 500 : undefined,
+      afterRecord: stores.conversionsRecorded,
+      log,
+      now,
+    }),
     imports,
     dashboard: createDashboard({ apiPrefix: settings.apiPrefix, log }),
     linkHealth,

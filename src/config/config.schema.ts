@@ -107,6 +107,18 @@ export const WebhooksConfig = T.Object(
   { additionalProperties: false, default: {} },
 )
 
+export const ConversionsConfig = T.Object(
+  {
+    attributionDays: T.Integer({
+      minimum: 1,
+      maximum: 3650,
+      default: 90,
+      description: 'POST /track/lead and /track/sale accept a click id for this many days after its visit (older: parameter_error).',
+    }),
+  },
+  { additionalProperties: false, default: {} },
+)
+
 export const LimitsConfig = T.Object(
   {
     apiPerMinute: T.Integer({ minimum: 1, maximum: 1_000_000, default: 600, description: 'API requests per key (or per client IP without a key) per minute.' }),
@@ -237,6 +249,7 @@ export const Config = T.Object(
     auth: AuthConfig,
     scan: ScanConfig,
     webhooks: WebhooksConfig,
+    conversions: ConversionsConfig,
     limits: LimitsConfig,
     files: FilesConfig,
     imports: ImportsConfig,

@@ -148,6 +148,11 @@ export function docsRoutes(settings: Pick<Settings, 'apiPrefix' | 'baseUrl'>, ap
         { name: 'QR' },
         { name: 'QR templates' },
         { name: 'Statistics' },
+        {
+          name: 'Conversions',
+          description:
+            "Leads and sales reported by a site's server against the click id (`sl_id`) a link with `trackConversion` hands its landing page; Dub's request and answer shapes. How a site passes `sl_id` along: docs/conversions.md.",
+        },
         { name: 'Keys and users' },
         { name: 'Dashboard session' },
         { name: 'Webhooks and events' },

@@ -30,6 +30,16 @@ export const EVENT_CATALOG = {
     about: 'domain',
     description: "A custom domain's `cnameStatus` or `sslStatus` changed. `data`: the domain record. Admins only.",
   },
+  'lead.created': {
+    about: 'link',
+    description:
+      'A lead was tracked (POST /track/lead), counted for the first time. `data`: the answer of POST /track/lead, its `link` with `destination` too.',
+  },
+  'sale.created': {
+    about: 'link',
+    description:
+      'A sale was tracked (POST /track/sale), counted for the first time. `data`: the answer of POST /track/sale, its `link` with `destination` too.',
+  },
   'webhook.test': { about: 'webhook', description: 'Sent by `POST /webhooks/{id}/test`, to that webhook only. `data`: `{ webhookId, message }`.' },
 } as const satisfies Record<string, { about: 'link' | 'domain' | 'webhook'; description: string }>
 

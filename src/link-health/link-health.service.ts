@@ -156,18 +156,24 @@ export function createLinkHealth(deps: LinkHealthDeps) {
     })
   }
 
-  /** Checks under way by URL key: a URL is never checked twice at once, whoever asks. */
-  const inflight = new Map<string, Promise<void>>()
+  /**
+   * Checks under way by URL key: a URL is never checked twice at once, whoever asks. A check on
+   * demand does not take the answer of a scheduled check already under way, though: that one
+   * began before the user asked (maybe before they fixed the destination), so the check on
+   * demand waits for it to end and then asks the URL itself.
+   */
+  const inflight = new Map<string, { done: Promise<void>; urgent: boolean }>()
   function check(url: string, key: string, urgent = false): Promise<void> {
     const running = inflight.get(key)
-    if (running) return running
+    if (running && (running.urgent || !urgent)) return running.done
+    if (running) return running.done.then(() => check(url, key, true))
     const done = pool
       .submit(url, { urgent })
       // Dropped unchecked (its host is slow), or stopped: nothing to record.
       .then((done) => (done === null || stopping.signal.aborted ? undefined : record({ url, key, outcome: done.outcome, at: done.at }, urgent)))
       .catch((e) => log.warn('link health: check failed', { error: String(e) }))
       .finally(() => inflight.delete(key))
-    inflight.set(key, done)
+    inflight.set(key, { done, urgent })
     return done
   }
 
@@ -284,7 +290,7 @@ export function createLinkHealth(deps: LinkHealthDeps) {
       stopping.abort()
       stopCollecting?.()
       await rounds
-      await Promise.allSettled([...inflight.values()])
+      await Promise.allSettled([...inflight.values()].map((c) => c.done))
       await writeBatch()
     },
 

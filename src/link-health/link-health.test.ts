@@ -202,6 +202,32 @@ describe('link health through the API', () => {
   })
 })
 
+describe('a check on demand while a scheduled check is under way', () => {
+  test('"Check now" after the destination came back answers what it says now, not what the earlier check heard', async () => {
+    const scheduled = createHarness({ health: { allowPrivateNetworks: true, timeout: '5s', every: '1h' } })
+    scheduled.deps.linkHealth.start()
+    try {
+      let release!: () => void
+      d.set('/held', { heldUntil: new Promise<void>((r) => (release = r)), after: 'down' })
+      const made = (await scheduled.call('POST', '/links/link', { json: { data: { url: `${d.origin}/held` } } })).body
+      // The new link's URL is checked at once by the scheduled checker; its answer (503) is held back.
+      await until(
+        'the scheduled check asked',
+        async () => d.requests('/held').length,
+        (n) => n === 1,
+      )
+      d.set('/held', 'up')
+      const asked = scheduled.call('POST', `/links/${made.id}/health`)
+      release()
+      const answer = (await asked).body
+      expect(answer).toMatchObject({ status: 'ok', urls: [{ status: 'ok', httpStatus: 200 }] })
+      expect(d.requests('/held').length).toBe(2)
+    } finally {
+      await scheduled.deps.linkHealth.stop()
+    }
+  })
+})
+
 describe('private destinations', () => {
   test('refused without [health] allowPrivateNetworks: nothing is requested, the URL stays unknown and says why', async () => {
     const strict = createHarness({ health: { timeout: '1s' } })

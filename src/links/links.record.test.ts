@@ -56,8 +56,8 @@ describe('links.record: the one decoder of a stored row', () => {
       previewData: linkOptions.previewData,
       Targeting: linkOptions.Targeting,
       appStores: null,
-      healthFallbackUrl: null,
       trackConversion: false,
+      healthFallbackUrl: null,
       test: null,
     })
     expect(row.password_hash).toStartWith('$argon2')

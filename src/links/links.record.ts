@@ -25,9 +25,9 @@ export interface StoredOptions {
   option?: Static<typeof ContentOption> | null
   previewData?: Static<typeof PreviewData> | null
   Targeting?: Static<typeof Targeting> | null
-  healthFallbackUrl?: string | null
   /** Kept only when true. */
   trackConversion?: true | null
+  healthFallbackUrl?: string | null
   testVariants?: Static<typeof TestVariants> | null
   testCompletedAt?: string | null
   testGoal?: TestGoal | null
@@ -79,11 +79,11 @@ export function linkRecordOf(row: LinkRow, tags: string[], origins: RecordOrigin
     option: o.option ?? null,
     previewData: o.previewData ?? null,
     Targeting: o.Targeting ?? null,
+    trackConversion: o.trackConversion === true,
     userId: row.user_id,
     archived: row.archived === 1,
     data: storedDataOf(row),
     qrOptions: row.qr_options === null ? null : JSON.parse(row.qr_options),
-    trackConversion: o.trackConversion === true,
     testVariants: o.testVariants ?? null,
     testCompletedAt: o.testCompletedAt ?? null,
     testGoal: o.testVariants ? (o.testGoal ?? 'leads') : (o.testGoal ?? null),
@@ -112,10 +112,10 @@ export interface StoredLinkView {
   Targeting: Static<typeof Targeting> | null
   /** app-stores links: store URLs iOS and Android visitors go straight to. */
   appStores: { ios?: string; android?: string } | null
-  /** Where a visit goes instead when its resolved URL is broken. */
-  healthFallbackUrl: string | null
   /** Counted visits get a click id, handed to the destination as `sl_id`. */
   trackConversion: boolean
+  /** Where a visit goes instead when its resolved URL is broken. */
+  healthFallbackUrl: string | null
   /** The A/B test's split, while it runs (until `endsAt`); null without one. */
   test: { variants: { url: string; percentage: number }[]; startedAt: number; endsAt: number } | null
 }
@@ -138,8 +138,8 @@ export function storedLinkViewOf(row: LinkRow): StoredLinkView {
     previewData: o.previewData ?? null,
     Targeting: o.Targeting ?? null,
     appStores: data ? { ios: data.ios, android: data.android } : null,
-    healthFallbackUrl: o.healthFallbackUrl ?? null,
     trackConversion: o.trackConversion === true,
+    healthFallbackUrl: o.healthFallbackUrl ?? null,
     test: o.testVariants && o.testCompletedAt ? { variants: o.testVariants, startedAt: o.testStartedAt ?? 0, endsAt: Date.parse(o.testCompletedAt) } : null,
   }
 }
@@ -158,8 +158,8 @@ const STORED_OPTION_KEYS = [
   'option',
   'previewData',
   'Targeting',
-  'healthFallbackUrl',
   'trackConversion',
+  'healthFallbackUrl',
   'testVariants',
   'testCompletedAt',
   'testGoal',

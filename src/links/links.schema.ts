@@ -305,7 +305,6 @@ const linkOptions = <G extends TSchema>(targetingSchema: G) =>
       option: t.Optional(nullable(ContentOption)),
       previewData: t.Optional(nullable(PreviewData)),
       Targeting: t.Optional(nullable(targetingSchema)),
-      archived: t.Optional(t.Boolean()),
       trackConversion: t.Optional(
         nullable(
           t.Boolean({
@@ -314,6 +313,7 @@ const linkOptions = <G extends TSchema>(targetingSchema: G) =>
           }),
         ),
       ),
+      archived: t.Optional(t.Boolean()),
       testVariants: t.Optional(nullable(TestVariants)),
       testCompletedAt: t.Optional(
         nullable(
@@ -390,11 +390,11 @@ export const LinkRecord = t.Object({
   option: nullable(ContentOption),
   previewData: nullable(PreviewData),
   Targeting: nullable(Targeting),
+  trackConversion: t.Boolean({ description: 'Counted visits carry a click id (`sl_id`) for POST /track/lead and /track/sale.' }),
   userId: t.String(),
   archived: t.Boolean(),
   data: t.Unknown({ description: 'The content as sent.' }),
   qrOptions: nullable(t.Unknown()),
-  trackConversion: t.Boolean({ description: 'Counted visits carry a click id (`sl_id`) for POST /track/lead and /track/sale.' }),
   testVariants: nullable(TestVariants),
   testCompletedAt: nullable(t.String({ format: 'date-time', description: 'linkOptions.testCompletedAt.' })),
   testGoal: nullable(literalUnion(TEST_GOALS, { description: 'linkOptions.testGoal (leads when a test is set without one).' })),

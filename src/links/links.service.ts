@@ -14,7 +14,15 @@ import { hasHealth } from './links.health.values'
 import { type LinkRecord, linkRecordOf, mergeStoredOptions, shortLinkOf as shortLinkAt, storedDataOf, storedOptionsOf } from './links.record'
 import type { CountLinksQuery, LinkType, ListLinksQuery } from './links.schema'
 import type { LinkEventsOf, LinkFilter, LinkRow, LinkStore, LinkStorePort, LinkWrite, NewLink, WriteRefusal } from './links.store'
-import { createLinkRules, type LinkBody, type LinkRulesDeps, type PreparedCreate, type PreparedUpdate, parseShortLink } from './links.validate'
+import {
+  checkTrackConversion,
+  createLinkRules,
+  type LinkBody,
+  type LinkRulesDeps,
+  type PreparedCreate,
+  type PreparedUpdate,
+  parseShortLink,
+} from './links.validate'
 
 export type { LinkRecord } from './links.record'
 export type { LinkBody } from './links.validate'
@@ -212,6 +220,7 @@ export function createLinkService<S extends LinkStorePort = LinkStore>(deps: Lin
     const key = fixed ?? p.o.key ?? row.key
     if (domain !== row.domain || key !== row.key) await rules.checkKey(domain, key, row.seq, type)
     if (p.o.tags !== undefined) await rules.checkTags(row.user_id, p.o.tags ?? [])
+    checkTrackConversion(type, p.o.trackConversion)
     if (p.data?.fileId) await rules.checkFiles(p.data, row.user_id)
     if (p.qrOptions) await deps.checkQrOptions?.(p.qrOptions, row.user_id)
     rules.checkOptionsForType(type, p.options)

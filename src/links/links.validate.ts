@@ -15,6 +15,7 @@ import { hasHealth } from './links.health'
 import { keyOfShortLinkPath, mergeStoredOptions, type StoredOptions } from './links.record'
 import { CREATE_TYPES, type LinkType, type UpdateLinkInput } from './links.schema'
 import type { LinkStorePort } from './links.store'
+import { CONVERSION_TYPES } from './links.values'
 
 const randomKey = customAlphabet('0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ', 7)
 /** A `testCompletedAt` this much in the past is taken as now (ending a test early). */
@@ -136,10 +137,10 @@ export function createLinkRules(deps: LinkRulesDeps) {
       checkTargeting(targeting)
       out.Targeting = targeting
     }
+    if (o.trackConversion !== undefined) out.trackConversion = o.trackConversion === true ? true : null
     if (o.password !== undefined) out.passwordHash = o.password === null ? null : await Bun.password.hash(o.password)
     if (o.healthFallbackUrl !== undefined)
       out.healthFallbackUrl = o.healthFallbackUrl === null ? null : normaliseUrl(o.healthFallbackUrl, 'linkOptions.healthFallbackUrl')
-    if (o.trackConversion !== undefined) out.trackConversion = o.trackConversion ? true : null
     prepareTest(o, out, now)
     return out
   }
@@ -170,8 +171,6 @@ export function createLinkRules(deps: LinkRulesDeps) {
   function checkOptionsForType(type: string, options: PreparedOptions): void {
     if (options.healthFallbackUrl && !hasHealth(type))
       throw parameterError(`'linkOptions.healthFallbackUrl' applies to link, google-form and gs1 links only (this link is ${type})`)
-    if (options.trackConversion && !hasHealth(type))
-      throw parameterError(`'linkOptions.trackConversion' applies to link, google-form and gs1 links only (this link is ${type})`)
   }
 
   /**
@@ -209,6 +208,7 @@ export function createLinkRules(deps: LinkRulesDeps) {
       if (await store.keyTaken(domain, data.gtin)) throw keyTakenError(domain, data.gtin, type)
     } else if (o.key !== undefined) await checkKey(domain, o.key)
     if (o.tags) await checkTags(ownerId, o.tags)
+    checkTrackConversion(type, o.trackConversion)
     const options = await prepareOptions(o, now)
     checkOptionsForType(type, options)
     checkTest(type, {}, mergeStoredOptions({}, options), options, now)
@@ -234,6 +234,11 @@ export function createLinkRules(deps: LinkRulesDeps) {
   return { assertType, checkDomain, checkKey, freshKey, checkTags, checkFiles, checkOptionsForType, checkTest, prepareCreate, prepareUpdate, keyTakenError }
 }
 export type LinkRules = ReturnType<typeof createLinkRules>
+
+export function checkTrackConversion(type: string, trackConversion: boolean | null | undefined): void {
+  if (trackConversion === true && !CONVERSION_TYPES.includes(type))
+    throw parameterError(`'linkOptions.trackConversion' needs a link whose visitors go to an http(s) URL (${CONVERSION_TYPES.join(', ')}), not ${type}`)
+}
 
 /** `shortLinks` filter values: full short links → domain and key. */
 export function parseShortLink(s: string, i: number): { domain: string; key: string } {

@@ -11,11 +11,15 @@ import { metrics } from '../metrics'
 import { EXPIRED_PAGE, NOT_FOUND_PAGE, passwordPage, previewPage, TOO_MANY_ATTEMPTS_PAGE } from '../pages'
 import { decodePathSegment, LruCache, readCapped, withHsts, withPageHeaders } from '../shared'
 import type { ClickRecorder } from '../stats'
+import { appendClickId, newClickId } from './click-id'
 import { createGs1Resolver, gs1Redirect, resolverDescriptionResponse } from './gs1-resolver'
 import { createLinkCache } from './link-cache'
 import type { PasswordGate } from './password-gate'
 import { type Decision, type DomainFallbacks, mergeQuery, type ResolvableLink, type ResolveInput, resolve } from './resolve'
 import { parseVisitor, type Visitor } from './visitor'
+
+/** The redirect answer of a link: a GS1 answer carries its Link header. */
+const redirectTo = (location: string, cached: CachedLink) => (cached.gs1Link ? gs1Redirect(location, cached.gs1Link) : redirect(location))
 
 /** Largest password form body read; a password is at most a few hundred bytes. */
 const PASSWORD_FORM_MAX = 16 * 1024
@@ -301,15 +305,24 @@ export function createRedirectHandler(deps: RedirectDeps) {
       case 'preview':
         return html(previewPage({ ...decision, url: `${settings.shortOrigin(link!.domain)}/${link!.key}`, siteName: link!.domain }))
       case 'redirect':
-      case 'hosted':
-        if (decision.count) countVisit(decision, cached!, visitor, geo, headers, visitNumber)
-        if (decision.kind === 'hosted') return deps.renderHosted(cached!.row, visitor.os)
-        if (decision.test?.drawn) return withTestCookie(redirectOf(decision.location, cached), cached!.link, decision.test.variant)
-        return redirectOf(decision.location, cached)
+      case 'hosted': {
+        const location = decision.count
+          ? countVisit(decision, cached!, visitor, geo, headers, visitNumber)
+          : decision.kind === 'redirect'
+            ? decision.location
+            : null
+        if (location === null) return deps.renderHosted(cached!.row, visitor.os)
+        const res = redirectTo(location, cached!)
+        return decision.kind === 'redirect' && decision.test?.drawn ? withTestCookie(res, cached!.link, decision.test.variant) : res
+      }
     }
   }
 
-  /** A counted visit: its ordinal noted (number targeting) and its click handed to the recorder (written within the flush window). */
+  /**
+   * A counted visit: its ordinal noted (number targeting) and its click handed to the recorder (written within the
+   * flush window). Returns the Location to answer (null for a hosted page): a link with `trackConversion` gets this
+   * visit's click id appended (the resolve's last step, after the UTM merge), made from the recorded visit's time.
+   */
   function countVisit(
     decision: Decision & { kind: 'redirect' | 'hosted' },
     cached: CachedLink,
@@ -317,7 +330,7 @@ export function createRedirectHandler(deps: RedirectDeps) {
     geo: ReturnType<GeoIp['lookup']> | null,
     headers: Headers,
     visitNumber: number,
-  ): void {
+  ): string | null {
     const l = cached.link
     if (visitNumber > 0) visits.set(String(l.seq), visitNumber)
     else if (!deps.visitOrdinal) {
@@ -332,19 +345,23 @@ export function createRedirectHandler(deps: RedirectDeps) {
     const landing = decision.kind === 'redirect' ? decision.location : null
     const utm = landing === null ? NO_UTM : landing === l.plainLocation ? cached.plainUtm : utmOf(landing)
     const ref = refererOf(headers.get('referer'))
+    const at = Date.now()
+    const clickId = landing !== null && l.trackConversion ? newClickId(at) : null
     clicksRecorded.inc()
     deps.recorder.record({
       linkSeq: l.seq,
       domain: l.domain,
-      at: Date.now(),
+      at,
       scan: decision.scan,
       visitor,
       geo: geo ?? UNKNOWN_LOCATION,
       utm,
       referer: ref.host,
       refererUrl: ref.url,
+      clickId,
       variant: decision.kind === 'redirect' ? (decision.test?.variant ?? null) : null,
     })
+    return clickId !== null && landing !== null ? appendClickId(landing, clickId) : landing
   }
 
   /**
@@ -450,7 +467,6 @@ function utmOf(location: string): Utm {
 }
 
 /** A link's redirect: a GS1 answer is a 307 with its Link header (gs1-resolver.ts). */
-const redirectOf = (location: string, cached: CachedLink | null) => (cached?.gs1Link ? gs1Redirect(location, cached.gs1Link) : redirect(location))
 
 /** The A/B test's cookie: `<test start>.<variant>`, so a cookie of an earlier test on the same link is ignored. */
 const TEST_COOKIE = 'sl_variant'

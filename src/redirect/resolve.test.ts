@@ -23,10 +23,10 @@ const baseLink: ResolvableLink = {
   previewData: null,
   Targeting: null,
   appStores: null,
+  trackConversion: false,
   healthFallbackUrl: null,
   plainLocation: '',
   brokenUrls: null,
-  trackConversion: false,
   test: null,
 }
 const req = (over: Partial<ResolveRequest> & { ua?: string; qs?: string } = {}): ResolveRequest => ({

@@ -188,8 +188,9 @@ function withUtm(link: ResolvableLink, request: ResolveRequest, target: string):
 }
 
 /**
- * Click id: the place where conversions append this visit's `sl_id` (contract: after the UTM
- * merge, replacing one already there). Empty until conversions land.
+ * Click id: a link with `trackConversion` gets this visit's `sl_id` after the UTM merge (contract:
+ * replacing one already there). It is appended by the handler's `countVisit`, which makes the id
+ * from the recorded visit's time (a bot's visit, not counted, gets none); here the location stays.
  */
 function withClickId(location: string): string {
   return location

@@ -33,8 +33,23 @@ export interface ClickEvent {
   utmContent: string | null
   /** Identical visits this row stands for. */
   n: number
+  /**
+   * Conversion tracking: the click ids of the visits this row stands for, each with its own time,
+   * as `<id>@<at ms>` separated by spaces (one string: cheap to grow, to post to the writer's
+   * thread and to store). Absent when none of them was tracked.
+   */
+  tracked?: string | null
   /** The A/B test variant these visits went to (index in the link's `testVariants`); null/absent outside a test. */
   variant?: number | null
+}
+
+/** The click ids and times of a row's `tracked`. */
+export function trackedClicksOf(tracked: string | null | undefined): { clickId: string; at: number }[] {
+  if (!tracked) return []
+  return tracked.split(' ').map((t) => {
+    const at = t.lastIndexOf('@')
+    return { clickId: t.slice(0, at), at: Number(t.slice(at + 1)) }
+  })
 }
 
 /** Event columns holding strings, and the ClickEvent field of each. */

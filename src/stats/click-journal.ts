@@ -4,7 +4,7 @@
  * and from which it writes them to the store later, chunk by chunk.
  *
  * - Format: a header line `{"journal":"<id>","base":<n>}`, then one JSON array per row
- *   (ClickEvent's fields in FIELDS order). Appends are buffered in memory and written to the
+ *   (ClickEvent's fields in FIELDS order, then an object of its optional fields when it has any). Appends are buffered in memory and written to the
  *   file at every flush tick (`sync`), so a kill -9 loses at most the rows of one flush window;
  *   a torn last line (killed mid-append) is cut off when the file is opened again.
  * - Exactly once: a chunk is written to the store with a mark `{ journal, upTo }` (its end as a
@@ -38,23 +38,38 @@ export interface JournalChunk {
   visits: number
 }
 
+/** A row's fields in journal order: the event's own, then its dimensions (stats.rollup.ts), then its visits. */
+const FIELDS: readonly (keyof ClickEvent)[] = ['linkSeq', 'domain', 'at', 'scan', 'continent', ...DIMENSIONS.map((d) => d.key), 'n']
+
 /**
- * A row's fields in journal order: the event's own, then its dimensions (stats.rollup.ts), then its visits,
- * then its A/B variant only when it has one: a visit outside a test is written as before A/B tests
- * (visits last), and a line without the variant reads as null.
+ * A row's optional fields, each under a short key in one object after the visits (the line's tail),
+ * present only when one of them is set: a plain row's line is FIELDS alone, as before either existed.
+ * A new optional field is one more key here, never one more position. Lines written before the tail
+ * (conversions alone) carry the click ids as a bare string in its place; they read the same.
  */
-const FIELDS: readonly (keyof ClickEvent)[] = ['linkSeq', 'domain', 'at', 'scan', 'continent', ...DIMENSIONS.map((d) => d.key), 'n', 'variant']
-const WRITTEN = FIELDS.slice(0, -1)
+const TAIL = { t: 'tracked', v: 'variant' } as const satisfies Record<string, keyof ClickEvent>
+const TAIL_KEYS = Object.keys(TAIL) as (keyof typeof TAIL)[]
 
 const lineOf = (r: ClickEvent) => {
-  const values: unknown[] = WRITTEN.map((f) => r[f])
-  if (r.variant != null) values.push(r.variant)
+  const values: unknown[] = FIELDS.map((f) => r[f])
+  const tail: Record<string, unknown> = {}
+  let tailed = false
+  for (const k of TAIL_KEYS) {
+    const v = r[TAIL[k]]
+    if (v == null) continue
+    tail[k] = v
+    tailed = true
+  }
+  if (tailed) values.push(tail)
   return `${JSON.stringify(values)}\n`
 }
 
 function rowOf(values: unknown[]): ClickEvent {
   const r = {} as Record<string, unknown>
-  for (let i = 0; i < FIELDS.length; i++) r[FIELDS[i]!] = values[i] ?? null
+  for (let i = 0; i < FIELDS.length; i++) r[FIELDS[i]!] = values[i]
+  const last = values[FIELDS.length]
+  const tail = (typeof last === 'string' ? { t: last } : (last ?? {})) as Record<string, unknown>
+  for (const k of TAIL_KEYS) r[TAIL[k]] = tail[k] ?? null
   return r as unknown as ClickEvent
 }
 

@@ -1,6 +1,7 @@
 import { expect, test } from 'bun:test'
 import { createHarness } from '../../test/helpers/in-process'
 import { until } from '../../test/helpers/poll'
+import { newClickId } from '../redirect/click-id'
 import type { Logger } from '../shared/log'
 import { createClickRecorder, createEventsHandle, type Visit } from './click-recorder'
 
@@ -85,6 +86,38 @@ test('a visit recorded while its location is still being looked up is written wi
   const by = async (dimension: string) => (await h.call('GET', `/statistics?groupBy=${dimension}`, { key: h.keys.member })).body
   expect(await by('country')).toEqual([{ country: 'GB', clicks: 2, scans: 0 }])
   expect(await by('city')).toEqual([{ city: 'London', clicks: 2, scans: 0 }])
+})
+
+test('tracked visits (click ids) merge like any other; each id is found by its lead with its own time and the row’s dimensions', async () => {
+  const h = createHarness()
+  const made = await h.call('POST', '/links/link', { json: { data: { url: 'https://t.example/' }, linkOptions: { key: 'tracked', trackConversion: true } } })
+  const seq = h.deps.links.findLiveRow('localhost', 'tracked')!.seq
+  const dims = {
+    visitor: { id: 7, os: 'IOS', browser: 'Safari', device: 'Mobile' },
+    geo: { id: 3, continent: 'EU', country: 'DE', region: null, city: null },
+    utm: { id: 0, source: null, medium: null, campaign: null, term: null, content: null },
+  }
+  const base = { linkSeq: seq, domain: 'localhost', scan: false, referer: null, refererUrl: null, ...dims }
+  const t0 = Date.now() - 5000
+  const [first, third] = [newClickId(t0), newClickId(t0 + 2)]
+  h.deps.recorder.record({ ...base, at: t0, clickId: first })
+  h.deps.recorder.record({ ...base, at: t0 + 1 })
+  h.deps.recorder.record({ ...base, at: t0 + 2, clickId: third })
+  expect(h.deps.recorder.held().rows).toBe(1)
+  await h.deps.recorder.drain()
+  expect((await h.call('GET', `/links/${made.body.id}`)).body.clicks).toBe(3)
+  for (const id of [first, third]) {
+    const lead = await h.call('POST', '/track/lead', { json: { clickId: id, eventName: `lead ${id}`, customerExternalId: id } })
+    expect(lead.status).toBe(200)
+    expect(lead.body).toMatchObject({ clickId: id, linkId: made.body.id })
+  }
+  const stored = h.deps.db.query('SELECT click_id, click_at, country, device FROM conversions ORDER BY click_at').all()
+  expect(stored).toEqual([
+    { click_id: first, click_at: t0, country: 'DE', device: 'Mobile' },
+    { click_id: third, click_at: t0 + 2, country: 'DE', device: 'Mobile' },
+  ])
+  // An id of that moment that no visit carried is unknown.
+  expect((await h.call('POST', '/track/lead', { json: { clickId: newClickId(t0), eventName: 'x', customerExternalId: 'x' } })).status).toBe(404)
 })
 
 test('a write takes at most maxWriteRows rows, oldest first; the rest follow at once, without waiting for a tick', async () => {

@@ -51,6 +51,8 @@ export interface Visit extends VisitDimensions {
   scan: boolean
   referer: string | null
   refererUrl: string | null
+  /** Conversion tracking's click id (`sl_id`): such a visit is never merged with another. */
+  clickId?: string | null
   /** The A/B test variant the visit went to (its index in `testVariants`), else null/absent. */
   variant?: number | null
 }
@@ -94,6 +96,9 @@ interface RowSink {
  */
 const MAX_HELD_ROWS = 100_000
 const MAX_HELD_BYTES = 64 * 2 ** 20
+/** One tracked click in a held row's `tracked` string (id, time, separator). */
+const TRACKED_CLICK_BYTES = 2 * 40
+
 /** A row object, its map entry and merge key, without its variable strings. */
 const ROW_OVERHEAD_BYTES = 400
 /**
@@ -111,7 +116,20 @@ const clicksDropped = metrics.counter(
 )
 
 function rowBytes(key: string, r: ClickEvent): number {
-  const strings = [key, r.domain, r.referer, r.refererUrl, r.region, r.city, r.utmSource, r.utmMedium, r.utmCampaign, r.utmTerm, r.utmContent]
+  const strings = [
+    key,
+    r.domain,
+    r.referer,
+    r.refererUrl,
+    r.region,
+    r.city,
+    r.utmSource,
+    r.utmMedium,
+    r.utmCampaign,
+    r.utmTerm,
+    r.utmContent,
+    r.tracked ?? null,
+  ]
   let n = ROW_OVERHEAD_BYTES
   for (const s of strings) n += 2 * (s?.length ?? 0)
   return n
@@ -152,6 +170,8 @@ export interface EventsHandle extends RowSink, EventsReadPort {
   backup(dest: string, whilePaused?: () => Promise<void> | void): Promise<{ bytes: number; batch: number }>
   /** Writes the raw export of `spec` into the file `dest` (GET /statistics/events). */
   exportTo(spec: ResolvedExportSpec, dest: string): Promise<void>
+  /** Copies the conversions recorded in SQLite since the last copy into the events store (statistics read them there). */
+  syncConversions(): Promise<void>
 }
 
 /** The DuckDB file of a SQLite store: `events.duckdb` beside `shortlink.db` (any other name: `<name>.events.duckdb`). */
@@ -225,6 +245,7 @@ function inlineSink(db: Database, opts: EventsOptions, path = ':memory:', dataDi
   return {
     warm: () => void open().catch(() => {}),
     compact: async () => void (await (await open()).compact()),
+    syncConversions: async () => (await open()).syncConversions(),
     moved: async () => (await open()).imported(),
     backup: async (dest, whilePaused) => (await open()).backup(dest, whilePaused),
     exportTo: async (spec, dest) => (await open()).exportTo(spec, dest),
@@ -314,6 +335,11 @@ function workerSink(db: Database, path: string, log: Logger, opts: EventsOptions
       const { channel, inline } = await connect()
       if (inline) return inline.compact()
       await channel.ask({ type: 'compact' })
+    },
+    async syncConversions() {
+      const { channel, inline } = await connect()
+      if (inline) return inline.syncConversions()
+      await channel.ask({ type: 'sync-conversions' })
     },
     async moved() {
       const { inline } = await connect()
@@ -417,6 +443,7 @@ export function toRow(v: Visit): ClickEvent {
     utmTerm: v.utm.term,
     utmContent: v.utm.content,
     n: 1,
+    tracked: v.clickId ? `${v.clickId}@${v.at}` : null,
     variant: v.variant ?? null,
   }
 }
@@ -792,6 +819,11 @@ function recorderOver(
       if (cur) {
         cur.n++
         cur.at = v.at
+        // A tracked visit merges like any other (same dimensions); its click id and time go along.
+        if (v.clickId) {
+          cur.tracked = cur.tracked ? `${cur.tracked} ${v.clickId}@${v.at}` : `${v.clickId}@${v.at}`
+          pendingBytes += TRACKED_CLICK_BYTES
+        }
         return
       }
       hold(key, toRow(v), v.geo.resolved)

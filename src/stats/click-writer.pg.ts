@@ -23,7 +23,7 @@
 import type { SQL } from 'bun'
 import { appendClickEventsPg } from '../events'
 import { ensureClickPartitions, monthStart } from '../store'
-import type { ClickEvent } from './click-event'
+import { type ClickEvent, trackedClicksOf } from './click-event'
 import { type JournalMark, journalKey } from './click-journal'
 import type { EventWriterOptions } from './click-writer'
 import { BUSY_LINK_CLICKS, DAY, DIMENSIONS, type LinkScopes, type RollupDelta, rollupDeltas } from './stats.rollup'
@@ -151,6 +151,33 @@ function addPairRows(tx: SQL, events: CompactEvent[]): Promise<unknown> {
   ])
 }
 
+/**
+ * Conversion tracking: the batch's visits that carry a click id, with their dimensions, where
+ * POST /track/lead finds them (migration 0013). A click id is unique: a batch written again
+ * after a failure inserts nothing twice.
+ */
+async function insertTrackedClicks(tx: SQL, events: ClickEvent[]): Promise<void> {
+  // Plain strings here, not the stats_values ids of click_events_compact: POST /track/lead reads one row by its id.
+  const cols: (string | number | null)[][] = Array.from({ length: 4 + EVENT_STRINGS.length }, () => [])
+  for (const e of events) {
+    if (!e.tracked) continue
+    for (const t of trackedClicksOf(e.tracked)) {
+      cols[0]!.push(t.clickId)
+      cols[1]!.push(e.linkSeq)
+      cols[2]!.push(t.at)
+      cols[3]!.push(e.scan ? 1 : 0)
+      for (let i = 0; i < EVENT_STRINGS.length; i++) cols[4 + i]!.push(clean(e[EVENT_STRINGS[i]!] as string | null))
+    }
+  }
+  if (cols[0]!.length === 0) return
+  const columns = `click_id, link_seq, at, scan, continent, ${DIMENSIONS.map((d) => d.column).join(', ')}`
+  const types = ['text', 'bigint', 'bigint', 'smallint', ...EVENT_STRINGS.map(() => 'text')]
+  await tx.unsafe(
+    `INSERT INTO tracked_clicks (${columns}) SELECT * FROM unnest(${types.map((t, i) => `$${i + 1}::${t}[]`).join(', ')}) ON CONFLICT DO NOTHING`,
+    cols,
+  )
+}
+
 /** Total order of rollup keys: every node upserts rows in this order. */
 function byKey(a: RollupDelta, b: RollupDelta): number {
   return a.scope - b.scope || a.dim - b.dim || a.t - b.t || (a.value < b.value ? -1 : a.value > b.value ? 1 : 0)
@@ -273,6 +300,7 @@ export function createPgEventWriter(sql: SQL, options: PgEventWriterOptions = {}
     const { events, seqs, knownBusy } = batch
     // Events first: they take no lock another batch waits for.
     await writeEvents(tx, batch.compact)
+    await insertTrackedClicks(tx, events)
     // link.clicked webhook events, in the transaction of the clicks they announce (the outbox).
     await appendClickEventsPg(tx, events)
     step('events')

@@ -45,6 +45,7 @@ type Message =
   | { type: 'write'; id: number; req: number; events: ClickEvent[]; mark?: JournalMark }
   | { type: 'journal-mark'; id: number; req: number; journal: string }
   | { type: 'compact'; id: number; req: number }
+  | { type: 'sync-conversions'; id: number; req: number }
   | { type: 'backup'; id: number; req: number; dest: string }
   | { type: 'resume'; id: number }
   | { type: 'export'; id: number; req: number; spec: ResolvedExportSpec; dest: string }
@@ -102,6 +103,7 @@ self.onmessage = (ev: MessageEvent<Message>) => {
     answer(msg.req, engine!.write(msg.events, msg.mark))
   } else if (msg.type === 'journal-mark') answer(msg.req, engine!.journalMark(msg.journal))
   else if (msg.type === 'compact') answer(msg.req, engine!.compact())
+  else if (msg.type === 'sync-conversions') answer(msg.req, engine!.syncConversions())
   else if (msg.type === 'backup') {
     // Paused between the copy and the reply until the main thread has copied SQLite too.
     answer(

@@ -39,14 +39,42 @@ CREATE TABLE IF NOT EXISTS events (
   scan BOOLEAN NOT NULL, n INTEGER NOT NULL, batch BIGINT NOT NULL,
   ${EVENT_STRINGS.map(([c]) => `${c} VARCHAR`).join(', ')}
 );
--- The A/B test variant of a visit (issue 27), added to files written before it: the last column.
-ALTER TABLE events ADD COLUMN IF NOT EXISTS variant TINYINT;
 ${LEVELS.map((l) => `CREATE TABLE IF NOT EXISTS ${l.table} (scope INTEGER NOT NULL, dim TINYINT NOT NULL, t BIGINT NOT NULL, value VARCHAR NOT NULL, clicks BIGINT NOT NULL, scans BIGINT NOT NULL);`).join('\n')}
 CREATE TABLE IF NOT EXISTS stats_pair_day (scope INTEGER NOT NULL, dim TINYINT NOT NULL, t BIGINT NOT NULL, a VARCHAR NOT NULL, b VARCHAR NOT NULL, clicks BIGINT NOT NULL, scans BIGINT NOT NULL);
 CREATE TABLE IF NOT EXISTS stats_busy_links (seq INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS events_meta (key VARCHAR PRIMARY KEY, value BIGINT NOT NULL);
 INSERT OR IGNORE INTO events_meta VALUES ('batch', 0), ('rolled_hour', 0), ('rolled_day', 0), ('rolled_week', 0), ('imported_id', 0), ('reclustered_day', 0);
+-- Columns added to files written before them, in this order (the Appender and the CSV load are by position):
+-- the visits' click ids (conversions), then the A/B test variant of the visits.
+ALTER TABLE events ADD COLUMN IF NOT EXISTS tracked VARCHAR;
+ALTER TABLE events ADD COLUMN IF NOT EXISTS variant TINYINT;
+CREATE TABLE IF NOT EXISTS conversions (
+  "at" BIGINT NOT NULL, seq BIGINT NOT NULL, kind VARCHAR NOT NULL, link_seq INTEGER NOT NULL, scan BOOLEAN NOT NULL,
+  quantity INTEGER NOT NULL, amount BIGINT, currency VARCHAR, click_id VARCHAR NOT NULL, event_name VARCHAR NOT NULL,
+  customer_external_id VARCHAR NOT NULL, invoice_id VARCHAR,
+  ${EVENT_STRINGS.map(([c]) => `${c} VARCHAR`).join(', ')}
+);
+INSERT OR IGNORE INTO events_meta VALUES ('conversions_seq', 0);
 `
+
+/** Conversion columns copied from SQLite's `conversions` (migration 0018) into DuckDB's, in the table's order. */
+const CONVERSION_COLUMNS = [
+  ['at', 'BIGINT'],
+  ['seq', 'BIGINT'],
+  ['kind', 'VARCHAR'],
+  ['link_seq', 'INTEGER'],
+  ['scan', 'BOOLEAN'],
+  ['quantity', 'INTEGER'],
+  ['amount', 'BIGINT'],
+  ['currency', 'VARCHAR'],
+  ['click_id', 'VARCHAR'],
+  ['event_name', 'VARCHAR'],
+  ['customer_external_id', 'VARCHAR'],
+  ['invoice_id', 'VARCHAR'],
+  ...EVENT_STRINGS.map(([c]) => [c, 'VARCHAR'] as const),
+] as const
+/** Conversions copied into DuckDB per transaction. */
+const CONVERSIONS_CHUNK = 50_000
 
 /** Per level, the instant (ms) up to which its rollup rows are complete. */
 export interface Rolled {
@@ -254,11 +282,18 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
   /** Events of batches after `after`, as the recorder wrote them (for counters derived after a crash). */
   async function eventsOfBatches(after: number): Promise<{ batch: number; rows: ClickEvent[] }[]> {
     const reader = await writer.runAndReadAll(
-      `SELECT batch::DOUBLE AS batch, "at"::DOUBLE AS "at", link_seq, scan, n, ${EVENT_STRINGS.map(([c]) => c).join(', ')} FROM events WHERE batch > ${Math.trunc(after)} ORDER BY batch`,
+      `SELECT batch::DOUBLE AS batch, "at"::DOUBLE AS "at", link_seq, scan, n, tracked, ${EVENT_STRINGS.map(([c]) => c).join(', ')} FROM events WHERE batch > ${Math.trunc(after)} ORDER BY batch`,
     )
     const byBatch = new Map<number, ClickEvent[]>()
     for (const r of reader.getRowObjectsJS() as Record<string, unknown>[]) {
-      const e = { linkSeq: r.link_seq as number, domain: '', at: r.at as number, scan: r.scan as boolean, n: r.n as number } as ClickEvent
+      const e = {
+        linkSeq: r.link_seq as number,
+        domain: '',
+        at: r.at as number,
+        scan: r.scan as boolean,
+        n: r.n as number,
+        tracked: (r.tracked as string | null) ?? null,
+      } as ClickEvent
       for (const [column, field] of EVENT_STRINGS) (e as unknown as Record<string, unknown>)[field] = r[column] ?? null
       const list = byBatch.get(r.batch as number) ?? []
       list.push(e)
@@ -388,6 +423,7 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
     "n: 'INTEGER'",
     "batch: 'BIGINT'",
     ...EVENT_STRINGS.map(([c]) => `${c}: 'VARCHAR'`),
+    "tracked: 'VARCHAR'",
     "variant: 'TINYINT'",
   ].map((c) => `'${c.split(':')[0]!.replaceAll('"', '')}': ${c.split(': ')[1]}`)
   const loadCsv = `INSERT INTO events SELECT * FROM read_csv('${csvPath.replaceAll("'", "''")}', header = false, auto_detect = false,
@@ -412,7 +448,9 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
           if (v === null || v === undefined) appender.appendNull()
           else appender.appendVarchar(v)
         }
-        // The last column (SCHEMA adds it to files written before A/B tests): the variant, or null outside a test.
+        // The columns SCHEMA adds to older files, in its order: the visits' click ids, then the A/B variant (null outside a test).
+        if (e.tracked) appender.appendVarchar(e.tracked)
+        else appender.appendNull()
         if (e.variant == null) appender.appendNull()
         else appender.appendTinyInt(Math.trunc(e.variant))
         appender.endRow()
@@ -430,6 +468,7 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
       const [owner, ltype] = groups(e.linkSeq)
       let line = `${Math.trunc(e.at)},${Math.trunc(e.linkSeq)},${owner},${ltype},${e.scan},${Math.trunc(e.n)},${batch}`
       for (const [, field] of EVENT_STRINGS) line += `,${csvField(e[field] as string | null)}`
+      line += `,${csvField(e.tracked ?? null)}`
       line += e.variant == null ? ',' : `,${Math.trunc(e.variant)}`
       lines.push(line)
     }
@@ -573,6 +612,54 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
     return run
   }
 
+  // Conversions (leads, sales) are recorded in SQLite (their idempotency keys live there) and
+  // copied here in order, each chunk in one transaction with the position it reached, so a
+  // crash between the two stores copies the rest at the next sync, never one twice.
+  const conversionsAfter = db.query<Record<string, unknown>, [number, number]>(
+    `SELECT c.at, c.seq, c.kind, c.link_seq, c.scan, c.quantity, c.amount, c.currency, c.click_id, c.event_name, cu.external_id AS customer_external_id, c.invoice_id,
+       ${EVENT_STRINGS.map(([col]) => `c.${col}`).join(', ')}
+     FROM conversions c JOIN customers cu ON cu.id = c.customer_id WHERE c.seq > ? ORDER BY c.seq LIMIT ?`,
+  )
+  const conversionsCsv = `${csvPath}.conversions.csv`
+  const loadConversions = `INSERT INTO conversions SELECT * FROM read_csv('${conversionsCsv.replaceAll("'", "''")}', header = false, auto_detect = false,
+    columns = {${CONVERSION_COLUMNS.map(([c, t]) => `'${c}': '${t}'`).join(', ')}}, nullstr = '', quote = '"', escape = '"', delim = ',', new_line = '\\n')`
+  let conversionsSeq = (
+    (await writer.runAndReadAll("SELECT value::DOUBLE AS v FROM events_meta WHERE key = 'conversions_seq'")).getRowObjectsJS()[0] as { v: number }
+  ).v
+  async function syncConversionsNow(): Promise<void> {
+    for (;;) {
+      const rows = conversionsAfter.all(conversionsSeq, CONVERSIONS_CHUNK)
+      if (!rows.length) return
+      const lines = rows.map((r) =>
+        CONVERSION_COLUMNS.map(([c, t]) => {
+          const v = r[c]
+          if (v === null || v === undefined) return ''
+          if (t === 'BOOLEAN') return v ? 'true' : 'false'
+          return t === 'VARCHAR' ? csvField(String(v)) : String(Math.trunc(Number(v)))
+        }).join(','),
+      )
+      const last = rows[rows.length - 1]!.seq as number
+      await Bun.write(conversionsCsv, `${lines.join('\n')}\n`)
+      await writer.run('BEGIN TRANSACTION')
+      try {
+        await writer.run(loadConversions)
+        await writer.run(`UPDATE events_meta SET value = ${Math.trunc(last)} WHERE key = 'conversions_seq'`)
+        await writer.run('COMMIT')
+      } catch (e) {
+        await writer.run('ROLLBACK').catch(() => {})
+        throw e
+      } finally {
+        try {
+          unlinkSync(conversionsCsv)
+        } catch {}
+      }
+      conversionsSeq = last
+      if (rows.length < CONVERSIONS_CHUNK) return
+    }
+  }
+  await syncConversionsNow()
+  let syncQueued: Promise<void> | null = null
+
   /** A click journal's mark in the events store (click-journal.ts), or null. */
   async function markOf(journal: string): Promise<number | null> {
     const rows = (await writer.runAndReadAll('SELECT value::DOUBLE AS v FROM events_meta WHERE key = $1', [journalKey(journal)])).getRowObjectsJS() as {
@@ -694,6 +781,13 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
         const before = sqliteJournalMark(db, journal)
         return here === null && before === null ? null : Math.max(here ?? -1, before ?? -1)
       }),
+    /** Copies the conversions SQLite recorded since the last copy (POST /track/lead, /track/sale call it after each). */
+    // Calls made while one is waiting its turn share it: it starts after their rows committed.
+    syncConversions: () =>
+      (syncQueued ??= serial(async () => {
+        syncQueued = null
+        await syncConversionsNow()
+      })),
     /** Rolls up closed hours now (benchmarks, after a bulk load); false when nothing was due. */
     compact: (at?: number) => serial(() => compactNow(at)),
     /** Runs `read` in one snapshot of the events; `timeoutMs` interrupts its statements past it. */

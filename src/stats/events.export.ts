@@ -25,7 +25,10 @@ export interface ExportSpec {
   end: number
   qr: boolean | undefined
   format: ExportFormat
+  /** clicks (the visits), or the conversions (contract: "Conversions"): leads, sales. */
+  event?: ExportEvent
 }
+export type ExportEvent = 'clicks' | 'leads' | 'sales'
 
 /** The same, with the links as seqs (resolved where the links live). */
 export interface ResolvedExportSpec extends Omit<ExportSpec, 'links'> {
@@ -35,6 +38,23 @@ export interface ResolvedExportSpec extends Omit<ExportSpec, 'links'> {
 const camel = (c: string) => c.replace(/_([a-z])/g, (_, x: string) => x.toUpperCase())
 /** The contract's fields in order. */
 export const EXPORT_FIELDS = ['at', 'linkId', 'domain', 'key', 'scan', 'count', ...EVENT_STRINGS.map(([c]) => camel(c))]
+
+/** Fields of a lead or a sale after those of its click (`count`: a lead's quantity, 1 for a sale). */
+const CONVERSION_FIELDS = {
+  leads: ['clickId', 'eventName', 'customerExternalId'],
+  sales: ['clickId', 'eventName', 'customerExternalId', 'amount', 'currency', 'invoiceId'],
+}
+/** Their columns (DuckDB's and PostgreSQL's conversions tables). */
+const CONVERSION_SOURCES: Record<string, { duck: string; pg: string }> = {
+  clickId: { duck: 'e.click_id', pg: 'e.click_id' },
+  eventName: { duck: 'e.event_name', pg: 'e.event_name' },
+  customerExternalId: { duck: 'e.customer_external_id', pg: 'cu.external_id' },
+  amount: { duck: 'e.amount', pg: 'e.amount::float8' },
+  currency: { duck: 'e.currency', pg: 'e.currency' },
+  invoiceId: { duck: 'e.invoice_id', pg: 'e.invoice_id' },
+}
+export const exportFieldsOf = (event: ExportEvent = 'clicks'): string[] =>
+  event === 'clicks' ? EXPORT_FIELDS : [...EXPORT_FIELDS, ...CONVERSION_FIELDS[event]]
 
 export const CONTENT_TYPES: Record<ExportFormat, string> = {
   csv: 'text/csv; charset=utf-8',
@@ -51,6 +71,13 @@ export function duckExportSelect(spec: ResolvedExportSpec, linksTable: string): 
   if (spec.qr !== undefined) where.push(spec.qr ? 'e.scan' : 'NOT e.scan')
   const at = spec.format === 'parquet' ? 'epoch_ms(e."at")' : `strftime(epoch_ms(e."at"), '%Y-%m-%dT%H:%M:%S.%gZ')`
   const strings = EVENT_STRINGS.map(([c]) => `e.${c} AS "${camel(c)}"`).join(', ')
+  const event = spec.event ?? 'clicks'
+  if (event !== 'clicks') {
+    where.push(`e.kind = '${event === 'leads' ? 'lead' : 'sale'}'`)
+    const extra = CONVERSION_FIELDS[event].map((f) => `${CONVERSION_SOURCES[f]!.duck} AS "${f}"`).join(', ')
+    return `SELECT ${at} AS "at", l.id AS "linkId", l.domain AS "domain", l.key AS "key", e.scan AS "scan", e.quantity AS "count", ${strings}, ${extra}
+    FROM conversions e JOIN ${linksTable} l ON l.seq = e.link_seq WHERE ${where.join(' AND ')} ORDER BY e."at", e.seq`
+  }
   return `SELECT ${at} AS "at", l.id AS "linkId", l.domain AS "domain", l.key AS "key", e.scan AS "scan", e.n AS "count", ${strings}
     FROM events e JOIN ${linksTable} l ON l.seq = e.link_seq WHERE ${where.join(' AND ')} ORDER BY e."at"`
 }
@@ -115,6 +142,9 @@ const csvField = (v: unknown) => {
  * `at` is the partition key, so rows of one instant share a partition and ctid orders them).
  */
 export function pgExportStream(sql: SQL, spec: ExportSpec & { format: 'csv' | 'ndjson' }): ReadableStream<Uint8Array> {
+  const event = spec.event ?? 'clicks'
+  // Clicks are compact rows of dictionary ids; conversions keep their strings (migration 0013).
+  const compact = event === 'clicks'
   const args: SqlArg[] = [spec.start, spec.end]
   let where = 'e.at >= ? AND e.at < ?'
   if (spec.links) {
@@ -123,19 +153,31 @@ export function pgExportStream(sql: SQL, spec: ExportSpec & { format: 'csv' | 'n
     args.push(...set.args)
   }
   for (const [col, values] of spec.filters) {
-    where += values.length ? ` AND e.${col} IN (SELECT id FROM stats_values WHERE value IN (${values.map(() => '?').join(', ')}))` : ' AND FALSE'
+    const list = values.map(() => '?').join(', ')
+    where += !values.length ? ' AND FALSE' : compact ? ` AND e.${col} IN (SELECT id FROM stats_values WHERE value IN (${list}))` : ` AND e.${col} IN (${list})`
     args.push(...values)
   }
   if (spec.qr !== undefined) where += spec.qr ? ' AND e.scan = 1' : ' AND e.scan = 0'
-  const strings = EVENT_STRINGS.map(([c], i) => `v${i}.value AS ${c}`).join(', ')
-  const joins = EVENT_STRINGS.map(([c], i) => `LEFT JOIN stats_values v${i} ON v${i}.id = e.${c}`).join(' ')
+  const strings = EVENT_STRINGS.map(([c], i) => (compact ? `v${i}.value AS ${c}` : `e.${c}`)).join(', ')
+  const joins = compact ? EVENT_STRINGS.map(([c], i) => `LEFT JOIN stats_values v${i} ON v${i}.id = e.${c}`).join(' ') : ''
   const page = 10_000
+  const fields = exportFieldsOf(event)
+  const extra = event === 'clicks' ? [] : CONVERSION_FIELDS[event]
+  // Clicks paged by (at, ctid); conversions from their table, joined with the customers (the external id), paged by (at, seq).
+  const from = compact
+    ? 'click_events_compact e JOIN links l ON l.seq = e.link_seq'
+    : 'conversions e JOIN customers cu ON cu.id = e.customer_id JOIN links l ON l.seq = e.link_seq'
+  if (!compact) where += ` AND e.kind = '${event === 'leads' ? 'lead' : 'sale'}'`
+  const id = compact ? 'e.ctid' : 'e.seq'
+  const idType = compact ? 'tid' : 'bigint'
+  const n = compact ? 'e.n' : 'e.quantity'
+  const extraSql = extra.map((f, i) => `, ${CONVERSION_SOURCES[f]!.pg} AS x${i}`).join('')
   const text = (after: boolean) => {
-    let n = 0
-    const numbered = `SELECT e.ctid::text AS eid, e.at::float8 AS at, l.id AS link_id, l.domain, l.key, e.scan, e.n, ${strings}
-      FROM click_events_compact e JOIN links l ON l.seq = e.link_seq ${joins}
-      WHERE ${where}${after ? ' AND (e.at, e.ctid) > (?, ?::tid)' : ''} ORDER BY e.at, e.ctid LIMIT ${page}`
-    return numbered.replace(/\?/g, () => `$${++n}`)
+    let k = 0
+    const numbered = `SELECT ${id}::text AS eid, e.at::float8 AS at, l.id AS link_id, l.domain, l.key, e.scan, ${n} AS n, ${strings}${extraSql}
+      FROM ${from} ${joins}
+      WHERE ${where}${after ? ` AND (e.at, ${id}) > (?, ?::${idType})` : ''} ORDER BY e.at, ${id} LIMIT ${page}`
+    return numbered.replace(/\?/g, () => `$${++k}`)
   }
   const encoder = new TextEncoder()
   let cursor: [number, string] | null = null
@@ -145,7 +187,7 @@ export function pgExportStream(sql: SQL, spec: ExportSpec & { format: 'csv' | 'n
     async pull(controller) {
       if (finished) return controller.close()
       let out = ''
-      if (!started && spec.format === 'csv') out += `${EXPORT_FIELDS.join(',')}\n`
+      if (!started && spec.format === 'csv') out += `${fields.join(',')}\n`
       started = true
       const rows = (await sql.unsafe(text(cursor !== null), cursor ? [...args, ...cursor] : args)) as Record<string, unknown>[]
       for (const r of rows) {
@@ -157,9 +199,10 @@ export function pgExportStream(sql: SQL, spec: ExportSpec & { format: 'csv' | 'n
           Number(r.scan) === 1,
           Number(r.n),
           ...EVENT_STRINGS.map(([c]) => r[c] ?? null),
+          ...extra.map((_, i) => r[`x${i}`] ?? null),
         ]
         if (spec.format === 'csv') out += `${values.map(csvField).join(',')}\n`
-        else out += `${JSON.stringify(Object.fromEntries(EXPORT_FIELDS.map((f, i) => [f, values[i]])))}\n`
+        else out += `${JSON.stringify(Object.fromEntries(fields.map((f, i) => [f, values[i]])))}\n`
       }
       if (rows.length < page) finished = true
       else {
@@ -214,7 +257,9 @@ export function createPgEventsExporter(sql: SQL, tmpDir: string): EventsExporter
         const instance = await api.DuckDBInstance.create(':memory:', { threads: '1', memory_limit: '128MB', temp_directory: `${base}.tmp` })
         try {
           const c = await instance.connect()
-          const types = EXPORT_FIELDS.map((f) => `'${f}': '${f === 'scan' ? 'BOOLEAN' : f === 'count' ? 'INTEGER' : 'VARCHAR'}'`).join(', ')
+          const types = exportFieldsOf(spec.event)
+            .map((f) => `'${f}': '${f === 'scan' ? 'BOOLEAN' : f === 'count' ? 'INTEGER' : f === 'amount' ? 'BIGINT' : 'VARCHAR'}'`)
+            .join(', ')
           await c.run(
             `COPY (SELECT strptime("at", '%Y-%m-%dT%H:%M:%S.%gZ') AS "at", * EXCLUDE ("at") FROM read_csv(${quote(csvPath)}, header = true, auto_detect = false, columns = {${types}}, quote = '"', escape = '"'))
              TO ${quote(dest)} ${duckCopyOptions('parquet')}`,

@@ -29,6 +29,8 @@ export function statsRoutes({ stats }: { stats: StatsService }) {
             '`format`: `csv` (default, a header row), `ndjson` (one JSON object a line) or `parquet`. Fields: at (ISO 8601 UTC; a timestamp in Parquet),',
             'linkId, domain, key (the link as it is now), scan, count, continent, country, region, city, os, browser, device, referer, refererUrl,',
             'utmSource, utmMedium, utmCampaign, utmTerm, utmContent. The answer streams in bounded memory, millions of rows included.',
+            "`event=leads` or `event=sales`: the conversions instead (POST /track/lead, /track/sale), each with its click's fields (at is the",
+            "conversion's own time) plus clickId, eventName, customerExternalId and, for sales, amount, currency and invoiceId.",
           ].join(' '),
           parameters: queryParameters(EventsExportQuery),
           responses: {
@@ -59,6 +61,8 @@ export function statsRoutes({ stats }: { stats: StatsService }) {
           'or none (referer null: a direct visit). The range is [start, end); end defaults to now; without start, `interval` (default all).',
           '`qr=true` counts scans only, `qr=false` clicks that are not scans. Clicks of links deleted later still count.',
           "A member naming another user's link (linkId, linkIds, url) or tag gets 403.",
+          '`conversions=true` adds `leads`, `sales` and `saleAmount` (currency → sum of amounts in minor units) to every row of every groupBy:',
+          "a lead or sale counts at its own time and carries its click's link and dimensions for every filter and group.",
         ].join(' '),
         parameters: queryParameters(StatisticsQuery),
       },

@@ -6,6 +6,9 @@ import { type Static, type TLiteral, Type as t } from '@sinclair/typebox'
 import { CONTINENTS } from '../geo'
 import { FILTER_TYPES } from '../links'
 import { BROWSER_VALUES, DEVICE_VALUES, OS_VALUES } from './click-event'
+import { ConversionFields, CountResult } from './stats.results'
+
+export { CountResult }
 
 const literalUnion = <const V extends readonly string[]>(values: V, opts: object = {}) =>
   t.Union(values.map((v) => t.Literal(v)) as unknown as TLiteral<V[number]>[], opts)
@@ -70,6 +73,12 @@ export const StatisticsQuery = t.Object({
   ),
   tagIds: Ids(50, 'Links carrying any of these tags (repeated, 1-50); takes precedence over tagNames.'),
   qr: t.Optional(t.Boolean({ description: 'true: QR scans only; false: clicks that are not scans.' })),
+  conversions: t.Optional(
+    t.Boolean({
+      description:
+        "true: every row also carries `leads`, `sales` and `saleAmount` (currency → sum of amounts in minor units, `{}` when none; no exchange rates). A lead or sale counts at its own time and carries its click's link and dimensions for every filter and group.",
+    }),
+  ),
   continent: t.Optional(literalUnion(CONTINENTS as unknown as readonly string[], { description: 'Continent of the visitor (from the country).' })),
   country: t.Optional(t.String({ pattern: '^[A-Za-z]{2}$', description: "ISO 3166-1 alpha-2 code of the visitor's country." })),
   region: Str(1, 200, 'Region (state, province) name exactly as grouped.'),
@@ -88,11 +97,10 @@ export const StatisticsQuery = t.Object({
 })
 export type StatisticsQuery = Static<typeof StatisticsQuery>
 
-export const CountResult = t.Object({ clicks: t.Integer(), scans: t.Integer() })
-export const TimeRow = t.Object({ start: t.String({ format: 'date-time' }), clicks: t.Integer(), scans: t.Integer() })
+export const TimeRow = t.Object({ start: t.String({ format: 'date-time' }), clicks: t.Integer(), scans: t.Integer(), ...ConversionFields })
 /** linkId (+ shortLink, destination), linkType, destination, country, … with clicks and scans. */
 export const GroupRow = t.Object(
-  { clicks: t.Integer(), scans: t.Integer() },
+  { clicks: t.Integer(), scans: t.Integer(), ...ConversionFields },
   {
     additionalProperties: true,
     description:
@@ -103,8 +111,15 @@ export const StatisticsResult = t.Union([CountResult, t.Array(TimeRow), t.Array(
 
 /** GET /statistics/events: the same filters and scope, no groupBy; the file format. */
 export const EventsExportQuery = t.Composite([
-  t.Omit(StatisticsQuery, ['groupBy', 'granularity', 'timezone']),
+  t.Omit(StatisticsQuery, ['groupBy', 'granularity', 'timezone', 'conversions']),
   t.Object({
+    event: t.Optional(
+      t.Union([t.Literal('clicks'), t.Literal('leads'), t.Literal('sales')], {
+        default: 'clicks',
+        description:
+          "clicks (default): the visits. leads, sales: the conversions, each with its click's fields plus clickId, eventName, customerExternalId and, for sales, amount, currency and invoiceId; `count` is a lead's eventQuantity (1 for a sale).",
+      }),
+    ),
     format: t.Optional(
       t.Union([t.Literal('csv'), t.Literal('ndjson'), t.Literal('parquet')], {
         default: 'csv',

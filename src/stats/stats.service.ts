@@ -19,11 +19,11 @@ import type { Settings } from '../config'
 import { keyOfShortLinkPath, shortLinkOf } from '../links'
 import { AppError, forbidden, parameterError } from '../shared'
 import type { EventsExporter, ExportFormat } from './events.export'
-import { type LinkSet, planQuery, planReadsSteps, type ReadPlan } from './stats.plan'
+import { type LinkSet, planQuery, planReadsSteps, type QueryPlan, type ReadPlan } from './stats.plan'
 import type { EventsExportQuery, StatisticsQuery, StatisticsResult } from './stats.schema'
-import { mergeReads, perLinkSql, readSql } from './stats.sql'
+import { conversionsSql, mergeReads, perLinkSql, RAW_UNIT_MS, readSql } from './stats.sql'
 import { ask, runSteps, type Steps } from './stats.steps'
-import type { LinkInfo, StatsReader, StatsStore, StatsStorePort } from './stats.store'
+import type { ConversionSumRow, LinkInfo, StatsReader, StatsStore, StatsStorePort } from './stats.store'
 
 type Totals = { c: number; s: number }
 
@@ -152,11 +152,100 @@ export function createStatsService<Store extends StatsStorePort>(deps: { store: 
 
   function* answer(r: StatsReader, caller: Caller, q: StatisticsQuery): Steps<StatisticsAnswer> {
     const query = planQuery(q, now())
-    const plan = yield* planReadsSteps(query, yield* linksOf(r, caller, q), r.facts)
-    if (!plan) return []
-    if (plan.perLink && !plan.series) return (yield* perLinkAnswer(r, plan)) as StatisticsAnswer
-    if (plan.series) return yield* seriesAnswer(r, plan)
-    return (yield* totalsAnswer(r, plan)) as StatisticsAnswer
+    const links = yield* linksOf(r, caller, q)
+    const plan = yield* planReadsSteps(query, links, r.facts)
+    let clicks: StatisticsAnswer
+    if (!plan) clicks = query.groupBy === 'count' ? { clicks: 0, scans: 0 } : query.series ? [] : []
+    else if (plan.perLink && !plan.series) clicks = (yield* perLinkAnswer(r, plan)) as StatisticsAnswer
+    else if (plan.series) clicks = yield* seriesAnswer(r, plan)
+    else clicks = (yield* totalsAnswer(r, plan)) as StatisticsAnswer
+    if (!q.conversions) return plan ? clicks : []
+    return yield* withConversions(r, query, plan, links, clicks)
+  }
+
+  /**
+   * conversions=true: leads, sales and saleAmount added to every row, read from the conversions
+   * (each carries its click's link and dimensions) with the same scope, filters and range; a
+   * value or link with conversions and no clicks in the range gets a row of its own (clicks 0).
+   */
+  function* withConversions(r: StatsReader, query: QueryPlan, plan: ReadPlan | null, links: LinkSet, clicks: StatisticsAnswer): Steps<StatisticsAnswer> {
+    if (query.empty) return addConversions(clicks, () => EMPTY_CONVERSIONS)
+    const end = query.end
+    const start = query.start ?? 0
+    const key = query.perLink ? 'link' : query.groupDim ? 'value' : 'none'
+    const unitMs = query.series ? seriesUnitOf(plan?.bounds ?? []) : 0
+    const rows = yield* ask(
+      r.readConversions(
+        conversionsSql(
+          Object.values(links).some((v) => v !== undefined) ? links : null,
+          start,
+          end,
+          query.filters,
+          key,
+          query.groupDim?.column ?? null,
+          unitMs,
+          query.qr,
+          r.dialect,
+        ),
+      ),
+    )
+    const sums = new Map<string | number | null, Conversions>()
+    const into = (k: string | number | null, row: ConversionSumRow) => {
+      let c = sums.get(k)
+      if (!c) {
+        c = { leads: 0, sales: 0, saleAmount: {} }
+        sums.set(k, c)
+      }
+      if (row.kind === 'lead') c.leads += row.n
+      else {
+        c.sales += row.n
+        if (row.cur) c.saleAmount[row.cur] = (c.saleAmount[row.cur] ?? 0) + row.a
+      }
+    }
+    if (query.series) {
+      const bounds = plan?.bounds ?? []
+      for (const row of rows) if (bounds.length > 1) into(bucketIndex(bounds, Math.max(row.u * unitMs, start)), row)
+      return addConversions(clicks, (_, i) => sums.get(i) ?? EMPTY_CONVERSIONS)
+    }
+    if (query.groupBy === 'count') {
+      for (const row of rows) into(null, row)
+      return addConversions(clicks, () => sums.get(null) ?? EMPTY_CONVERSIONS)
+    }
+    if (query.perLink) {
+      const info = new Map((yield* ask(r.linksOfSeqs([...new Set(rows.map((x) => Number(x.k)))]))).map((l) => [l.seq, l]))
+      const by = query.perLink
+      for (const row of rows) {
+        const l = info.get(Number(row.k))
+        if (l) into(by === 'link' ? l.id : by === 'link_type' ? l.link_type : l.destination, row)
+      }
+      const name = by === 'link' ? 'linkId' : by === 'link_type' ? 'linkType' : 'destination'
+      const extra = (k: string) => {
+        if (by !== 'link') return { [name]: k }
+        const l = [...info.values()].find((x) => x.id === k)!
+        return { linkId: l.id, shortLink: shortLinkOf(settings, l.domain, l.key, l.link_type), destination: l.destination }
+      }
+      return withOwnRows(clicks as Record<string, unknown>[], name, sums, extra)
+    }
+    for (const row of rows) into(row.k, row)
+    const name = query.groupDim!.key
+    return withOwnRows(clicks as Record<string, unknown>[], name, sums, (k) => ({ [name]: k }))
+  }
+
+  /** Rows of `clicks` with their conversions, then a row (clicks 0) for each key with conversions only. */
+  function withOwnRows(
+    clicks: Record<string, unknown>[],
+    name: string,
+    sums: Map<string | number | null, Conversions>,
+    keyFields: (k: string) => Record<string, unknown>,
+  ): StatisticsAnswer {
+    const seen = new Set<unknown>()
+    const out: Record<string, unknown>[] = clicks.map((row) => {
+      seen.add(row[name])
+      return { ...row, ...(sums.get(row[name] as string) ?? EMPTY_CONVERSIONS) }
+    })
+    const rest = [...sums.keys()].filter((k) => !seen.has(k)).sort(compareKeys)
+    for (const k of rest) out.push({ ...keyFields(k as string), clicks: 0, scans: 0, ...sums.get(k)! })
+    return out as StatisticsAnswer
   }
 
   return {
@@ -175,10 +264,33 @@ export function createStatsService<Store extends StatsStorePort>(deps: { store: 
         end: plan.end,
         qr: q.qr,
         format,
+        event: q.event ?? 'clicks',
       })
       return { stream, format }
     },
   }
+}
+
+type Conversions = { leads: number; sales: number; saleAmount: Record<string, number> }
+
+/**
+ * The time unit a series' conversions are summed in: the largest of a day, an hour and a quarter
+ * hour that divides every inner bucket bound (the first and last bounds are the range's own edges,
+ * which the read filters on), so each unit lies in one bucket. A daily series of a year in UTC
+ * reads 366 units per kind and currency instead of 35,000 quarter hours (10M clicks, 150k
+ * conversions: median 228 → 20 ms, scripts/bench/conversions-stats.ts).
+ */
+function seriesUnitOf(bounds: number[]): number {
+  const inner = bounds.slice(1, -1)
+  for (const unit of [86_400_000, 3_600_000]) if (inner.every((b) => b % unit === 0)) return unit
+  return RAW_UNIT_MS
+}
+const EMPTY_CONVERSIONS: Conversions = { leads: 0, sales: 0, saleAmount: {} }
+
+/** Each row of an answer (the count's one object, or every row of a list) with its conversions. */
+function addConversions(answer: StatisticsAnswer, of: (row: unknown, index: number) => Conversions): StatisticsAnswer {
+  if (!Array.isArray(answer)) return { ...answer, ...of(answer, 0) }
+  return answer.map((row, i) => ({ ...row, ...of(row, i) })) as StatisticsAnswer
 }
 
 /** What GET /statistics answers: totals, or rows (per value, per link, per time bucket). */

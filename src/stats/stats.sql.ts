@@ -289,12 +289,9 @@ export function rawSql(
   if (dialect === 'duckdb') {
     // Plain strings in columns; `at` is a keyword there; integer division is `//`.
     const sc = duckScopeCondition(scope, 'link_seq', true)
-    let where = `"at" >= ? AND "at" < ?${sc.sql}`
-    const args: SqlArg[] = [from, to, ...sc.args]
-    for (const [col, vals] of filters) {
-      where += ` AND ${col} IN (${vals.map(() => '?').join(',')})`
-      args.push(...vals)
-    }
+    const f = valueFilters(filters)
+    const where = `"at" >= ? AND "at" < ?${sc.sql}${f.sql}`
+    const args: SqlArg[] = [from, to, ...sc.args, ...f.args]
     const group = [byTime ? 'u' : '', key !== 'none' ? 'k' : ''].filter(Boolean)
     const unitExpr = byTime ? `"at" // ${RAW_UNIT_MS}` : '0'
     return {
@@ -380,6 +377,17 @@ function pairsSql(from: number, to: number, filters: Map<string, string[]>, key:
   }
 }
 
+/** Event filters over plain string columns (DuckDB's and PostgreSQL's events, every store's conversions). */
+function valueFilters(filters: Map<string, string[]>): Statement {
+  let sql = ''
+  const args: SqlArg[] = []
+  for (const [col, vals] of filters) {
+    sql += ` AND ${col} IN (${vals.map(() => '?').join(',')})`
+    args.push(...vals)
+  }
+  return { sql, args }
+}
+
 /** Planned reads with the spans each covers: SQLite, one span per read; see mergeReads. */
 export interface SpannedRead {
   /** For a merged read: from the first span's start to the last span's end. */
@@ -452,4 +460,57 @@ export function perLinkSql(parts: Statement[], by: 'link_type' | 'destination' |
   if (by) return { sql: `SELECT l.${by} AS k, sum(x.c) AS c, sum(x.s) AS s FROM (${summed}) x JOIN links l ON l.seq = x.k GROUP BY l.${by}`, args }
   const k = dialect === 'pg' ? 'x.k::float8 AS k' : 'x.k'
   return { sql: `SELECT ${k}, x.c, x.s, l.id, l.domain, l.key, l.link_type, l.destination FROM (${summed}) x JOIN links l ON l.seq = x.k`, args }
+}
+
+/**
+ * Leads and sales (contract: "Conversions") in [from, to) ms of the links of `links` (null:
+ * every link), matching `filters` like raw events (a conversion carries its click's
+ * dimensions), optionally only scans or only other clicks (`qr`): per time unit of `unitMs` (0:
+ * no time) and per value of `keyColumn` or per link (`key`), per kind and currency. Rows: u, k,
+ * kind, cur, n (leads: the quantity; sales: 1 each), a (the amounts).
+ */
+export function conversionsSql(
+  links: LinkSet | null,
+  from: number,
+  to: number,
+  filters: Map<string, string[]>,
+  key: KeyKind,
+  keyColumn: string | null,
+  unitMs: number,
+  qr: boolean | undefined,
+  dialect: Dialect,
+): Statement {
+  const at = dialect === 'duckdb' ? '"at"' : 'at'
+  let where = `${at} >= ? AND ${at} < ?`
+  const args: SqlArg[] = [from, to]
+  if (links && Object.values(links).some((v) => v !== undefined)) {
+    if (dialect === 'duckdb') {
+      where += ' AND link_seq IN (SELECT unnest(?))'
+      args.push({ seqsOf: links })
+    } else {
+      const set = linkSetSql(links)
+      where += ` AND link_seq IN (${set.sql})`
+      args.push(...set.args)
+    }
+  }
+  const f = valueFilters(filters)
+  where += f.sql
+  args.push(...f.args)
+  if (qr !== undefined) where += dialect === 'duckdb' ? ` AND ${qr ? '' : 'NOT '}scan` : ` AND scan = ${qr ? 1 : 0}`
+  const u = unitMs > 0 ? (dialect === 'duckdb' ? `"at" // ${Math.trunc(unitMs)}` : `at / ${Math.trunc(unitMs)}`) : '0'
+  const k = key === 'value' ? keyColumn! : key === 'link' ? 'link_seq' : 'NULL'
+  const num = (e: string) => (dialect === 'sqlite' ? e : dialect === 'pg' ? `(${e})::float8` : `(${e})::DOUBLE`)
+  return {
+    sql: `SELECT ${num(u)} AS u, ${key === 'link' ? num(k) : k} AS k, kind, currency AS cur, ${num('sum(quantity)')} AS n, ${num('sum(coalesce(amount, 0))')} AS a
+      FROM conversions WHERE ${where} GROUP BY 1, 2, 3, 4`,
+    args,
+  }
+}
+
+/** The links of some seqs (conversions of links without clicks in a per-link answer). */
+export function linksOfSeqsSql(seqs: number[], dialect: Dialect): Statement {
+  return {
+    sql: `SELECT ${dialect === 'pg' ? 'seq::float8 AS seq' : 'seq'}, id, domain, key, link_type, destination FROM links WHERE seq IN (${seqs.map(() => '?').join(',')})`,
+    args: seqs,
+  }
 }

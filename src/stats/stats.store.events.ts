@@ -9,8 +9,17 @@ import { AppError } from '../shared'
 import { QueryTimeoutError, type ReadTx } from './events.engine'
 import type { LinkSet, PlanFacts, Scope, SqlArg } from './stats.plan'
 import { HOUR } from './stats.rollup'
-import { countLinksSql, firstClickHourSql, linkSetSql, type Statement } from './stats.sql'
-import { createStatsStore, type LinkInfo, type PerLinkRow, type ReadRow, type StatsReader, type StatsStorePort } from './stats.store'
+import { countLinksSql, firstClickHourSql, linkSetSql, linksOfSeqsSql, type Statement } from './stats.sql'
+import {
+  type ConversionSumRow,
+  createStatsStore,
+  type LinkInfo,
+  type LinkOfSeq,
+  type PerLinkRow,
+  type ReadRow,
+  type StatsReader,
+  type StatsStorePort,
+} from './stats.store'
 
 /** Where the events are: the engine in this thread, or its worker (click-recorder.ts). */
 export interface EventsReadPort {
@@ -96,6 +105,8 @@ export function createEventsStatsStore(db: Database, events: EventsReadPort, opt
       tagOwners: (ids) =>
         all<{ id: string; user_id: string }>({ sql: `SELECT id, user_id FROM tags WHERE id IN (${ids.map(() => '?').join(',')})`, args: ids }),
       readRows: async (statements) => (await run(statements)) as unknown as ReadRow[][],
+      readConversions: async (statement) => (await run([statement]))[0] as unknown as ConversionSumRow[],
+      linksOfSeqs: (seqs) => (seqs.length ? all<LinkOfSeq>(linksOfSeqsSql(seqs, 'sqlite')) : []),
       async readPerLink(statement): Promise<PerLinkRow[]> {
         if (!statement) return []
         const sums = (await run([statement]))[0] as unknown as { k: number; c: number; s: number }[]

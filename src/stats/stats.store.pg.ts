@@ -9,8 +9,8 @@
 import type { SQL } from 'bun'
 import type { LinkSet, Scope } from './stats.plan'
 import { HOUR } from './stats.rollup'
-import { countLinksSql, firstClickHourSql, type Statement } from './stats.sql'
-import type { LinkInfo, PerLinkRow, ReadRow, StatsReader, StatsStorePort } from './stats.store'
+import { countLinksSql, firstClickHourSql, linksOfSeqsSql, type Statement } from './stats.sql'
+import type { ConversionSumRow, LinkInfo, LinkOfSeq, PerLinkRow, ReadRow, StatsReader, StatsStorePort } from './stats.store'
 
 const LINK_COLUMNS = 'seq::float8 AS seq, id, user_id, domain, key, link_type, destination, deleted_at::float8 AS deleted_at'
 
@@ -91,6 +91,8 @@ function readerOf(sql: SQL): StatsReader {
       }
       return lists
     },
+    readConversions: (statement: Statement) => all<ConversionSumRow>(statement),
+    linksOfSeqs: async (seqs: number[]) => (seqs.length ? all<LinkOfSeq>(linksOfSeqsSql(seqs, 'pg')) : []),
     async readPerLink(statement: Statement | null) {
       if (!statement) return []
       // A per-link answer over thousands of links hashes the links in one scan rather than seeking

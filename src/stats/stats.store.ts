@@ -7,7 +7,7 @@ import type { Database, SQLQueryBindings } from 'bun:sqlite'
 import type { LinkRow } from '../links'
 import type { LinkSet, PlanFacts, PlanFactsPort, Scope, SqlArg } from './stats.plan'
 import { HOUR } from './stats.rollup'
-import { countLinksSql, type Dialect, firstClickHourSql, type Statement } from './stats.sql'
+import { countLinksSql, type Dialect, firstClickHourSql, linksOfSeqsSql, type Statement } from './stats.sql'
 
 export interface ReadRow {
   /** Unit number (time reads only): the unit starts at u × unitMs. */
@@ -62,6 +62,8 @@ export function createStatsStore(db: Database) {
     readRows: (statements: Statement[]) => statements.map((s) => all<ReadRow>(s)),
     /** Rows of a per-link read (perLinkSql). */
     readPerLink: (statement: Statement | null) => (statement ? all<PerLinkRow>(statement) : []),
+    readConversions: (statement: Statement) => all<ConversionSumRow>(statement),
+    linksOfSeqs: (seqs: number[]) => (seqs.length ? all<LinkOfSeq>(linksOfSeqsSql(seqs, 'sqlite')) : []),
   }
   return {
     ...reader,
@@ -80,6 +82,28 @@ export interface StatsReader {
   tagOwners(ids: string[]): { id: string; user_id: string }[] | Promise<{ id: string; user_id: string }[]>
   readRows(statements: Statement[]): ReadRow[][] | Promise<ReadRow[][]>
   readPerLink(statement: Statement | null): PerLinkRow[] | Promise<PerLinkRow[]>
+  /** Rows of conversionsSql. */
+  readConversions(statement: Statement): ConversionSumRow[] | Promise<ConversionSumRow[]>
+  /** The links of these seqs (seq, id, domain, key, link_type, destination). */
+  linksOfSeqs(seqs: number[]): LinkOfSeq[] | Promise<LinkOfSeq[]>
+}
+
+/** A row of conversionsSql: time unit, key, kind, currency, count and amount. */
+export interface ConversionSumRow {
+  u: number
+  k: string | number | null
+  kind: 'lead' | 'sale'
+  cur: string | null
+  n: number
+  a: number
+}
+export interface LinkOfSeq {
+  seq: number
+  id: string
+  domain: string
+  key: string
+  link_type: string
+  destination: string
 }
 
 /**

@@ -128,7 +128,10 @@ test('across links: totals, chart, a range change, a device bar that filters, th
   expect(csvRows((await timeFile.path())!)).toEqual([['start', 'clicks', 'scans'], ...series.map((r) => [r.start, String(r.clicks), String(r.scans)])])
   const [topFile] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export devices (CSV)' }).click()])
   const byDevice = (await stats('interval=7d&device=Mobile&groupBy=device')) as any[]
-  expect(csvRows((await topFile.path())!)).toEqual([['device', 'clicks', 'scans'], ...byDevice.map((r) => [r.device, String(r.clicks), String(r.scans)])])
+  expect(csvRows((await topFile.path())!)).toEqual([
+    ['device', 'clicks', 'scans', 'leads', 'sales', 'revenue'],
+    ...byDevice.map((r) => [r.device, String(r.clicks), String(r.scans), '0', '0', '']),
+  ])
 
   // A time zone and a custom range (days in that zone) travel with every request.
   const zoned = statsRequest(page, 'time')

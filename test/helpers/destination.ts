@@ -14,6 +14,7 @@ export type Behaviour =
   | 'hang' // never answers
   | 'head-refused' // HEAD 405, GET 200 with an endless body
   | { redirect: string; status?: number }
+  | { heldUntil: Promise<unknown>; after: Behaviour } // answers as `after` once the test lets it
 
 export interface SeenRequest {
   method: string
@@ -45,28 +46,31 @@ export function startDestination(hostname = '127.0.0.1'): Destination {
     fetch(request) {
       const url = new URL(request.url)
       seen.push({ method: request.method, path: url.pathname, userAgent: request.headers.get('user-agent'), at: Date.now() })
-      const b = behaviours.get(url.pathname) ?? 'up'
-      if (b === 'hang') return new Promise<Response>(() => {})
-      if (b === 'down') return new Response('down', { status: 503 })
-      if (b === 'gone') return new Response('gone', { status: 410 })
-      if (b === 'missing') return new Response('missing', { status: 404 })
-      if (b === 'forbidden') return new Response('no', { status: 403 })
-      if (b === 'head-refused') {
-        if (request.method === 'HEAD') return new Response(null, { status: 405 })
-        return new Response(
-          new ReadableStream({
-            pull(controller) {
-              bodyBytes += chunk.length
-              controller.enqueue(chunk)
-            },
-          }),
-          { headers: { 'content-type': 'application/octet-stream' } },
-        )
-      }
-      if (typeof b === 'object') return new Response(null, { status: b.status ?? 302, headers: { location: b.redirect } })
-      return new Response('ok')
+      return answer(request, behaviours.get(url.pathname) ?? 'up')
     },
   })
+  function answer(request: Request, b: Behaviour): Response | Promise<Response> {
+    if (b === 'hang') return new Promise<Response>(() => {})
+    if (b === 'down') return new Response('down', { status: 503 })
+    if (b === 'gone') return new Response('gone', { status: 410 })
+    if (b === 'missing') return new Response('missing', { status: 404 })
+    if (b === 'forbidden') return new Response('no', { status: 403 })
+    if (b === 'head-refused') {
+      if (request.method === 'HEAD') return new Response(null, { status: 405 })
+      return new Response(
+        new ReadableStream({
+          pull(controller) {
+            bodyBytes += chunk.length
+            controller.enqueue(chunk)
+          },
+        }),
+        { headers: { 'content-type': 'application/octet-stream' } },
+      )
+    }
+    if (typeof b === 'object' && 'heldUntil' in b) return b.heldUntil.then(() => answer(request, b.after))
+    if (typeof b === 'object') return new Response(null, { status: b.status ?? 302, headers: { location: b.redirect } })
+    return new Response('ok')
+  }
   return {
     origin: `http://${hostname}:${server.port}`,
     port: server.port!,

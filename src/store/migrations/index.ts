@@ -15,6 +15,7 @@ import { qrBatches } from './0014_qr_batches'
 import { eventsWebhooks } from './0015_events_webhooks'
 import { linkHealth } from './0016_link_health'
 import { abTests } from './0017_ab_tests'
+import { conversions } from './0018_conversions'
 
 export interface Migration {
   id: number
@@ -41,4 +42,5 @@ export const migrations: Migration[] = [
   eventsWebhooks,
   linkHealth,
   abTests,
+  conversions,
 ]

@@ -57,6 +57,8 @@ export const COPIED_TABLES = [
   'events',
   'webhook_deliveries',
   'event_listeners',
+  'customers',
+  'conversions',
 ] as const
 export type CopiedTable = (typeof COPIED_TABLES)[number]
 
@@ -79,7 +81,7 @@ export const sqliteSourceOf = (t: CopiedTable) => (SQLITE_SOURCES[t] ? `(${SQLIT
 /** The table behind a copied one (`click_events` is a view of the compact events). */
 const tableOf = (t: CopiedTable) => (t === 'click_events' ? 'click_events_compact' : t)
 
-const IDENTITIES: Partial<Record<CopiedTable, string>> = { links: 'seq', stats_groups: 'num', events: 'seq' }
+const IDENTITIES: Partial<Record<CopiedTable, string>> = { links: 'seq', stats_groups: 'num', events: 'seq', conversions: 'seq' }
 
 /** Where the events' rows go before `click_events_load` makes them compact: the columns of SQLite's view. */
 const EVENTS_STAGING = `CREATE TEMP TABLE click_events_staging (id bigint, link_seq bigint, at bigint, scan smallint,

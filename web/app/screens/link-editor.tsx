@@ -6,6 +6,7 @@
  */
 import { useEffect, useRef, useState } from 'preact/hooks'
 import { hasHealth, type LinkHealth } from '../../../src/links/links.health.values'
+import { CONVERSION_TYPES } from '../../../src/links/links.values'
 import { ApiError, del, errorText, get, patch, post } from '../api'
 import { Link, navigate } from '../router'
 import type { ScreenProps } from '../routes'
@@ -258,6 +259,7 @@ function Editor({ type, record: initial, readOnly }: { type: LinkType; record: L
                   hasPassword={!!record?.hasPassword}
                   health={hasHealth(type)}
                   hosted={!URL_TYPES.has(type) && !['email', 'sms', 'whatsapp', 'map'].includes(type)}
+                  canTrackConversions={CONVERSION_TYPES.includes(type)}
                   readOnly={readOnly}
                 />
               </details>

@@ -10,6 +10,7 @@ import { Link } from '../router'
 import type { ScreenProps } from '../routes'
 import { canWrite, useSession } from '../session'
 import { Empty, ErrorBox, Field, Loading, Page, useResource } from '../ui'
+import { ConversionsPanel, type CountWithConversions, revenueText } from './stats/conversions'
 import { FilterChips, FilterForm } from './stats/filters'
 import { TimeChart, type TimeRow } from './stats/time-chart'
 import { type GroupRow, TopList } from './stats/top-list'
@@ -31,10 +32,7 @@ import {
 } from './stats/view'
 import { WorldMapView } from './stats/world-map'
 
-interface Count {
-  clicks: number
-  scans: number
-}
+type Count = CountWithConversions
 interface LinkInfo {
   id: string
   shortLink: string
@@ -56,7 +54,7 @@ export function StatsScreen({ params, query }: ScreenProps) {
     async (signal) => {
       if (!base) return null
       const [count, time, countries] = await Promise.all([
-        get<Count>('/statistics', { ...base, groupBy: 'count' }, signal),
+        get<Count>('/statistics', { ...base, groupBy: 'count', conversions: 'true' }, signal),
         get<TimeRow[]>('/statistics', { ...base, groupBy: 'time', granularity: view.granularity }, signal),
         get<GroupRow[]>('/statistics', { ...base, groupBy: 'country' }, signal),
       ])
@@ -65,7 +63,7 @@ export function StatsScreen({ params, query }: ScreenProps) {
     [baseKey, view.granularity],
   )
   const top = useResource(
-    (signal) => (base ? get<GroupRow[]>('/statistics', { ...base, groupBy: view.top }, signal) : Promise.resolve(null)),
+    (signal) => (base ? get<GroupRow[]>('/statistics', { ...base, groupBy: view.top, conversions: 'true' }, signal) : Promise.resolve(null)),
     [baseKey, view.top],
   )
   const link = useResource((signal) => (linkId ? get<LinkInfo>(`/links/${encodeURIComponent(linkId)}`, undefined, signal) : Promise.resolve(null)), [linkId])
@@ -89,7 +87,10 @@ export function StatsScreen({ params, query }: ScreenProps) {
     const value = (r: GroupRow, k: string) => (k === 'countryName' ? (r.country ? countryName(String(r.country)) : '') : r[k])
     downloadCsv(
       `${fileBase}-by-${dim.groupBy}.csv`,
-      toCsv([[...keys, 'clicks', 'scans'], ...top.data.map((r) => [...keys.map((k) => value(r, k)), r.clicks, r.scans])]),
+      toCsv([
+        [...keys, 'clicks', 'scans', 'leads', 'sales', 'revenue'],
+        ...top.data.map((r) => [...keys.map((k) => value(r, k)), r.clicks, r.scans, r.leads ?? 0, r.sales ?? 0, r.sales ? revenueText(r.saleAmount) : '']),
+      ]),
     )
   }
 
@@ -123,6 +124,7 @@ export function StatsScreen({ params, query }: ScreenProps) {
         ) : (
           <div class={`stats-body${summary.loading ? ' stats-busy' : ''}`} aria-busy={summary.loading || undefined}>
             <Totals count={data.count} />
+            <ConversionsPanel count={data.count} />
             <section class="card stats-card" aria-labelledby="stats-time-title">
               <h2 id="stats-time-title">Over time</h2>
               <TimeChart rows={data.time} granularity={view.granularity} timezone={view.timezone} />

@@ -10,6 +10,7 @@ import { compactClickEvents } from './0009_compact_click_events'
 import { linkClicks } from './0010_link_clicks'
 import { pairRollups } from './0011_pair_rollups'
 import { abTests } from './0012_ab_tests'
+import { conversions } from './0013_conversions'
 
 /** A PostgreSQL migration: statements run as one script inside its own transaction. */
 export interface PgMigration {
@@ -32,4 +33,5 @@ export const pgMigrations: PgMigration[] = [
   linkClicks,
   pairRollups,
   abTests,
+  conversions,
 ]

@@ -25,7 +25,7 @@ type TestResult = Static<typeof LinkTestResult>
 const GOAL_LABELS: Record<TestGoal, string> = { leads: 'Leads (sign-ups)', sales: 'Sales' }
 const STATUS_LABELS: Record<TestStatus, string> = { running: 'Running', completed: 'Winner found', inconclusive: 'Inconclusive' }
 
-/** The editor's A/B section: switching the test on turns conversion tracking on (a test counts conversions). */
+/** The editor's conversions section: tracking, and the A/B test (switching it on turns tracking on: a test counts conversions). */
 export function AbTestFields({ o, set, url }: { o: OptionsForm; set: (patch: Partial<OptionsForm>) => void; url: string | null }) {
   const change = (patch: Partial<OptionsForm>) => set({ ...patch, testChanged: true })
   const setVariant = (i: number, patch: Partial<TestVariantForm>) => change({ testVariants: o.testVariants.map((v, j) => (j === i ? { ...v, ...patch } : v)) })
@@ -36,7 +36,7 @@ export function AbTestFields({ o, set, url }: { o: OptionsForm; set: (patch: Par
         label="Track conversions"
         checked={o.trackConversion || o.abTest}
         onValue={(trackConversion) => set({ trackConversion })}
-        hint="Each visit gets a click id, passed to your page as sl_id; your server reports sign-ups and sales with it."
+        hint="Each visit carries a click id to your site as the sl_id query parameter; your server reports sign-ups and sales with it (POST /track/lead, /track/sale), and statistics show leads, sales and revenue."
       />
       <Check
         label="Split visitors between destinations (A/B test)"

@@ -75,10 +75,10 @@ export interface OptionsForm {
   previewImage: string
   targeting: TargetingForm
   archived: boolean
+  /** Counted visits get a click id (`sl_id`) for POST /track/lead and /track/sale. */
+  trackConversion: boolean
   /** Where visits go while the destination is broken (types with a URL destination). */
   healthFallbackUrl: string
-  /** Counted visits get a click id (`sl_id`) for leads and sales (types with a URL destination). */
-  trackConversion: boolean
   /** An A/B test: its variants (percentages as typed), end (datetime-local) and goal. */
   abTest: boolean
   testVariants: TestVariantForm[]
@@ -139,8 +139,8 @@ export function emptyOptions(): OptionsForm {
       number: [emptyNumber()],
     },
     archived: false,
-    healthFallbackUrl: '',
     trackConversion: false,
+    healthFallbackUrl: '',
     abTest: false,
     testVariants: startingVariants(''),
     testCompletedAt: '',
@@ -179,8 +179,8 @@ export function optionsOf(r: ApiData): OptionsForm {
   o.previewDesc = s(r.previewData?.desc)
   o.previewImage = s(r.previewData?.image)
   o.archived = !!r.archived
+  o.trackConversion = r.trackConversion === true
   o.healthFallbackUrl = s(r.healthFallbackUrl)
-  o.trackConversion = !!r.trackConversion
   if (r.testVariants) {
     o.abTest = true
     o.testVariants = r.testVariants.map((v: ApiData) => ({ url: v.url, percentage: String(v.percentage) }))
@@ -261,6 +261,7 @@ export function linkOptionsOf(o: OptionsForm, { editing, utmInUrl, health = fals
     option: editing ? orNull(option) : (orNull(option) ?? undefined),
     previewData: editing ? orNull(previewData) : (orNull(previewData) ?? undefined),
     Targeting: editing ? targetingOf(o.targeting) : (targetingOf(o.targeting) ?? undefined),
+    trackConversion: editing ? o.trackConversion : o.trackConversion || undefined,
     healthFallbackUrl: !health ? undefined : editing ? (opt(o.healthFallbackUrl) ?? null) : opt(o.healthFallbackUrl),
     ...(health ? testOptionsOf(o, editing) : {}),
   }
@@ -268,13 +269,12 @@ export function linkOptionsOf(o: OptionsForm, { editing, utmInUrl, health = fals
 }
 
 /**
- * Conversion tracking and the A/B test. A test needs tracking (the API refuses it otherwise), so
- * switching the test on sends it. On edit, a test left as stored is not sent again (sending its
+ * The A/B test. A test needs conversion tracking (the API refuses it otherwise), so a test sends
+ * `trackConversion: true` over the switch's own value. On edit, a test left as stored is not sent again (sending its
  * variants would restart its counts); switched off, it is removed (null).
  */
 function testOptionsOf(o: OptionsForm, editing: boolean): ApiData {
-  const trackConversion = o.trackConversion || o.abTest
-  if (!o.abTest) return { trackConversion: editing ? trackConversion : trackConversion || undefined, testVariants: editing ? null : undefined }
+  if (!o.abTest) return { testVariants: editing ? null : undefined }
   if (editing && !o.testChanged) return { trackConversion: true }
   return {
     trackConversion: true,

@@ -28,6 +28,8 @@ export interface OptionsProps {
   /** The type's visitors go to URLs the server checks (link, google-form, gs1): the fallback field shows. */
   health: boolean
   hosted: boolean
+  /** The link's type can track conversions (its visitors go to an http(s) URL). */
+  canTrackConversions: boolean
   readOnly: boolean
 }
 
@@ -112,6 +114,11 @@ export function OptionsFields(props: OptionsProps) {
         ) : null}
         <GroupError path="linkOptions.expiration" />
       </Section>
+      {props.canTrackConversions ? (
+        <Section title="Conversions" open={o.trackConversion || o.abTest}>
+          <AbTestFields o={o} set={set} url={props.url} />
+        </Section>
+      ) : null}
       <Section title="Campaign tracking (UTM)">
         <UtmBuilder {...props} />
       </Section>
@@ -165,11 +172,6 @@ export function OptionsFields(props: OptionsProps) {
       <Section title="Rules (targeting)" open={!!o.targeting.type}>
         <TargetingBuilder value={o.targeting} onChange={(targeting) => set({ targeting })} readOnly={props.readOnly} />
       </Section>
-      {props.health ? (
-        <Section title="Conversions and A/B test" open={o.abTest}>
-          <AbTestFields o={o} set={set} url={props.url} />
-        </Section>
-      ) : null}
       {props.health ? (
         <Section title="If the destination breaks" open={!!o.healthFallbackUrl}>
           <p class="hint">

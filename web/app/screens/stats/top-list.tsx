@@ -4,9 +4,10 @@
  * (unknown country, a direct visit) cannot be filtered and are plain rows.
  */
 import { useState } from 'preact/hooks'
+import { revenueText } from './conversions'
 import { countryName, type Dimension } from './view'
 
-export type GroupRow = Record<string, unknown> & { clicks: number; scans: number }
+export type GroupRow = Record<string, unknown> & { clicks: number; scans: number; leads?: number; sales?: number; saleAmount?: Record<string, number> }
 
 const SHOWN = 10
 
@@ -48,6 +49,12 @@ export function TopList({ dim, rows, onPick }: { dim: Dimension; rows: GroupRow[
               </span>
               <span class="stats-top-numbers">
                 {plural(row.clicks, 'click')} · {plural(row.scans, 'scan')}
+                {row.leads || row.sales ? (
+                  <span class="stats-top-conversions">
+                    {' '}
+                    · {plural(row.leads ?? 0, 'lead')} · {plural(row.sales ?? 0, 'sale')} ({revenueText(row.saleAmount)})
+                  </span>
+                ) : null}
               </span>
               <span class="stats-bar" aria-hidden="true">
                 <span class="stats-bar-clicks" style={{ width: `${(row.clicks / max) * 100}%` }}>

@@ -1,0 +1,98 @@
+/**
+ * Conversions (issue 27), A/B in one run on one server (the built binary, pinned to one core,
+ * wrk on the other):
+ * 1. Redirect throughput of the same destination with `trackConversion` off (A, `/bench`) and on
+ *    (B, `/bench-tracked`: a click id per visit, appended as sl_id, each visit its own row and a
+ *    tracked_clicks row), passes alternating A, B, B, A… Goal: B ≥ 0.95 × A (medians).
+ * 2. Then the clicks the passes wrote carry leads and sales (`--leads`, `--sales` through the API),
+ *    and statistics with conversions=true are timed through the API: count, device, country,
+ *    utm_source, link and a day series, each with the same question without conversions alternating
+ *    (the cost conversions add to an answer).
+ *   bun scripts/bench/conversions.ts [--bin dist/shortlink] [--passes 6] [--seconds 6] [--connections 64] [--leads 2000] [--sales 1000] [--runs 9]
+ * Prints min | median | max of each side.
+ */
+import { resolve } from 'node:path'
+import { $ } from 'bun'
+import { minMedianMax } from './ab'
+import { arg } from './args'
+import { startBenchServer } from './redirect-server'
+
+const ROOT = resolve(import.meta.dir, '../..')
+const passes = Number(arg('passes', '6'))
+const seconds = Number(arg('seconds', '6'))
+const connections = Number(arg('connections', '64'))
+const leads = Number(arg('leads', '2000'))
+const sales = Number(arg('sales', '1000'))
+const runs = Number(arg('runs', '9'))
+const BROWSER =
+  'User-Agent: Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1'
+const ms = (v: string) => (v.endsWith('us') ? Number.parseFloat(v) / 1000 : v.endsWith('ms') ? Number.parseFloat(v) : Number.parseFloat(v) * 1000)
+async function wrk(url: string, secs = seconds) {
+  const out = await $`taskset -c 0 wrk -t2 -c${connections} -d${secs}s --latency -H ${BROWSER} ${url}`.text()
+  return { rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? 0), p99: ms(/\s99%\s+(\S+)/.exec(out)?.[1] ?? 'NaN') }
+}
+
+const server = await startBenchServer({ root: ROOT, bin: resolve(arg('bin', 'dist/shortlink')), cpus: '1' })
+const api = async (path: string, json?: unknown) => {
+  const r = await fetch(`https://localhost:${server.httpsPort}/api${path}`, {
+    method: json === undefined ? 'GET' : 'POST',
+    headers: { authorization: `Bearer ${server.apiKey}`, 'content-type': 'application/json' },
+    body: json === undefined ? undefined : JSON.stringify(json),
+    tls: { ca: server.ca },
+  } as RequestInit)
+  if (r.status !== 200) throw new Error(`${path}: ${r.status} ${await r.text()}`)
+  return r.json() as Promise<any>
+}
+await api('/links/link', {
+  data: { url: 'https://example.com/landing?from=bench' },
+  linkOptions: { key: 'bench-tracked', utm: { source: 'qr' }, trackConversion: true },
+})
+
+const urls = { off: `https://localhost:${server.httpsPort}/bench`, on: `https://localhost:${server.httpsPort}/bench-tracked` }
+console.log(`load ${(await Bun.file('/proc/loadavg').text()).trim()}; wrk -c${connections} -d${seconds}s; ${passes} alternating passes`)
+for (const u of Object.values(urls)) await wrk(u, 2) // warm-up
+const res = { off: { rps: [] as number[], p99: [] as number[] }, on: { rps: [] as number[], p99: [] as number[] } }
+for (let i = 0; i < passes; i++) {
+  for (const side of i % 2 ? (['on', 'off'] as const) : (['off', 'on'] as const)) {
+    const r = await wrk(urls[side])
+    res[side].rps.push(r.rps)
+    res[side].p99.push(r.p99)
+    console.log(`pass ${i + 1} ${side.padEnd(3)} ${r.rps.toFixed(0).padStart(7)} req/s  p99 ${r.p99.toFixed(2)} ms`)
+  }
+}
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
+console.log(`A trackConversion off  req/s min|median|max ${minMedianMax(res.off.rps)}   p99 ms ${minMedianMax(res.off.p99)}`)
+console.log(`B trackConversion on   req/s min|median|max ${minMedianMax(res.on.rps)}   p99 ms ${minMedianMax(res.on.p99)}`)
+console.log(`B/A (medians) ${(median(res.on.rps) / median(res.off.rps)).toFixed(3)}`)
+
+// 2. Conversions on the clicks just written: ids read back from the tracked clicks through a few visits.
+const ids: string[] = []
+for (let i = 0; i < leads; i++) {
+  const r = await fetch(urls.on, { headers: { 'user-agent': BROWSER.slice(12) }, redirect: 'manual', tls: { ca: server.ca } } as RequestInit)
+  ids.push(new URL(r.headers.get('location')!).searchParams.get('sl_id')!)
+}
+let t = performance.now()
+for (let i = 0; i < leads; i++) await api('/track/lead', { clickId: ids[i], eventName: 'Sign up', customerExternalId: `c${i}` })
+const leadMs = (performance.now() - t) / leads
+t = performance.now()
+for (let i = 0; i < sales; i++)
+  await api('/track/sale', { customerExternalId: `c${i}`, amount: 100 + i, currency: i % 3 ? 'usd' : 'eur', invoiceId: `inv-${i}` })
+const saleMs = (performance.now() - t) / sales
+console.log(`POST /track/lead ${leadMs.toFixed(2)} ms, /track/sale ${saleMs.toFixed(2)} ms each (sequential, ${leads} and ${sales})`)
+
+const questions = ['groupBy=count', 'groupBy=device', 'groupBy=country', 'groupBy=utm_source', 'groupBy=link', 'groupBy=time&granularity=day&interval=30d']
+const total = await api('/statistics?groupBy=count&conversions=true')
+console.log(`store: ${total.clicks} clicks, ${total.leads} leads, ${total.sales} sales`)
+for (const q of questions) {
+  const plain: number[] = []
+  const conv: number[] = []
+  for (let i = 0; i < runs; i++)
+    for (const side of i % 2 ? ['conv', 'plain'] : ['plain', 'conv']) {
+      const s = performance.now()
+      await api(`/statistics?${q}${side === 'conv' ? '&conversions=true' : ''}`)
+      ;(side === 'conv' ? conv : plain).push(performance.now() - s)
+    }
+  console.log(`${q.padEnd(44)} ms plain ${minMedianMax(plain)}   conversions=true ${minMedianMax(conv)}`)
+}
+await server.stop()
+process.exit(0)
