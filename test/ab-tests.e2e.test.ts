@@ -2,10 +2,11 @@
  * A/B tests against the compiled binary: the contract's rules on the test's fields, the split
  * after targeting with its sticky cookie, the variant recorded on every counted visit (GET
  * /links/{id}/test counts them from the click events), and the verdict when the test ends
- * early (PATCH testCompletedAt to now): with no conversions on either variant it is
+ * early (PATCH testCompletedAt to now): a lead reported on one visit's `sl_id` counts for
+ * that visit's variant only (a targeted visit's lead for none), one lead is no winner, so it is
  * inconclusive, the link keeps its URL, `link.test_completed` reaches a webhook receiver
- * started here once and the split stops. (A winner's promotion needs conversions per variant:
- * src/ab-tests/ab-tests.test.ts records them in the store's conversions table.)
+ * started here once and the split stops. (A winner's promotion: src/ab-tests/ab-tests.test.ts
+ * in process, test/cluster-ab-tests.e2e.test.ts on three nodes.)
  * Runs again on PostgreSQL with the rest of the suite.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
@@ -17,6 +18,14 @@ const BROWSER_UA = 'Mozilla/5.0 (X11; Linux x86_64; rv:125.0) Gecko/20100101 Fir
 const IPHONE_UA = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1'
 const A = 'https://a.example/landing'
 const B = 'https://b.example/landing'
+
+/** Where a visit was sent, without its click id, and the click id (`sl_id`). */
+function landing(r: Response): { url: string; clickId: string | null } {
+  const u = new URL(r.headers.get('location')!)
+  const clickId = u.searchParams.get('sl_id')
+  u.searchParams.delete('sl_id')
+  return { url: u.toString(), clickId }
+}
 
 let server: TestServer
 let receiver: Receiver
@@ -106,11 +115,14 @@ describe('A/B tests', () => {
     // Visitors without a cookie: drawn by percentage (40 visits at 50/50 all on one side: p = 2^-39).
     const seen: Record<string, number> = { [A]: 0, [B]: 0 }
     let cookieOfA = ''
+    let clickOfA = ''
     for (let i = 0; i < 40; i++) {
       const r = await visit(link.shortLink)
       expect(r.status).toBe(302)
-      const to = r.headers.get('location')!
+      const { url: to, clickId } = landing(r)
+      expect(clickId).toMatch(/^[A-Za-z0-9_-]{22}$/)
       seen[to]!++
+      if (to === A) clickOfA = clickId!
       const cookie = r.headers.get('set-cookie')!
       expect(cookie).toMatch(/^sl_variant=\d+\.[01]; /)
       expect(cookie).toContain(`Path=/${link.key}`)
@@ -124,27 +136,36 @@ describe('A/B tests', () => {
     // A returning visitor keeps their variant, and is not given a new cookie.
     for (let i = 0; i < 10; i++) {
       const r = await visit(link.shortLink, { cookie: cookieOfA })
-      expect(r.headers.get('location')).toBe(A)
+      expect(landing(r).url).toBe(A)
       expect(r.headers.get('set-cookie')).toBeNull()
     }
     seen[A]! += 10
     // Targeting comes first: an iPhone goes to its target, outside the test (counted, no variant).
     const ios = await visit(link.shortLink, { 'user-agent': IPHONE_UA })
-    expect(ios.headers.get('location')).toBe('https://ios.example/')
+    const iosLanding = landing(ios)
+    expect(iosLanding.url).toBe('https://ios.example/')
     expect(ios.headers.get('set-cookie')).toBeNull()
 
-    // Every counted visit recorded its variant: the test counts them from the click events.
+    // Every counted visit recorded its variant: the test counts them from the click events, and a
+    // lead by the visit's click id counts for its variant (the targeted visit's lead for none).
     await server.clicksFlushed()
+    for (const [clickId, customer] of [
+      [clickOfA, 'on-a'],
+      [iosLanding.clickId!, 'on-ios'],
+    ] as const) {
+      const lead = await server.api('/track/lead', { method: 'POST', json: { clickId, eventName: 'Sign up', customerExternalId: customer } })
+      expect(lead.status).toBe(200)
+    }
     const running = await json(await server.api(`/links/${link.id}/test`))
     expect(running.status).toBe(200)
     expect(running.body).toMatchObject({ status: 'running', goal: 'leads', completedAt: ends, winner: null })
     expect(running.body.variants).toEqual([
-      { url: A, percentage: 50, clicks: seen[A], leads: 0, sales: 0, conversionRate: 0 },
+      { url: A, percentage: 50, clicks: seen[A], leads: 1, sales: 0, conversionRate: 1 / seen[A]! },
       { url: B, percentage: 50, clicks: seen[B], leads: 0, sales: 0, conversionRate: 0 },
     ])
     expect(((await json(await server.api(`/links/${link.id}`))).body as { clicks: number }).clicks).toBe(51)
 
-    // Ended early: judged within 5 seconds; no conversions on either side, so inconclusive.
+    // Ended early: judged within 5 seconds; one lead is no significant difference, so inconclusive.
     const updatesBefore = receiver.arrivals.filter((a) => a.type === 'link.updated').length
     expect((await server.api(`/links/${link.id}`, { method: 'PATCH', json: { linkOptions: { testCompletedAt: new Date().toISOString() } } })).status).toBe(200)
     const judged = await until(
@@ -153,7 +174,8 @@ describe('A/B tests', () => {
       (b) => b.status !== 'running',
       15_000,
     )
-    expect(judged).toMatchObject({ status: 'inconclusive', winner: null, pValue: 1 })
+    expect(judged).toMatchObject({ status: 'inconclusive', winner: null })
+    expect(judged.pValue).toBeGreaterThan(0.05)
     expect(judged.variants.map((v: { clicks: number }) => v.clicks)).toEqual([seen[A], seen[B]])
     const completed = await until(
       'link.test_completed',
@@ -170,7 +192,7 @@ describe('A/B tests', () => {
     expect(receiver.unverified).toEqual([])
     // The split stops: visitors (with or without a cookie) go to the link's URL.
     const later = await visit(link.shortLink, { cookie: cookieOfA })
-    expect(later.headers.get('location')).toBe('https://plain.example/')
+    expect(landing(later).url).toBe('https://plain.example/')
     expect(later.headers.get('set-cookie')).toBeNull()
     // Announced once, though the verdict loop kept looking while the visits above were made.
     expect(receiver.arrivals.filter((a) => a.type === 'link.test_completed')).toHaveLength(1)
@@ -182,6 +204,6 @@ describe('A/B tests', () => {
     const after = (await json(await server.api(`/links/${made.body.id}`))).body
     expect(after).toMatchObject({ testVariants: null, testCompletedAt: null, testGoal: null })
     expect((await json(await server.api(`/links/${made.body.id}/test`))).status).toBe(404)
-    expect((await visit(made.body.shortLink)).headers.get('location')).toBe('https://plain.example/')
+    expect(landing(await visit(made.body.shortLink)).url).toBe('https://plain.example/')
   })
 })

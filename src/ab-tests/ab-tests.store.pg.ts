@@ -1,5 +1,5 @@
 /**
- * A/B tests on PostgreSQL (migration 0012): as ab-tests.store.ts, with the click events in
+ * A/B tests on PostgreSQL (migrations 0012, and 0014 for conversions' variants): as ab-tests.store.ts, with the click events in
  * `click_events` (every node's batches) and the verdict's key making it once per test whichever
  * node stores it.
  */
@@ -8,12 +8,6 @@ import { type AbTestStorePort, type ConversionRow, talliesOf, type VerdictRow, v
 
 export function createPgAbTestStore(sql: SQL): AbTestStorePort {
   const ENDS = "(l.options::jsonb ->> 'testCompletedAt')"
-  // The conversions module's table, once it records each conversion's variant (looked up until found).
-  let hasConversions = false
-  const conversionsReady = async () => {
-    hasConversions ||= (await sql`SELECT 1 FROM information_schema.columns WHERE table_name = 'conversions' AND column_name = 'variant'`).length > 0
-    return hasConversions
-  }
   return {
     async dueTests(now, limit) {
       const rows = await sql.unsafe(
@@ -28,7 +22,7 @@ export function createPgAbTestStore(sql: SQL): AbTestStorePort {
     async tallies(seq, since) {
       const p = (i: number) => `$${i}`
       const visits = await sql.unsafe(variantVisitsSql('click_events', p), [seq, since])
-      const conversions = (await conversionsReady()) ? ((await sql.unsafe(variantConversionsSql(p), [seq, since])) as ConversionRow[]) : []
+      const conversions = (await sql.unsafe(variantConversionsSql(p), [seq, since])) as ConversionRow[]
       return talliesOf(visits as { variant: unknown; clicks: unknown }[], conversions)
     },
     async saveVerdict(v: VerdictRow) {

@@ -1,7 +1,8 @@
 /**
  * What A/B tests keep and read on one node: verdicts in SQLite (`link_tests`, migration 0017),
  * the tests due (an index on the links' `testCompletedAt`), visits per variant from the events
- * engine (DuckDB: each click event carries its variant), conversions per variant from SQLite.
+ * engine (DuckDB: each click event carries its variant), conversions per variant from SQLite's
+ * `conversions` (each carries its click's variant).
  */
 import type { Database } from 'bun:sqlite'
 
@@ -54,9 +55,10 @@ export const variantVisitsSql = (table: string, p: (i: number) => string) =>
   `SELECT variant::FLOAT8 AS variant, sum(n)::FLOAT8 AS clicks FROM ${table} WHERE link_seq = ${p(1)} AND "at" >= ${p(2)} AND variant IS NOT NULL GROUP BY variant`
 
 /**
- * Conversions per variant (the conversions module's `conversions` table, when it has a `variant`
- * column: each lead and sale carries its click's dimensions, its variant among them). Until then
- * there are none to count and the tests' conversions are 0.
+ * Conversions per variant, from the conversions module's `conversions` table (SQLite 0019,
+ * PostgreSQL 0014): each lead and sale carries the variant of the click it matched by its click
+ * id (`sl_id`), never a variant guessed from a URL. A visit converts once however many leads or
+ * sales it brought (`lead_visits`, `sale_visits`: the contract's conversion rate).
  */
 export const variantConversionsSql = (p: (i: number) => string) =>
   `SELECT variant, sum(CASE WHEN kind = 'lead' THEN quantity ELSE 0 END) AS leads, sum(CASE WHEN kind = 'sale' THEN 1 ELSE 0 END) AS sales,
@@ -122,13 +124,7 @@ export function createAbTestStore(db: Database, events: EventsReader): AbTestSto
   )
   const insert = db.query('INSERT OR IGNORE INTO link_tests (link_seq, started_at, status, winner, p_value, variants, judged_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
   const byTest = db.query<StoredVerdict, [number, number]>('SELECT * FROM link_tests WHERE link_seq = ? AND started_at = ?')
-  // The conversions module's table, once it records each conversion's variant (looked up until found: one catalogue read).
-  const hasVariantColumn = db.query<{ name: string }, []>("SELECT name FROM pragma_table_info('conversions') WHERE name = 'variant'")
-  let conversions: ReturnType<typeof db.query<ConversionRow, [number, number]>> | null = null
-  const conversionsOf = (seq: number, since: number): ConversionRow[] => {
-    if (!conversions && hasVariantColumn.get()) conversions = db.query<ConversionRow, [number, number]>(variantConversionsSql(() => '?'))
-    return conversions?.all(seq, since) ?? []
-  }
+  const conversions = db.query<ConversionRow, [number, number]>(variantConversionsSql(() => '?'))
 
   return {
     async dueTests(now, limit) {
@@ -136,7 +132,7 @@ export function createAbTestStore(db: Database, events: EventsReader): AbTestSto
     },
     async tallies(seq, since) {
       const [visits] = await events.snapshot((tx) => tx.run([{ sql: variantVisitsSql('events', () => '?'), args: [seq, since] }]))
-      return talliesOf(visits as { variant: unknown; clicks: unknown }[], conversionsOf(seq, since))
+      return talliesOf(visits as { variant: unknown; clicks: unknown }[], conversions.all(seq, since))
     },
     async saveVerdict(v) {
       const r = insert.run(v.linkSeq, v.startedAt, v.status, v.winner, v.pValue, JSON.stringify(v.variants), v.judgedAt)

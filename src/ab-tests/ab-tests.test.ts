@@ -1,15 +1,16 @@
 /**
  * A/B verdicts in process, on the real SQLite store and events engine: visits through the
- * redirect handler (each keeps the variant its cookie names), leads per variant in the store's
- * `conversions` table as the conversions module keeps them (one row per lead, carrying its
- * click's variant; the table is made here because that module is not on this branch), then
- * the test ended and judged: a clear winner is promoted (the link's URL, `link.updated`,
- * `link.test_completed`), a flat test is inconclusive (the URL kept, only `link.test_completed`),
- * and a second look judges nothing again.
+ * redirect handler (each keeps the variant its cookie names and gets its click id as `sl_id`),
+ * leads and sales reported with POST /track/lead and /track/sale on those click ids (each
+ * conversion carries its click's variant), then the test ended and judged: a clear winner is
+ * promoted (the link's URL, `link.updated`, `link.test_completed`), a flat test is inconclusive
+ * (the URL kept, only `link.test_completed`), a test whose goal is sales is judged on sales, and
+ * a second look judges nothing again.
  */
 import { beforeAll, describe, expect, test } from 'bun:test'
 import { type ApiHarness, createHarness } from '../../test/helpers/in-process'
-import { createRedirectHandler } from '../redirect'
+import { until } from '../../test/helpers/poll'
+import { redirectHandlerFor } from '../redirect/redirect.test-fixtures'
 
 const BROWSER = 'Mozilla/5.0 (X11; Linux x86_64; rv:125.0) Gecko/20100101 Firefox/125.0'
 const A = 'https://a.example/'
@@ -20,17 +21,7 @@ let visit: (key: string, cookie: string) => Promise<string | null>
 beforeAll(() => {
   h = createHarness()
   const { deps } = h
-  const handler = createRedirectHandler({
-    settings: deps.settings,
-    findLiveRow: deps.links.findLiveRow,
-    domainOf: (host) => deps.domains.lookup(host),
-    storedClicks: () => 0,
-    recorder: deps.recorder,
-    geo: deps.geo,
-    passwords: deps.passwords,
-    renderHosted: () => new Response('hosted'),
-    serveFile: () => null,
-  })
+  const handler = redirectHandlerFor(deps)
   deps.links.onChange((c) => handler.invalidate(c.domain, c.key))
   visit = async (key, cookie) => {
     const answer = await handler.handle(
@@ -42,14 +33,22 @@ beforeAll(() => {
     )
     return answer.headers.get('location')
   }
-  // The conversions module's table, as far as the A/B read uses it (its migration makes the real one, with `variant` copied from the click).
-  deps.db.run(`CREATE TABLE IF NOT EXISTS conversions (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT NOT NULL, click_id TEXT NOT NULL, link_seq INTEGER NOT NULL,
-    quantity INTEGER NOT NULL DEFAULT 1, click_at INTEGER NOT NULL, variant INTEGER)`)
 })
 
-/** A link under test with `visits[i]` visits and `leads[i]` leads on variant i; answers its id. */
-async function testedLink(key: string, visits: number[], leads: number[]): Promise<string> {
+/** The Location a visit was sent to without its click id, and the click id. */
+function landing(location: string | null): { url: string; clickId: string } {
+  const u = new URL(location!)
+  const clickId = u.searchParams.get('sl_id')!
+  expect(clickId).toMatch(/^[A-Za-z0-9_-]{22}$/)
+  u.searchParams.delete('sl_id')
+  return { url: u.toString(), clickId }
+}
+
+/**
+ * A link under test with `visits[i]` visits on variant i, `leads[i]` of them with a lead and
+ * `sales[i]` others with a sale (POST /track/lead, /track/sale with the visit's `sl_id`); answers its id.
+ */
+async function testedLink(key: string, visits: number[], leads: number[], sales: number[] = [], goal?: 'leads' | 'sales'): Promise<string> {
   const made = await h.call('POST', '/links/link', {
     key: h.keys.member,
     json: {
@@ -62,17 +61,45 @@ async function testedLink(key: string, visits: number[], leads: number[]): Promi
           { url: B, percentage: 50 },
         ],
         testCompletedAt: new Date(Date.now() + 3600_000).toISOString(),
+        ...(goal ? { testGoal: goal } : {}),
       },
     },
   })
   expect(made.status).toBe(200)
   const row = (await h.deps.links.findLiveRow('localhost', key))!
   const startedAt = JSON.parse(row.options).testStartedAt as number
+  // The harness's clock steps 1 ms per call ahead of the wall clock the redirect stamps visits with:
+  // a test counts visits from its start, so the visits begin once the wall clock is past it.
+  await until(
+    'the wall clock past the test start',
+    async () => Date.now(),
+    (t) => t > startedAt,
+  )
+  const clicks: string[][] = visits.map(() => [])
   for (const [variant, n] of visits.entries())
-    for (let i = 0; i < n; i++) expect(await visit(key, `sl_variant=${startedAt}.${variant}`)).toBe(variant === 0 ? A : B)
+    for (let i = 0; i < n; i++) {
+      const { url, clickId } = landing(await visit(key, `sl_variant=${startedAt}.${variant}`))
+      expect(url).toBe(variant === 0 ? A : B)
+      clicks[variant]!.push(clickId)
+    }
   await h.deps.recorder.drain()
-  const insert = h.deps.db.query('INSERT INTO conversions (kind, click_id, link_seq, click_at, variant) VALUES (?, ?, ?, ?, ?)')
-  for (const [variant, n] of leads.entries()) for (let i = 0; i < n; i++) insert.run('lead', `${key}-${variant}-${i}`, row.seq, startedAt + 1, variant)
+  for (const [variant, ids] of clicks.entries()) {
+    const nLeads = leads[variant] ?? 0
+    for (const [i, clickId] of ids.slice(0, nLeads).entries()) {
+      const r = await h.call('POST', '/track/lead', {
+        key: h.keys.member,
+        json: { clickId, eventName: 'Sign up', customerExternalId: `${key}-lead-${variant}-${i}` },
+      })
+      expect(r.status).toBe(200)
+    }
+    for (const [i, clickId] of ids.slice(nLeads, nLeads + (sales[variant] ?? 0)).entries()) {
+      const r = await h.call('POST', '/track/sale', {
+        key: h.keys.member,
+        json: { clickId, customerExternalId: `${key}-sale-${variant}-${i}`, amount: 1900, currency: 'eur' },
+      })
+      expect(r.status).toBe(200)
+    }
+  }
   return made.body.id
 }
 
@@ -112,7 +139,7 @@ describe('A/B verdicts', () => {
     expect(JSON.parse(events[1]!.data).destination).toBe(B)
     expect(JSON.parse(events[2]!.data)).toMatchObject({ link: { id, destination: B }, test: { status: 'completed', winner: 1 } })
     // The split stopped: the plain visitor goes to the winner; a second look judges nothing.
-    expect(await visit('clear', '')).toBe(B)
+    expect(landing(await visit('clear', '')).url).toBe(B)
     await h.deps.abTests.judgeDue()
     expect(eventsOf(id)).toHaveLength(3)
   })
@@ -127,6 +154,28 @@ describe('A/B verdicts', () => {
     expect(eventsOf(id).map((e) => e.type)).toEqual(['link.updated', 'link.test_completed'])
     await h.deps.abTests.judgeDue()
     expect(eventsOf(id)).toHaveLength(2)
+  })
+
+  test('goal sales: judged on sales matched by click id, whatever the leads say', async () => {
+    // Leads favour A (40 against 5 of 150 visits), sales favour B (3 against 30).
+    const id = await testedLink('by-sales', [150, 150], [40, 5], [3, 30], 'sales')
+    const running = await h.call('GET', `/links/${id}/test`, { key: h.keys.member })
+    expect(running.body).toMatchObject({ status: 'running', goal: 'sales' })
+    expect(
+      running.body.variants.map((v: { clicks: number; leads: number; sales: number; conversionRate: number }) => [
+        v.clicks,
+        v.leads,
+        v.sales,
+        v.conversionRate,
+      ]),
+    ).toEqual([
+      [150, 40, 3, 0.02],
+      [150, 5, 30, 0.2],
+    ])
+    await endAndJudge(id)
+    const judged = await h.call('GET', `/links/${id}/test`, { key: h.keys.member })
+    expect(judged.body).toMatchObject({ status: 'completed', winner: 1 })
+    expect((await h.call('GET', `/links/${id}`, { key: h.keys.member })).body.data.url).toBe(B)
   })
 
   test("another member's link: forbidden; an admin reads it", async () => {

@@ -153,12 +153,12 @@ function addPairRows(tx: SQL, events: CompactEvent[]): Promise<unknown> {
 
 /**
  * Conversion tracking: the batch's visits that carry a click id, with their dimensions, where
- * POST /track/lead finds them (migration 0013). A click id is unique: a batch written again
+ * POST /track/lead finds them (migration 0013), with the A/B variant of each (0014). A click id is unique: a batch written again
  * after a failure inserts nothing twice.
  */
 async function insertTrackedClicks(tx: SQL, events: ClickEvent[]): Promise<void> {
   // Plain strings here, not the stats_values ids of click_events_compact: POST /track/lead reads one row by its id.
-  const cols: (string | number | null)[][] = Array.from({ length: 4 + EVENT_STRINGS.length }, () => [])
+  const cols: (string | number | null)[][] = Array.from({ length: 5 + EVENT_STRINGS.length }, () => [])
   for (const e of events) {
     if (!e.tracked) continue
     for (const t of trackedClicksOf(e.tracked)) {
@@ -167,11 +167,12 @@ async function insertTrackedClicks(tx: SQL, events: ClickEvent[]): Promise<void>
       cols[2]!.push(t.at)
       cols[3]!.push(e.scan ? 1 : 0)
       for (let i = 0; i < EVENT_STRINGS.length; i++) cols[4 + i]!.push(clean(e[EVENT_STRINGS[i]!] as string | null))
+      cols[4 + EVENT_STRINGS.length]!.push(e.variant ?? null)
     }
   }
   if (cols[0]!.length === 0) return
-  const columns = `click_id, link_seq, at, scan, continent, ${DIMENSIONS.map((d) => d.column).join(', ')}`
-  const types = ['text', 'bigint', 'bigint', 'smallint', ...EVENT_STRINGS.map(() => 'text')]
+  const columns = `click_id, link_seq, at, scan, continent, ${DIMENSIONS.map((d) => d.column).join(', ')}, variant`
+  const types = ['text', 'bigint', 'bigint', 'smallint', ...EVENT_STRINGS.map(() => 'text'), 'smallint']
   await tx.unsafe(
     `INSERT INTO tracked_clicks (${columns}) SELECT * FROM unnest(${types.map((t, i) => `$${i + 1}::${t}[]`).join(', ')}) ON CONFLICT DO NOTHING`,
     cols,

@@ -16,6 +16,7 @@ import { eventsWebhooks } from './0015_events_webhooks'
 import { linkHealth } from './0016_link_health'
 import { abTests } from './0017_ab_tests'
 import { conversions } from './0018_conversions'
+import { conversionVariants } from './0019_conversion_variants'
 
 export interface Migration {
   id: number
@@ -43,4 +44,5 @@ export const migrations: Migration[] = [
   linkHealth,
   abTests,
   conversions,
+  conversionVariants,
 ]

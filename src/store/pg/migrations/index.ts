@@ -11,6 +11,7 @@ import { linkClicks } from './0010_link_clicks'
 import { pairRollups } from './0011_pair_rollups'
 import { abTests } from './0012_ab_tests'
 import { conversions } from './0013_conversions'
+import { conversionVariants } from './0014_conversion_variants'
 
 /** A PostgreSQL migration: statements run as one script inside its own transaction. */
 export interface PgMigration {
@@ -34,4 +35,5 @@ export const pgMigrations: PgMigration[] = [
   pairRollups,
   abTests,
   conversions,
+  conversionVariants,
 ]
