@@ -10,6 +10,7 @@
  * Runs again on PostgreSQL with the rest of the suite.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { landingOf } from './helpers/landing'
 import { until } from './helpers/poll'
 import { json, startServer, type TestServer } from './helpers/server'
 import { type Receiver, startReceiver } from './helpers/webhook-receiver'
@@ -19,13 +20,7 @@ const IPHONE_UA = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleW
 const A = 'https://a.example/landing'
 const B = 'https://b.example/landing'
 
-/** Where a visit was sent, without its click id, and the click id (`sl_id`). */
-function landing(r: Response): { url: string; clickId: string | null } {
-  const u = new URL(r.headers.get('location')!)
-  const clickId = u.searchParams.get('sl_id')
-  u.searchParams.delete('sl_id')
-  return { url: u.toString(), clickId }
-}
+const landing = (r: Response) => landingOf(r.headers.get('location'))
 
 let server: TestServer
 let receiver: Receiver

@@ -8,6 +8,7 @@
  * click's variant, found by its click id in `tracked_clicks`).
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { landingOf } from './helpers/landing'
 import { until } from './helpers/poll'
 import { startPostgres, type TestPostgres } from './helpers/postgres'
 import { json, queryStore, startServer, type TestServer } from './helpers/server'
@@ -88,10 +89,9 @@ describe('A/B tests on three nodes', () => {
       for (const variant of [0, 1])
         for (let i = 0; i < 20; i++) {
           const r = await node.fetch(on(node, shortLink), { headers: { 'user-agent': BROWSER_UA, cookie: `sl_variant=${started}.${variant}` } })
-          const location = new URL(r.headers.get('location')!)
-          clickIds[variant]!.push(location.searchParams.get('sl_id')!)
-          location.searchParams.delete('sl_id')
-          expect(location.toString()).toBe(variant === 0 ? A : B)
+          const { url, clickId } = landingOf(r.headers.get('location'))
+          clickIds[variant]!.push(clickId!)
+          expect(url).toBe(variant === 0 ? A : B)
         }
     // Each node writes its visits within its flush window (the sentinel of clicksFlushed is per store, not per node).
     await until(
@@ -124,7 +124,7 @@ describe('A/B tests on three nodes', () => {
     for (const node of nodes)
       await until(
         'the winner on every node',
-        async () => (await node.fetch(on(node, shortLink), { headers: { 'user-agent': BROWSER_UA } })).headers.get('location'),
+        async () => landingOf((await node.fetch(on(node, shortLink), { headers: { 'user-agent': BROWSER_UA } })).headers.get('location')).url,
         (l) => l === B,
       )
     const completed = await until(

@@ -9,6 +9,7 @@
  */
 import { beforeAll, describe, expect, test } from 'bun:test'
 import { type ApiHarness, createHarness } from '../../test/helpers/in-process'
+import { landingOf } from '../../test/helpers/landing'
 import { until } from '../../test/helpers/poll'
 import { redirectHandlerFor } from '../redirect/redirect.test-fixtures'
 
@@ -35,13 +36,11 @@ beforeAll(() => {
   }
 })
 
-/** The Location a visit was sent to without its click id, and the click id. */
+/** The Location a visit was sent to without its click id, and the click id (every visit here is tracked). */
 function landing(location: string | null): { url: string; clickId: string } {
-  const u = new URL(location!)
-  const clickId = u.searchParams.get('sl_id')!
+  const { url, clickId } = landingOf(location)
   expect(clickId).toMatch(/^[A-Za-z0-9_-]{22}$/)
-  u.searchParams.delete('sl_id')
-  return { url: u.toString(), clickId }
+  return { url, clickId: clickId! }
 }
 
 /**
