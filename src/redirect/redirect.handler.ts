@@ -466,8 +466,6 @@ function utmOf(location: string): Utm {
   return { id: nextUtmId++, source: u('utm_source'), medium: u('utm_medium'), campaign: u('utm_campaign'), term: u('utm_term'), content: u('utm_content') }
 }
 
-/** A link's redirect: a GS1 answer is a 307 with its Link header (gs1-resolver.ts). */
-
 /** The A/B test's cookie: `<test start>.<variant>`, so a cookie of an earlier test on the same link is ignored. */
 const TEST_COOKIE = 'sl_variant'
 

@@ -51,7 +51,7 @@ export interface Visit extends VisitDimensions {
   scan: boolean
   referer: string | null
   refererUrl: string | null
-  /** Conversion tracking's click id (`sl_id`): such a visit is never merged with another. */
+  /** Conversion tracking's click id (`sl_id`): it merges like any other visit, its id and time going into the row's `tracked`. */
   clickId?: string | null
   /** The A/B test variant the visit went to (its index in `testVariants`), else null/absent. */
   variant?: number | null
