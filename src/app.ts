@@ -175,6 +175,8 @@ export function createApiApp(deps: Deps): ApiApp {
     setRequestContext(request, ctx)
     routed.request = request
     const response = await elysia.handle(request)
+    // A write that succeeds ends a full-disk outage the log reported (said once; nothing when there was none).
+    if (response.status < 400 && BODY_METHODS.has(request.method)) diskFullLogOf(log).recovered('api')
     return withHeaders(response, rateHeaders, requestId)
   }
 

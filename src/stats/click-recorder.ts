@@ -284,6 +284,7 @@ function workerSink(db: Database, path: string, log: Logger, opts: EventsOptions
   })
   /** Backups paused in the worker until `whilePaused` has run here. */
   const pausedFor = new Map<number, () => void>()
+  let closing: Promise<void> | null = null
   const writer = createSupervisedWriter<EventsHandle>({
     spawn: () => new Worker(workerSpec('stats/click-writer.worker.ts')),
     openMessage: (n): OpenMessage => ({
@@ -412,9 +413,10 @@ function workerSink(db: Database, path: string, log: Logger, opts: EventsOptions
     },
     health: () => writer.health(),
     goInline: (why) => writer.goInline(why),
-    async close() {
-      const inline = await writer.close()
-      await inline?.close()
+    // Once: the recorder's stop and the store's close both close it.
+    close() {
+      closing ??= writer.close().then((inline) => inline?.close())
+      return closing
     },
   }
 }
