@@ -51,8 +51,10 @@ export interface Visit extends VisitDimensions {
   scan: boolean
   referer: string | null
   refererUrl: string | null
-  /** Conversion tracking's click id (`sl_id`): such a visit is never merged with another. */
+  /** Conversion tracking's click id (`sl_id`): it merges like any other visit, its id and time going into the row's `tracked`. */
   clickId?: string | null
+  /** The A/B test variant the visit went to (its index in `testVariants`), else null/absent. */
+  variant?: number | null
 }
 
 export interface RecorderHealth {
@@ -444,6 +446,7 @@ export function toRow(v: Visit): ClickEvent {
     utmContent: v.utm.content,
     n: 1,
     tracked: v.clickId ? `${v.clickId}@${v.at}` : null,
+    variant: v.variant ?? null,
   }
 }
 
@@ -813,7 +816,7 @@ function recorderOver(
 
   return {
     record(v: Visit) {
-      const key = `${v.linkSeq}|${v.scan ? 1 : 0}|${v.visitor.id}|${v.geo.id}|${v.utm.id}|${v.refererUrl ?? ''}`
+      const key = `${v.linkSeq}|${v.scan ? 1 : 0}|${v.visitor.id}|${v.geo.id}|${v.utm.id}|${v.refererUrl ?? ''}${v.variant == null ? '' : `|v${v.variant}`}`
       const cur = pending.get(key)
       if (cur) {
         cur.n++
