@@ -6,6 +6,7 @@
 
 import type { TSchema } from '@sinclair/typebox'
 import { Elysia, ValidationError } from 'elysia'
+import { abTestRoutes } from './ab-tests'
 import { assertMethodAllowed, authRoutes, type Caller, type RequestContext, rateLimitHeaders, requestContextOf, setRequestContext } from './auth'
 import { backupRoutes } from './backup'
 import { conversionRoutes } from './conversions'
@@ -60,6 +61,7 @@ export function createApiApp(deps: Deps): ApiApp {
     .use(tagRoutes(deps))
     .use(linkRoutes(deps))
     .use(linkHealthRoutes(deps))
+    .use(abTestRoutes(deps))
     .use(fileRoutes({ files: deps.files, maxBytes: deps.config.files.maxBytes }))
     .use(templateRoutes(deps))
     .use(domainRoutes(deps))
@@ -173,6 +175,8 @@ export function createApiApp(deps: Deps): ApiApp {
     setRequestContext(request, ctx)
     routed.request = request
     const response = await elysia.handle(request)
+    // A write that succeeds ends a full-disk outage the log reported (said once; nothing when there was none).
+    if (response.status < 400 && BODY_METHODS.has(request.method)) diskFullLogOf(log).recovered('api')
     return withHeaders(response, rateHeaders, requestId)
   }
 

@@ -10,6 +10,7 @@
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import type { SQL } from 'bun'
+import { type AbTestStorePort, type AbTests, createAbTestStore, createAbTests, createPgAbTestStore } from './ab-tests'
 import {
   type AuthService,
   type AuthStorePort,
@@ -146,6 +147,7 @@ export interface StoreBundle<P extends Ports = Ports> {
   statsExporter: NonNullable<Parameters<typeof createStatsService>[0]['exporter']>
   tls: TlsStorePort
   health: HealthStorePort
+  abTests: AbTestStorePort
   imports: ImportStorePort
   batches: BatchStorePort
   /** One ACME order per domain across nodes (PostgreSQL); none on one node. */
@@ -200,6 +202,8 @@ export interface Deps<P extends Ports = Ports> {
   dashboard: Dashboard
   /** Destination checks (started and stopped with the server), the record's `health`, the redirect's fallback lookup. */
   linkHealth: LinkHealthService
+  /** A/B tests: results, and the verdicts (started and stopped with the server). */
+  abTests: AbTests
   webhooks: Webhooks
   /** GET /readyz: the store's check here; the server adds its listeners', other parts their own. */
   readiness: Readiness
@@ -275,6 +279,7 @@ function sqliteStores(
     statsExporter: createEventsExporter(db, events, dbPath === ':memory:' ? join(tmpdir(), `shortlink-${process.pid}`) : eventsPathOf(dbPath)),
     tls: createTlsStore(db),
     health: createHealthStore(db),
+    abTests: createAbTestStore(db, events),
     imports: createImportStore(db),
     batches: createBatchStore(db),
     // Its journal beside the store file: visits the events engine cannot take yet wait there (click-journal.ts).
@@ -326,6 +331,7 @@ async function postgresStores(config: Config, log: Logger, now: () => number): P
       statsExporter: createPgEventsExporter(sql, tmpdir()),
       tls: createPgTlsStore(sql, { publish }),
       health: createPgHealthStore(sql, { publish }),
+      abTests: createPgAbTestStore(sql),
       imports: createPgImportStore(sql),
       batches: createPgBatchStore(sql),
       locks: createLeaseLocks(sql),
@@ -355,6 +361,9 @@ const BOOTSTRAP_LOCK_KEY = 7_240_514_002n
 
 /** The lease (locks table) of the node that runs the scheduled link-health checks. */
 const HEALTH_LEASE = 'link-health-checks'
+
+/** The lease of the node that judges A/B tests at their end. */
+const AB_TEST_LEASE = 'ab-test-verdicts'
 
 /** The services, built once over either bundle of stores. */
 function assemble<P extends Ports>(config: Config, stores: StoreBundle<P>, log: Logger, now: () => number): Deps<P> {
@@ -428,6 +437,16 @@ function assemble<P extends Ports>(config: Config, stores: StoreBundle<P>, log: 
     if (type) return webhooks.announce([{ type, userId: record.userId, linkId: record.id, tagIds: record.tags, data: record }])
   })
 
+  // A/B test verdicts: one node (the lease holder on PostgreSQL) judges; winners are written through the links service.
+  const abTests = createAbTests({
+    store: stores.abTests,
+    links,
+    announce: (events) => webhooks.announce(events),
+    lead: locks ? (work, stop) => leaseLeadership(locks, AB_TEST_LEASE, work, stop, log) : undefined,
+    log,
+    now,
+  })
+
   const tags = createTagService(stores.tags)
   // Imports write through the link and tag services, so an imported link is checked, cached and announced as any other.
   const imports = createImportService({
@@ -481,6 +500,7 @@ function assemble<P extends Ports>(config: Config, stores: StoreBundle<P>, log: 
     imports,
     dashboard: createDashboard({ apiPrefix: settings.apiPrefix, log }),
     linkHealth,
+    abTests,
     webhooks,
     readiness: readinessOf(stores.handle),
     backups:

@@ -83,6 +83,7 @@ export function startServer(deps: Deps, cert: CertPair): RunningServer {
   deps.recorder.onFlush(() => deps.webhooks.wake())
   deps.recorder.start()
   deps.linkHealth.start()
+  deps.abTests.start()
   void deps.webhooks.start().catch((e) => log.error('webhook delivery could not start', { error: String(e) }))
   const prefix = settings.apiPrefix
   const eventsPath = `${prefix}/events`
@@ -214,6 +215,7 @@ export function startServer(deps: Deps, cert: CertPair): RunningServer {
       operations.stop()
       gc.stop()
       await deps.linkHealth.stop()
+      await deps.abTests.stop()
       http.stop(true)
       deps.webhooks.stream.closeAll() // live streams never finish by themselves: their clients resume elsewhere
       await https.stop(false) // let in-flight requests finish

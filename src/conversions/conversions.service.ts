@@ -168,6 +168,7 @@ export function createConversionService(deps: ConversionServiceDeps) {
         at,
         click_at: click.at,
         ...dimensionsOf(click),
+        variant: click.variant ?? null,
       }
       const r = await recorded({
         row,
@@ -227,6 +228,7 @@ export function createConversionService(deps: ConversionServiceDeps) {
         at,
         click_at: click.at,
         ...dimensionsOf(click),
+        variant: click.variant ?? null,
       }
       const r = await recorded({
         row,

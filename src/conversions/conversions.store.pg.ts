@@ -1,5 +1,5 @@
 /**
- * Conversions on PostgreSQL (migration 0013), as conversions.store.ts on SQLite. Several nodes
+ * Conversions on PostgreSQL (migrations 0013 and 0014), as conversions.store.ts on SQLite. Several nodes
  * may take the same call at once: the customer and the conversion go in with `ON CONFLICT DO
  * NOTHING` on their unique keys, so the second transaction waits for the first and then finds
  * its row (read committed: each statement sees what committed before it).
@@ -21,9 +21,17 @@ const LINK_COLUMNS =
   'l.id AS link_id, l.user_id AS link_user_id, l.domain AS link_domain, l.key AS link_key, l.link_type AS link_type, l.destination AS link_destination'
 const DIMS = (alias: string) => CLICK_COLUMNS.map((c) => (c === 'scan' ? `${alias}.scan::int AS scan` : `${alias}.${c}`)).join(', ')
 const ROW_NUMBERS =
-  'link_seq::float8 AS link_seq, quantity::int AS quantity, amount::float8 AS amount, at::float8 AS at, click_at::float8 AS click_at, scan::int AS scan'
+  'link_seq::float8 AS link_seq, quantity::int AS quantity, amount::float8 AS amount, at::float8 AS at, click_at::float8 AS click_at, scan::int AS scan, variant::int AS variant'
 const CONVERSION_SELECT = `SELECT *, ${ROW_NUMBERS} FROM conversions`
-const CONVERSION_TYPES: Record<string, string> = { link_seq: 'bigint', quantity: 'int', amount: 'bigint', at: 'bigint', click_at: 'bigint', scan: 'smallint' }
+const CONVERSION_TYPES: Record<string, string> = {
+  link_seq: 'bigint',
+  quantity: 'int',
+  amount: 'bigint',
+  at: 'bigint',
+  click_at: 'bigint',
+  scan: 'smallint',
+  variant: 'smallint',
+}
 
 export function createPgConversionStore(sql: SQL): ConversionStoreAsync {
   async function linkOf(tx: SQL, seq: number): Promise<LinkOfConversion> {
@@ -33,7 +41,7 @@ export function createPgConversionStore(sql: SQL): ConversionStoreAsync {
   return {
     async click(clickId) {
       const [row] = await sql.unsafe(
-        `SELECT c.click_id, c.link_seq::float8 AS link_seq, c.at::float8 AS at, ${DIMS('c')}, ${LINK_COLUMNS}
+        `SELECT c.click_id, c.link_seq::float8 AS link_seq, c.at::float8 AS at, ${DIMS('c')}, c.variant::int AS variant, ${LINK_COLUMNS}
          FROM tracked_clicks c JOIN links l ON l.seq = c.link_seq WHERE c.click_id = $1`,
         [clickId],
       )
@@ -45,7 +53,7 @@ export function createPgConversionStore(sql: SQL): ConversionStoreAsync {
       if (ownerId !== null) where += ` AND cu.user_id = $${args.push(ownerId)}`
       if (eventName !== null) where += ` AND v.event_name = $${args.push(eventName)}`
       const [row] = await sql.unsafe(
-        `SELECT v.click_id, v.link_seq::float8 AS link_seq, v.click_at::float8 AS at, ${DIMS('v')}, ${LINK_COLUMNS}, v.customer_id AS "customerId"
+        `SELECT v.click_id, v.link_seq::float8 AS link_seq, v.click_at::float8 AS at, ${DIMS('v')}, v.variant::int AS variant, ${LINK_COLUMNS}, v.customer_id AS "customerId"
          FROM customers cu JOIN conversions v ON v.customer_id = cu.id AND v.kind = 'lead' JOIN links l ON l.seq = v.link_seq
          WHERE ${where} ORDER BY v.at DESC, v.seq DESC LIMIT 1`,
         args,

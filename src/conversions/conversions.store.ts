@@ -53,12 +53,12 @@ const CLICK_WRITE_LAG_MS = 3_600_000
 const EVENT_DIMENSIONS = CLICK_COLUMNS.filter((c) => c !== 'scan')
 
 export function createConversionStore(db: Database, events: ClickEventsPort): ConversionStorePort {
-  const linkBySeq = db.query<Omit<TrackedClick, keyof ClickDimensions | 'click_id' | 'link_seq' | 'at'>, [number]>(
+  const linkBySeq = db.query<Omit<TrackedClick, keyof ClickDimensions | 'click_id' | 'link_seq' | 'at' | 'variant'>, [number]>(
     `SELECT ${LINK_COLUMNS} FROM links l WHERE l.seq = ?`,
   )
   const leadSelect = (byOwner: boolean, byName: boolean) =>
     db.query<TrackedClick & { customerId: string }, string[]>(
-      `SELECT v.click_id, v.link_seq, v.click_at AS at, ${CLICK_COLUMNS.map((col) => `v.${col}`).join(', ')}, ${LINK_COLUMNS}, v.customer_id AS customerId
+      `SELECT v.click_id, v.link_seq, v.click_at AS at, ${CLICK_COLUMNS.map((col) => `v.${col}`).join(', ')}, v.variant, ${LINK_COLUMNS}, v.customer_id AS customerId
        FROM customers cu JOIN conversions v ON v.customer_id = cu.id AND v.kind = 'lead' JOIN links l ON l.seq = v.link_seq
        WHERE cu.external_id = ?${byOwner ? ' AND cu.user_id = ?' : ''}${byName ? ' AND v.event_name = ?' : ''}
        ORDER BY v.at DESC, v.seq DESC LIMIT 1`,
@@ -129,7 +129,7 @@ export function createConversionStore(db: Database, events: ClickEventsPort): Co
           (
             await tx.run([
               {
-                sql: `SELECT link_seq::DOUBLE AS link_seq, scan, tracked, ${EVENT_DIMENSIONS.join(', ')} FROM events WHERE "at" >= ? AND "at" < ? AND contains(tracked, ?)`,
+                sql: `SELECT link_seq::DOUBLE AS link_seq, scan, tracked, variant::DOUBLE AS variant, ${EVENT_DIMENSIONS.join(', ')} FROM events WHERE "at" >= ? AND "at" < ? AND contains(tracked, ?)`,
                 args: [at, at + CLICK_WRITE_LAG_MS, `${clickId}@`],
               },
             ])
@@ -141,7 +141,8 @@ export function createConversionStore(db: Database, events: ClickEventsPort): Co
         const link = linkBySeq.get(r.link_seq as number)
         if (!link) return null
         const dims = Object.fromEntries(EVENT_DIMENSIONS.map((c) => [c, (r[c] as string | null) ?? null]))
-        return { click_id: clickId, link_seq: r.link_seq as number, at: visit.at, scan: r.scan ? 1 : 0, ...dims, ...link } as TrackedClick
+        const variant = (r.variant as number | null) ?? null
+        return { click_id: clickId, link_seq: r.link_seq as number, at: visit.at, scan: r.scan ? 1 : 0, ...dims, ...link, variant } as TrackedClick
       }
       return null
     },

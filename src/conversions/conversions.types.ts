@@ -1,4 +1,4 @@
-/** The rows of conversions (migrations SQLite 0018, PostgreSQL 0013), shared by both stores and the service. */
+/** The rows of conversions (migrations SQLite 0018 and 0019, PostgreSQL 0013 and 0014), shared by both stores and the service. */
 import type { NewEvent } from '../events'
 
 /** A visit's dimensions as tracked_clicks and conversions keep them (the click events' columns). */
@@ -32,6 +32,8 @@ export type TrackedClick = ClickDimensions & {
   link_key: string
   link_type: string
   link_destination: string
+  /** The A/B test variant the visit went to (index in the link's `testVariants`); null outside a test. */
+  variant: number | null
 }
 
 export interface CustomerRow {
@@ -62,6 +64,7 @@ export const CONVERSION_COLUMNS = [
   'at',
   'click_at',
   ...CLICK_COLUMNS,
+  'variant',
 ] as const
 
 export type ConversionRow = ClickDimensions & {
@@ -83,6 +86,8 @@ export type ConversionRow = ClickDimensions & {
   body_hash: string | null
   at: number
   click_at: number
+  /** Its click's A/B test variant (null outside a test): a test's conversions per variant (src/ab-tests). */
+  variant: number | null
 }
 
 export interface LinkOfConversion {

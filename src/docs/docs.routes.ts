@@ -55,6 +55,8 @@ else the domain's expiredUrl, else a 410 page; link-preview bots (Facebook, Slac
 tags from previewData, not counted; password → a form (200; a wrong password 403) whose POST sets a one-hour cookie scoped to the link; wrong
 guesses are limited to 10 per IP (IPv6 /64) and link and 100 per link, per 15 minutes, then 429 with Retry-After; hosted types (text, wi-fi, menu, document, file, image, audio, video, svg, app-stores) →
 a landing page at the short link, their files at \`/<key>/file/<fileId>\` behind the same checks; otherwise targeting,
+then the A/B test (\`linkOptions.testVariants\`: until \`testCompletedAt\`, a counted visit no targeting item caught goes
+to a variant drawn by percentage, and the cookie \`sl_variant\` keeps the visitor on it; see \`GET /links/{id}/test\`),
 then health (a resolved URL that is broken, see \`health\` on the link, is replaced by \`linkOptions.healthFallbackUrl\`
 when the link has one; the visit still counts), then the visitor's query fills parameters the target lacks and the
 link's utm values set or override theirs.

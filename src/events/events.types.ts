@@ -21,6 +21,11 @@ export const EVENT_CATALOG = {
     about: 'link',
     description: 'A broken link passed its destination checks again. `data`: the link record, its `health` included.',
   },
+  'link.test_completed': {
+    about: 'link',
+    description:
+      "A link's A/B test was judged at its `testCompletedAt` (once, by one node): a winner promoted (its URL is now the link's; `link.updated` goes out too) or inconclusive. `data`: `{ link: <the link record>, test: <the answer of GET /links/{id}/test> }`.",
+  },
   'domain.updated': {
     about: 'domain',
     description: "A custom domain's `cnameStatus` or `sslStatus` changed. `data`: the domain record. Admins only.",

@@ -1,4 +1,15 @@
 /** Links: the create types (GS1 products included), validation, storage, list/count/search, the stored-link decoder, the URLs a link's health is checked on. Other modules import this file only. */
+
+export { LinkTestResult, TestVariantResult } from './links.ab.schema'
+export {
+  TEST_GOALS,
+  TEST_SIGNIFICANCE,
+  TEST_STATUSES,
+  TEST_VARIANTS_MAX,
+  TEST_VARIANTS_MIN,
+  type TestGoal,
+  type TestStatus,
+} from './links.ab.values'
 export { isHosted } from './links.content'
 export {
   type BrokenUrl,
@@ -12,9 +23,18 @@ export {
   type UrlHealth,
   unknownHealth,
 } from './links.health'
-export { keyOfShortLinkPath, type LinkRecord, type StoredLinkView, shortLinkOf, storedDataOf, storedLinkViewOf } from './links.record'
+export {
+  keyOfShortLinkPath,
+  type LinkRecord,
+  type StoredLinkView,
+  type StoredOptions,
+  shortLinkOf,
+  storedDataOf,
+  storedLinkViewOf,
+  storedOptionsOf,
+} from './links.record'
 export { linkRoutes } from './links.routes'
-export { FILTER_TYPES, LinkOptions, MAX_KEY_LENGTH } from './links.schema'
+export { FILTER_TYPES, LinkOptions, MAX_KEY_LENGTH, TestVariant } from './links.schema'
 export { createLinkService, type ImportedFacts, type LinkService } from './links.service'
 export { createLinkStore, type LinkRow, type LinkStore, type LinkStorePort } from './links.store'
 export { createPgLinkStore, LINKS_CHANNEL, type PgLinkStoreOptions } from './links.store.pg'

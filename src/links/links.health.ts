@@ -75,10 +75,12 @@ export function healthUrlsOf(row: Pick<LinkRow, 'link_type' | 'data' | 'options'
       add(lot?.url)
       eachLink(lot?.links)
     }
-  const targeting = (JSON.parse(row.options) as JsonObject).Targeting as { targetDatas?: unknown } | undefined
-  const targets = targeting?.targetDatas
+  const options = JSON.parse(row.options) as JsonObject
+  const targets = (options.Targeting as { targetDatas?: unknown } | undefined)?.targetDatas
   if (Array.isArray(targets)) for (const item of targets) add((item as JsonObject)?.url)
   else if (targets && typeof targets === 'object') for (const u of Object.values(targets)) add(u)
+  // A/B test variants (contract: link health checks them too).
+  eachLink(options.testVariants)
   return [...out]
 }
 

@@ -58,6 +58,7 @@ describe('links.record: the one decoder of a stored row', () => {
       appStores: null,
       trackConversion: false,
       healthFallbackUrl: null,
+      test: null,
     })
     expect(row.password_hash).toStartWith('$argon2')
   })

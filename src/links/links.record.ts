@@ -8,9 +8,10 @@
 import type { Static } from '@sinclair/typebox'
 import type { Settings } from '../config'
 import { toIso } from '../shared'
+import type { TestGoal } from './links.ab.values'
 import { isHosted, type LinkDataValue } from './links.content'
 import type { LinkHealth } from './links.health'
-import type { ContentOption, Expiration, LinkRecord as LinkRecordSchema, PreviewData, Targeting, Utm } from './links.schema'
+import type { ContentOption, Expiration, LinkRecord as LinkRecordSchema, PreviewData, Targeting, TestVariants, Utm } from './links.schema'
 import type { LinkRow } from './links.store'
 
 /** A link as the API returns it: exactly the response schema's type, so routes need no casts. */
@@ -27,6 +28,11 @@ export interface StoredOptions {
   /** Kept only when true. */
   trackConversion?: true | null
   healthFallbackUrl?: string | null
+  testVariants?: Static<typeof TestVariants> | null
+  testCompletedAt?: string | null
+  testGoal?: TestGoal | null
+  /** When the current test's variants were set (ms): its visits and conversions count from then. */
+  testStartedAt?: number | null
 }
 
 /** The URLs a record names: short links on their domain, QR images under the API. */
@@ -78,6 +84,9 @@ export function linkRecordOf(row: LinkRow, tags: string[], origins: RecordOrigin
     archived: row.archived === 1,
     data: storedDataOf(row),
     qrOptions: row.qr_options === null ? null : JSON.parse(row.qr_options),
+    testVariants: o.testVariants ?? null,
+    testCompletedAt: o.testCompletedAt ?? null,
+    testGoal: o.testVariants ? (o.testGoal ?? 'leads') : (o.testGoal ?? null),
     healthFallbackUrl: o.healthFallbackUrl ?? null,
     health,
   }
@@ -107,6 +116,8 @@ export interface StoredLinkView {
   trackConversion: boolean
   /** Where a visit goes instead when its resolved URL is broken. */
   healthFallbackUrl: string | null
+  /** The A/B test's split, while it runs (until `endsAt`); null without one. */
+  test: { variants: { url: string; percentage: number }[]; startedAt: number; endsAt: number } | null
 }
 
 export function storedLinkViewOf(row: LinkRow): StoredLinkView {
@@ -129,6 +140,7 @@ export function storedLinkViewOf(row: LinkRow): StoredLinkView {
     appStores: data ? { ios: data.ios, android: data.android } : null,
     trackConversion: o.trackConversion === true,
     healthFallbackUrl: o.healthFallbackUrl ?? null,
+    test: o.testVariants && o.testCompletedAt ? { variants: o.testVariants, startedAt: o.testStartedAt ?? 0, endsAt: Date.parse(o.testCompletedAt) } : null,
   }
 }
 
@@ -139,4 +151,17 @@ export function mergeStoredOptions(current: StoredOptions, changes: StoredOption
   for (const k of Object.keys(merged) as (keyof StoredOptions)[]) if (merged[k] === null) delete merged[k]
   return merged
 }
-const STORED_OPTION_KEYS = ['comments', 'expiration', 'utm', 'option', 'previewData', 'Targeting', 'trackConversion', 'healthFallbackUrl'] as const
+const STORED_OPTION_KEYS = [
+  'comments',
+  'expiration',
+  'utm',
+  'option',
+  'previewData',
+  'Targeting',
+  'trackConversion',
+  'healthFallbackUrl',
+  'testVariants',
+  'testCompletedAt',
+  'testGoal',
+  'testStartedAt',
+] as const

@@ -6,6 +6,7 @@
 import { type Static, type TLiteral, type TSchema, type TUnion, Type as t } from '@sinclair/typebox'
 import { Gs1Data } from '../gs1'
 import { FILE_ID_PATTERN, PlainText, pagingQuery, sortOrderQuery } from '../shared'
+import { TEST_GOALS, TEST_PERCENTAGE_MAX, TEST_PERCENTAGE_MIN, TEST_VARIANTS_MAX, TEST_VARIANTS_MIN } from './links.ab.values'
 import { HealthFilter, LinkHealthSchema } from './links.health'
 
 export const CREATE_TYPES = [
@@ -60,7 +61,7 @@ export const HOSTED_TYPES: ReadonlySet<string> = new Set(['document', 'file', 'i
 
 /** One TLiteral per value: Elysia reads a union's members as a tuple (a TLiteral<'a' | 'b'>[] would infer as `never`). */
 type LiteralsOf<V extends readonly string[]> = { -readonly [K in keyof V]: TLiteral<V[K]> }
-const literalUnion = <const V extends readonly string[]>(values: V, opts: object = {}): TUnion<LiteralsOf<V>> =>
+export const literalUnion = <const V extends readonly string[]>(values: V, opts: object = {}): TUnion<LiteralsOf<V>> =>
   t.Union(
     values.map((v) => t.Literal(v)),
     opts,
@@ -255,6 +256,23 @@ export const TARGET_ITEM_SCHEMA = { location: LocationTarget, number: NumberTarg
 
 const nullable = <T extends TSchema>(s: T) => t.Union([s, t.Null()])
 
+export const TestVariant = t.Object(
+  {
+    url: Url('A destination of the A/B test (http or https).'),
+    percentage: t.Integer({
+      minimum: TEST_PERCENTAGE_MIN,
+      maximum: TEST_PERCENTAGE_MAX,
+      description: `Share of the split visits, ${TEST_PERCENTAGE_MIN}-${TEST_PERCENTAGE_MAX}.`,
+    }),
+  },
+  strict,
+)
+export const TestVariants = t.Array(TestVariant, {
+  minItems: TEST_VARIANTS_MIN,
+  maxItems: TEST_VARIANTS_MAX,
+  description: `A/B test: ${TEST_VARIANTS_MIN}-${TEST_VARIANTS_MAX} destinations whose percentages sum to 100 (types link, google-form, gs1; needs trackConversion). A counted visit no targeting item catches goes to one drawn by percentage until testCompletedAt; a cookie keeps a visitor on theirs. null removes the test without a verdict.`,
+})
+
 const linkOptions = <G extends TSchema>(targetingSchema: G) =>
   t.Object(
     {
@@ -296,6 +314,17 @@ const linkOptions = <G extends TSchema>(targetingSchema: G) =>
         ),
       ),
       archived: t.Optional(t.Boolean()),
+      testVariants: t.Optional(nullable(TestVariants)),
+      testCompletedAt: t.Optional(
+        nullable(
+          t.String({
+            format: 'date-time',
+            description:
+              'When the A/B test is judged (within 5 seconds, one node in a cluster); required with testVariants, in the future when set, at most a year ahead. Setting it to now ends the test early.',
+          }),
+        ),
+      ),
+      testGoal: t.Optional(nullable(literalUnion(TEST_GOALS, { description: 'What the A/B test counts as a conversion: leads (default) or sales.' }))),
       healthFallbackUrl: t.Optional(
         nullable(
           Url(
@@ -366,6 +395,9 @@ export const LinkRecord = t.Object({
   archived: t.Boolean(),
   data: t.Unknown({ description: 'The content as sent.' }),
   qrOptions: nullable(t.Unknown()),
+  testVariants: nullable(TestVariants),
+  testCompletedAt: nullable(t.String({ format: 'date-time', description: 'linkOptions.testCompletedAt.' })),
+  testGoal: nullable(literalUnion(TEST_GOALS, { description: 'linkOptions.testGoal (leads when a test is set without one).' })),
   healthFallbackUrl: nullable(t.String({ description: 'linkOptions.healthFallbackUrl.' })),
   health: nullable(LinkHealthSchema),
 })

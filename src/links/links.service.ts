@@ -224,6 +224,8 @@ export function createLinkService<S extends LinkStorePort = LinkStore>(deps: Lin
     if (p.data?.fileId) await rules.checkFiles(p.data, row.user_id)
     if (p.qrOptions) await deps.checkQrOptions?.(p.qrOptions, row.user_id)
     rules.checkOptionsForType(type, p.options)
+    const options = mergeStoredOptions(storedOptionsOf(row), p.options)
+    rules.checkTest(type, storedOptionsOf(row), options, p.options, now)
     const data = p.data ?? storedDataOf(row)
     const destination = destinationOf(type, data, shortLinkOf(domain, key))
     const next: LinkRow = {
@@ -233,7 +235,7 @@ export function createLinkService<S extends LinkStorePort = LinkStore>(deps: Lin
       destination,
       match_key: matchKeyOf(type, data, destination),
       data: JSON.stringify(data),
-      options: JSON.stringify(mergeStoredOptions(storedOptionsOf(row), p.options)),
+      options: JSON.stringify(options),
       qr_options: p.qrOptions === undefined ? row.qr_options : p.qrOptions === null ? null : JSON.stringify(p.qrOptions),
       password_hash: p.options.passwordHash === undefined ? row.password_hash : p.options.passwordHash,
       expires_at: p.options.expiresAt === undefined ? row.expires_at : p.options.expiresAt,

@@ -9,14 +9,17 @@ import type { Settings } from '../config'
 import { normaliseHost } from '../domains'
 import { AppError, parameterError } from '../shared'
 import type { TagStorePort } from '../tags'
+import { TEST_MAX_DURATION_MS } from './links.ab.values'
 import { checkData, checkTargeting, type LinkDataValue, normaliseUrl } from './links.content'
 import { hasHealth } from './links.health'
-import { keyOfShortLinkPath, type StoredOptions } from './links.record'
+import { keyOfShortLinkPath, mergeStoredOptions, type StoredOptions } from './links.record'
 import { CREATE_TYPES, type LinkType, type UpdateLinkInput } from './links.schema'
 import type { LinkStorePort } from './links.store'
 import { CONVERSION_TYPES } from './links.values'
 
 const randomKey = customAlphabet('0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ', 7)
+/** A `testCompletedAt` this much in the past is taken as now (ending a test early). */
+const TEST_END_SLACK_MS = 60_000
 /** Paths the API host serves itself; on that host they cannot be slugs. */
 const RESERVED_KEYS = ['api', 'app', 'qr', 'docs', 'openapi', 'files', 'static', 'assets', 'health', 'admin', 'login', 'logout', 'dashboard', 'p', 'well-known']
 
@@ -138,13 +141,58 @@ export function createLinkRules(deps: LinkRulesDeps) {
     if (o.password !== undefined) out.passwordHash = o.password === null ? null : await Bun.password.hash(o.password)
     if (o.healthFallbackUrl !== undefined)
       out.healthFallbackUrl = o.healthFallbackUrl === null ? null : normaliseUrl(o.healthFallbackUrl, 'linkOptions.healthFallbackUrl')
+    prepareTest(o, out, now)
     return out
+  }
+
+  /** A/B test fields: variants normalised (a new test starts counting now), the end time checked; null variants remove the test. */
+  function prepareTest(o: LinkOptionsInput, out: PreparedOptions, now: number): void {
+    if (o.testVariants === null) {
+      Object.assign(out, { testVariants: null, testCompletedAt: null, testGoal: null, testStartedAt: null })
+      return
+    }
+    if (o.testVariants !== undefined) {
+      const sum = o.testVariants.reduce((a, v) => a + v.percentage, 0)
+      if (sum !== 100) throw parameterError(`'linkOptions.testVariants' percentages must sum to 100 (got ${sum})`)
+      out.testVariants = o.testVariants.map((v, i) => ({ url: normaliseUrl(v.url, `linkOptions.testVariants.${i}.url`), percentage: v.percentage }))
+      out.testStartedAt = now
+    }
+    if (o.testCompletedAt != null) {
+      const at = Date.parse(o.testCompletedAt)
+      // "Now" ends a test early: a moment ago is taken as now (clocks of caller and server differ).
+      if (!(at >= now - TEST_END_SLACK_MS)) throw parameterError(`'linkOptions.testCompletedAt' must not be in the past`)
+      if (at > now + TEST_MAX_DURATION_MS) throw parameterError(`'linkOptions.testCompletedAt' must be at most a year ahead`)
+      out.testCompletedAt = new Date(Math.max(at, now)).toISOString()
+    } else if (o.testCompletedAt === null) out.testCompletedAt = null
+    if (o.testGoal !== undefined) out.testGoal = o.testGoal
   }
 
   /** A fallback URL only means something where visitors go to a checked URL. */
   function checkOptionsForType(type: string, options: PreparedOptions): void {
     if (options.healthFallbackUrl && !hasHealth(type))
       throw parameterError(`'linkOptions.healthFallbackUrl' applies to link, google-form and gs1 links only (this link is ${type})`)
+  }
+
+  /**
+   * The A/B test of a link as it will be stored (`merged`), given what this write changes: the
+   * test needs its end time and conversion tracking; an ended test restarts only with its variants.
+   */
+  function checkTest(type: string, stored: StoredOptions, merged: StoredOptions, changes: PreparedOptions, now: number): void {
+    const touched = changes.testVariants !== undefined || changes.testCompletedAt !== undefined || changes.testGoal !== undefined
+    if (!touched && changes.trackConversion === undefined) return
+    if (!merged.testVariants) {
+      if (changes.testCompletedAt || changes.testGoal) throw parameterError(`'linkOptions.testCompletedAt' and 'testGoal' need 'linkOptions.testVariants'`)
+      return
+    }
+    if (!hasHealth(type)) throw parameterError(`'linkOptions.testVariants' applies to link, google-form and gs1 links only (this link is ${type})`)
+    if (!merged.testCompletedAt) throw parameterError(`'linkOptions.testCompletedAt' is required with 'linkOptions.testVariants'`)
+    if (!merged.trackConversion) throw parameterError(`'linkOptions.testVariants' needs 'linkOptions.trackConversion': true`)
+    const ended = stored.testCompletedAt != null && Date.parse(stored.testCompletedAt) <= now
+    if (ended && changes.testVariants === undefined && changes.testCompletedAt)
+      throw parameterError(`the A/B test has ended: send 'linkOptions.testVariants' with the new 'testCompletedAt' to start another`)
+    // The same variants sent again to a running test (a form saved whole, an end moved) keep its counts: it goes on.
+    if (!ended && changes.testVariants && stored.testStartedAt != null && JSON.stringify(changes.testVariants) === JSON.stringify(stored.testVariants))
+      merged.testStartedAt = stored.testStartedAt
   }
 
   /** A new link's body, checked for its owner. */
@@ -163,6 +211,7 @@ export function createLinkRules(deps: LinkRulesDeps) {
     checkTrackConversion(type, o.trackConversion)
     const options = await prepareOptions(o, now)
     checkOptionsForType(type, options)
+    checkTest(type, {}, mergeStoredOptions({}, options), options, now)
     if (body.qrOptions) await deps.checkQrOptions?.(body.qrOptions, ownerId)
     return { type, data, o, domain, options, now }
   }
@@ -182,7 +231,7 @@ export function createLinkRules(deps: LinkRulesDeps) {
     return { data, options, o, qrOptions: body.qrOptions }
   }
 
-  return { assertType, checkDomain, checkKey, freshKey, checkTags, checkFiles, checkOptionsForType, prepareCreate, prepareUpdate, keyTakenError }
+  return { assertType, checkDomain, checkKey, freshKey, checkTags, checkFiles, checkOptionsForType, checkTest, prepareCreate, prepareUpdate, keyTakenError }
 }
 export type LinkRules = ReturnType<typeof createLinkRules>
 

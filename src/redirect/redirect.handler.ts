@@ -289,6 +289,8 @@ export function createRedirectHandler(deps: RedirectDeps) {
         city: geo?.city ?? null,
         passwordOk: link?.passwordHash ? deps.passwords.hasValidCookie(headers.get('cookie'), link as ResolvableLink & { passwordHash: string }) : false,
         visitNumber: 0,
+        testCookie: link?.test ? testCookieOf(headers.get('cookie'), link.test.startedAt) : null,
+        testDraw: link?.test ? Math.random() * 100 : 0,
       },
     }
   }
@@ -339,8 +341,9 @@ export function createRedirectHandler(deps: RedirectDeps) {
           : decision.kind === 'redirect'
             ? decision.location
             : null
-        if (location !== null) return redirectTo(location, cached!, hsts)
-        return deps.renderHosted(cached!.row, visitor.os)
+        if (location === null) return deps.renderHosted(cached!.row, visitor.os)
+        const res = redirectTo(location, cached!, hsts)
+        return decision.kind === 'redirect' && decision.test?.drawn ? withTestCookie(res, cached!.link, decision.test.variant) : res
       }
     }
   }
@@ -377,6 +380,7 @@ export function createRedirectHandler(deps: RedirectDeps) {
       referer: ref.host,
       refererUrl: ref.url,
       clickId,
+      variant: decision.kind === 'redirect' ? (decision.test?.variant ?? null) : null,
     })
     return clickId !== null && landing !== null ? appendClickId(landing, clickId) : landing
   }
@@ -485,6 +489,28 @@ function utmOf(location: string): Utm {
   }
   const u = (name: string) => q.get(name)?.slice(0, 190) || null
   return { id: nextUtmId++, source: u('utm_source'), medium: u('utm_medium'), campaign: u('utm_campaign'), term: u('utm_term'), content: u('utm_content') }
+}
+
+/** The A/B test's cookie: `<test start>.<variant>`, so a cookie of an earlier test on the same link is ignored. */
+const TEST_COOKIE = 'sl_variant'
+
+/** The variant the cookie names for the test started at `startedAt`, else null. */
+function testCookieOf(cookie: string | null, startedAt: number): number | null {
+  if (!cookie) return null
+  const at = cookie.indexOf(`${TEST_COOKIE}=`)
+  if (at < 0) return null
+  const m = /^(\d+)\.(\d)/.exec(cookie.slice(at + TEST_COOKIE.length + 1))
+  return m && Number(m[1]) === startedAt ? Number(m[2]) : null
+}
+
+/** Keeps the visitor on their variant until the test ends (contract: HttpOnly, Secure, SameSite=Lax, path /<key>). */
+function withTestCookie(res: Response, link: ResolvableLink, variant: number): Response {
+  const test = link.test!
+  res.headers.append(
+    'set-cookie',
+    `${TEST_COOKIE}=${test.startedAt}.${variant}; Path=/${link.linkType === 'gs1' ? '01/' : ''}${encodeURIComponent(link.key)}; Expires=${new Date(test.endsAt).toUTCString()}; HttpOnly; Secure; SameSite=Lax`,
+  )
+  return res
 }
 
 /** Referer header → host and full URL (at most 2000 characters); null when absent or not a URL. */

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { type Decision, type DomainFallbacks, mergeQuery, type ResolvableLink, type ResolveRequest, resolve } from './resolve'
+import { type Decision, type DomainFallbacks, mergeQuery, type ResolvableLink, type ResolveRequest, resolve, type TestPick } from './resolve'
 import { inTimeWindow, parseAcceptLanguage } from './targeting'
 import { parseVisitor } from './visitor'
 
@@ -27,6 +27,7 @@ const baseLink: ResolvableLink = {
   healthFallbackUrl: null,
   plainLocation: '',
   brokenUrls: null,
+  test: null,
 }
 const req = (over: Partial<ResolveRequest> & { ua?: string; qs?: string } = {}): ResolveRequest => ({
   query: new URLSearchParams(over.qs ?? ''),
@@ -37,6 +38,8 @@ const req = (over: Partial<ResolveRequest> & { ua?: string; qs?: string } = {}):
   city: null,
   passwordOk: false,
   visitNumber: 1,
+  testCookie: null,
+  testDraw: 0,
   ...over,
 })
 const noFallbacks: DomainFallbacks = { notFoundUrl: null, expiredUrl: null }
@@ -223,4 +226,48 @@ test('mergeQuery keeps a URL that cannot be parsed', () => {
 
 test('mergeQuery with nothing to add returns the target as it is', () => {
   expect(mergeQuery('https://x.example/', new URLSearchParams('qr=1'), null)).toBe('https://x.example/')
+})
+
+describe('resolve: the A/B test step', () => {
+  const A = 'https://a.example/'
+  const B = 'https://b.example/'
+  const toVariant = (location: string, pick: TestPick): Decision => ({ kind: 'redirect', location, count: true, scan: false, test: pick })
+  const split = {
+    variants: [
+      { url: A, percentage: 30 },
+      { url: B, percentage: 70 },
+    ],
+    startedAt: NOW - 1000,
+    endsAt: NOW + 3600_000,
+  }
+
+  test('a draw picks the variant by percentage; the answer sets the cookie (drawn)', () => {
+    expect(run({ test: split }, req({ testDraw: 0 }))).toEqual(toVariant(A, { variant: 0, url: A, drawn: true }))
+    expect(run({ test: split }, req({ testDraw: 29.99 }))).toEqual(toVariant(A, { variant: 0, url: A, drawn: true }))
+    expect(run({ test: split }, req({ testDraw: 30 }))).toEqual(toVariant(B, { variant: 1, url: B, drawn: true }))
+    expect(run({ test: split }, req({ testDraw: 99.99 }))).toEqual(toVariant(B, { variant: 1, url: B, drawn: true }))
+  })
+
+  test("the cookie's variant wins over the draw; a variant the test lacks is drawn anew", () => {
+    expect(run({ test: split }, req({ testCookie: 0, testDraw: 99 }))).toEqual(toVariant(A, { variant: 0, url: A, drawn: false }))
+    expect(run({ test: split }, req({ testCookie: 3, testDraw: 99 }))).toEqual(toVariant(B, { variant: 1, url: B, drawn: true }))
+  })
+
+  test('targeting comes first: a caught visit is not in the test', () => {
+    const Targeting = { targetType: 'device' as const, targetDatas: { ios: 'https://ios.example/', android: 'https://android.example/' } }
+    expect(run({ test: split, Targeting }, req({ ua: IPHONE, testDraw: 50 }))).toEqual(to('https://ios.example/') as Decision)
+    expect(run({ test: split, Targeting }, req({ ua: DESKTOP, testDraw: 50 }))).toEqual(toVariant(B, { variant: 1, url: B, drawn: true }))
+  })
+
+  test('the split stops at testCompletedAt; bots are not split', () => {
+    expect(run({ test: { ...split, endsAt: NOW } }, req({ testDraw: 0 }))).toEqual(to('https://dest.example/page?a=1') as Decision)
+    const bot = run({ test: split }, req({ ua: 'curl/8.0', testDraw: 0 }))
+    expect(bot).toEqual(to('https://dest.example/page?a=1', { count: false }) as Decision)
+  })
+
+  test('then health and UTM apply to the variant', () => {
+    const link = { test: split, brokenUrls: new Set([A]), healthFallbackUrl: 'https://fallback.example/', utm: { source: 'qr' } }
+    expect(run(link, req({ testDraw: 0 }))).toEqual(toVariant('https://fallback.example/?utm_source=qr', { variant: 0, url: A, drawn: true }))
+    expect(run(link, req({ testDraw: 50 }))).toEqual(toVariant('https://b.example/?utm_source=qr', { variant: 1, url: B, drawn: true }))
+  })
 })

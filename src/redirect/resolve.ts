@@ -17,6 +17,13 @@ export interface ResolvableLink extends StoredLinkView {
   brokenUrls: ReadonlySet<string> | null
 }
 
+/** The A/B test variant a visit goes to: its index in `testVariants`, and whether it was drawn now (no cookie yet). */
+export interface TestPick {
+  variant: number
+  url: string
+  drawn: boolean
+}
+
 export interface DomainFallbacks {
   notFoundUrl: string | null
   expiredUrl: string | null
@@ -33,10 +40,14 @@ export interface ResolveRequest {
   passwordOk: boolean
   /** The n-th counted visit this one would be (number targeting). */
   visitNumber: number
+  /** A/B test: the variant the visitor's cookie names for the running test, else null. */
+  testCookie: number | null
+  /** A/B test: a uniform draw in [0, 100) for a visitor without a variant. */
+  testDraw: number
 }
 
 export type Decision =
-  | { kind: 'redirect'; location: string; count: boolean; scan: boolean }
+  | { kind: 'redirect'; location: string; count: boolean; scan: boolean; test?: TestPick }
   | { kind: 'hosted'; count: boolean; scan: boolean }
   | { kind: 'not-found'; location: string | null }
   | { kind: 'expired'; location: string | null }
@@ -101,12 +112,13 @@ function visit(link: ResolvableLink, request: ResolveRequest, now: number): Deci
   const store = appStoreOf(link, request.visitor)
   if (store) return { kind: 'redirect', location: store, count, scan }
   if (link.hosted) return { kind: 'hosted', count, scan }
-  let target = targeted(link, request, now)
-  target = testVariant(link, target)
+  const caught = targeted(link, request, now)
+  const test = caught === null && count ? testVariant(link, request, now) : null
+  let target = caught ?? test?.url ?? link.destination
   target = healthFallback(link, target)
   let location = withUtm(link, request, target)
   location = withClickId(location)
-  return { kind: 'redirect', location, count, scan }
+  return test ? { kind: 'redirect', location, count, scan, test } : { kind: 'redirect', location, count, scan }
 }
 
 /** Expired: the link's expiration URL, else the domain's, else the 410 page. */
@@ -133,25 +145,36 @@ function appStoreOf(link: ResolvableLink, visitor: Visitor): string | undefined 
   return visitor.os === 'IOS' ? link.appStores.ios : visitor.os === 'Android' ? link.appStores.android : undefined
 }
 
-/** Targeting: the first item that catches the visit, else the destination. */
-function targeted(link: ResolvableLink, request: ResolveRequest, now: number): string {
-  if (!link.Targeting) return link.destination
-  return (
-    pickTarget(link.Targeting, {
-      os: request.visitor.os,
-      country: request.country,
-      region: request.region,
-      city: request.city,
-      acceptLanguage: request.acceptLanguage,
-      now,
-      visitNumber: request.visitNumber,
-    }) ?? link.destination
-  )
+/** Targeting: the URL of the first item that catches the visit, else null. */
+function targeted(link: ResolvableLink, request: ResolveRequest, now: number): string | null {
+  if (!link.Targeting) return null
+  return pickTarget(link.Targeting, {
+    os: request.visitor.os,
+    country: request.country,
+    region: request.region,
+    city: request.city,
+    acceptLanguage: request.acceptLanguage,
+    now,
+    visitNumber: request.visitNumber,
+  })
 }
 
-/** A/B test: a visit no targeting item caught goes to its variant (none yet: the target stays). */
-function testVariant(_link: ResolvableLink, target: string): string {
-  return target
+/**
+ * A/B test: while it runs, a counted visit no targeting item caught goes to a variant: the one
+ * its cookie names, else one drawn by percentage (`drawn`: the answer sets the cookie).
+ */
+function testVariant(link: ResolvableLink, request: ResolveRequest, now: number): TestPick | null {
+  const test = link.test
+  if (!test || now >= test.endsAt) return null
+  const kept = request.testCookie
+  if (kept !== null && kept < test.variants.length) return { variant: kept, url: test.variants[kept]!.url, drawn: false }
+  let edge = 0
+  for (const [i, v] of test.variants.entries()) {
+    edge += v.percentage
+    if (request.testDraw < edge) return { variant: i, url: v.url, drawn: true }
+  }
+  const last = test.variants.length - 1
+  return { variant: last, url: test.variants[last]!.url, drawn: true }
 }
 
 /** Health: a broken URL sends the visit to the link's fallback instead (still counted). */

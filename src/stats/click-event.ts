@@ -39,6 +39,8 @@ export interface ClickEvent {
    * thread and to store). Absent when none of them was tracked.
    */
   tracked?: string | null
+  /** The A/B test variant these visits went to (index in the link's `testVariants`); null/absent outside a test. */
+  variant?: number | null
 }
 
 /** The click ids and times of a row's `tracked`. */

@@ -6,7 +6,7 @@
  * the journal's note of it (the mark is stored in the DuckDB file with the chunk's events).
  */
 import { afterEach, beforeEach, expect, test } from 'bun:test'
-import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { until } from '../../test/helpers/poll'
@@ -52,16 +52,56 @@ test('rows come back as they went in, chunk by chunk, at positions that only gro
   journal.close()
 })
 
-test("a tracked row keeps its visits' click ids through the journal; a row without any reads as before", () => {
+test("a row's optional fields (click ids, A/B variant) come back in one tail after its visits; a plain row has no tail", () => {
   const journal = openClickJournal(dir)
-  const written = rows(0, 3)
-  written[1]!.tracked = `${'A'.repeat(22)}@${AT} ${'B'.repeat(22)}@${AT + 1}`
+  const written = rows(0, 4)
+  const ids = `${'A'.repeat(22)}@${AT} ${'B'.repeat(22)}@${AT + 1}`
+  written[1]!.tracked = ids
+  written[2]!.variant = 0
+  written[3]!.tracked = ids
+  written[3]!.variant = 2
   journal.append(written)
   const chunk = journal.read(1 << 20)!
   expect(chunk.rows).toEqual(written)
-  expect(chunk.rows[1]!.tracked).toBe(written[1]!.tracked!)
-  expect(chunk.rows[0]!.tracked).toBeNull()
+  expect(chunk.rows.map((r) => [r.tracked, r.variant])).toEqual([
+    [null, null],
+    [ids, null],
+    [null, 0],
+    [ids, 2],
+  ])
+  const lines = readFileSync(join(dir, 'clicks.journal'), 'utf8')
+    .split('\n')
+    .slice(1, 5)
+    .map((l) => JSON.parse(l) as unknown[])
+  const plain = lines[0]!.length
+  expect(lines[0]!.at(-1)).toBe(1) // the visits last, as every line before optional fields
+  expect(lines.slice(1).map((l) => [l.length, l.at(-1)])).toEqual([
+    [plain + 1, { t: ids }],
+    [plain + 1, { v: 0 }],
+    [plain + 1, { t: ids, v: 2 }],
+  ])
   journal.close()
+})
+
+test('lines written before the tail (plain, or click ids as a bare string after the visits) read as they meant', () => {
+  const journal = openClickJournal(dir)
+  const written = rows(0, 2)
+  journal.append(written)
+  journal.close()
+  // Rewrite the second line as the conversions-only journal wrote a tracked row: its ids as a string.
+  const file = join(dir, 'clicks.journal')
+  const [header, plainLine, oldLine] = readFileSync(file, 'utf8').split('\n')
+  const ids = `${'C'.repeat(22)}@${AT}`
+  const oldValues = JSON.parse(oldLine!) as unknown[]
+  writeFileSync(file, `${header}\n${plainLine}\n${JSON.stringify([...oldValues, ids])}\n`)
+  const again = openClickJournal(dir)
+  const back = again.read(1 << 20)!.rows
+  expect(back).toEqual([written[0]!, { ...written[1]!, tracked: ids }])
+  expect(back.map((r) => [r.tracked, r.variant])).toEqual([
+    [null, null],
+    [ids, null],
+  ])
+  again.close()
 })
 
 test('reopened: every row is there again, a torn last line is cut, and rows the store already holds are skipped', () => {

@@ -4,7 +4,7 @@
  * and from which it writes them to the store later, chunk by chunk.
  *
  * - Format: a header line `{"journal":"<id>","base":<n>}`, then one JSON array per row
- *   (ClickEvent's fields in FIELDS order, then a tracked row's click ids). Appends are buffered in memory and written to the
+ *   (ClickEvent's fields in FIELDS order, then an object of its optional fields when it has any). Appends are buffered in memory and written to the
  *   file at every flush tick (`sync`), so a kill -9 loses at most the rows of one flush window;
  *   a torn last line (killed mid-append) is cut off when the file is opened again.
  * - Exactly once: a chunk is written to the store with a mark `{ journal, upTo }` (its end as a
@@ -42,15 +42,34 @@ export interface JournalChunk {
 const FIELDS: readonly (keyof ClickEvent)[] = ['linkSeq', 'domain', 'at', 'scan', 'continent', ...DIMENSIONS.map((d) => d.key), 'n']
 
 /**
- * A row's line: FIELDS, then its visits' click ids (`tracked`, conversions) only when it has any, so
- * the visits stay the last field of every other row and lines written before click ids read the same.
+ * A row's optional fields, each under a short key in one object after the visits (the line's tail),
+ * present only when one of them is set: a plain row's line is FIELDS alone, as before either existed.
+ * A new optional field is one more key here, never one more position. Lines written before the tail
+ * (conversions alone) carry the click ids as a bare string in its place; they read the same.
  */
-const lineOf = (r: ClickEvent) => `${JSON.stringify(r.tracked ? [...FIELDS.map((f) => r[f]), r.tracked] : FIELDS.map((f) => r[f]))}\n`
+const TAIL = { t: 'tracked', v: 'variant' } as const satisfies Record<string, keyof ClickEvent>
+const TAIL_KEYS = Object.keys(TAIL) as (keyof typeof TAIL)[]
+
+const lineOf = (r: ClickEvent) => {
+  const values: unknown[] = FIELDS.map((f) => r[f])
+  const tail: Record<string, unknown> = {}
+  let tailed = false
+  for (const k of TAIL_KEYS) {
+    const v = r[TAIL[k]]
+    if (v == null) continue
+    tail[k] = v
+    tailed = true
+  }
+  if (tailed) values.push(tail)
+  return `${JSON.stringify(values)}\n`
+}
 
 function rowOf(values: unknown[]): ClickEvent {
   const r = {} as Record<string, unknown>
   for (let i = 0; i < FIELDS.length; i++) r[FIELDS[i]!] = values[i]
-  r.tracked = typeof values[FIELDS.length] === 'string' ? values[FIELDS.length] : null
+  const last = values[FIELDS.length]
+  const tail = (typeof last === 'string' ? { t: last } : (last ?? {})) as Record<string, unknown>
+  for (const k of TAIL_KEYS) r[TAIL[k]] = tail[k] ?? null
   return r as unknown as ClickEvent
 }
 

@@ -54,8 +54,10 @@ export interface Visit extends VisitDimensions {
   scan: boolean
   referer: string | null
   refererUrl: string | null
-  /** Conversion tracking's click id (`sl_id`): such a visit is never merged with another. */
+  /** Conversion tracking's click id (`sl_id`): it merges like any other visit, its id and time going into the row's `tracked`. */
   clickId?: string | null
+  /** The A/B test variant the visit went to (its index in `testVariants`), else null/absent. */
+  variant?: number | null
 }
 
 export interface RecorderHealth {
@@ -293,6 +295,7 @@ function workerSink(db: Database, path: string, log: Logger, opts: EventsOptions
   })
   /** Backups paused in the worker until `whilePaused` has run here. */
   const pausedFor = new Map<number, () => void>()
+  let closing: Promise<void> | null = null
   const writer = createSupervisedWriter<EventsHandle>({
     spawn: () => new Worker(workerSpec('stats/click-writer.worker.ts')),
     openMessage: (n): OpenMessage => ({
@@ -421,9 +424,10 @@ function workerSink(db: Database, path: string, log: Logger, opts: EventsOptions
     },
     health: () => writer.health(),
     goInline: (why) => writer.goInline(why),
-    async close() {
-      const inline = await writer.close()
-      await inline?.close()
+    // Once: the recorder's stop and the store's close both close it.
+    close() {
+      closing ??= writer.close().then((inline) => inline?.close())
+      return closing
     },
   }
 }
@@ -431,7 +435,8 @@ function workerSink(db: Database, path: string, log: Logger, opts: EventsOptions
 /** Ids of snapshots and backups in the worker (one numbering across writer threads). */
 let snapshotIds = 1
 
-export const toRow = (v: Visit): ClickEvent => newRow(v.linkSeq, v.domain, v.at, v.scan, v.geo, v.visitor, v.utm, v.referer, v.refererUrl, v.clickId ?? null)
+export const toRow = (v: Visit): ClickEvent =>
+  newRow(v.linkSeq, v.domain, v.at, v.scan, v.geo, v.visitor, v.utm, v.referer, v.refererUrl, v.clickId ?? null, v.variant ?? null)
 
 /** A click row standing for one visit. */
 function newRow(
@@ -445,6 +450,7 @@ function newRow(
   referer: string | null,
   refererUrl: string | null,
   clickId: string | null,
+  variant: number | null,
 ): ClickEvent {
   return {
     linkSeq,
@@ -467,6 +473,7 @@ function newRow(
     utmContent: utm.content,
     n: 1,
     tracked: clickId ? `${clickId}@${at}` : null,
+    variant,
   }
 }
 
@@ -733,7 +740,7 @@ function recorderOver(
     const n = b.length
     if (n === 0) return
     const { linkSeq, at, scan } = b
-    const { domain, referer, refererUrl, clickId, visitor, geo, utm } = b.held
+    const { domain, referer, refererUrl, clickId, visitor, geo, utm, variant } = b.held
     /** The pending row of the visit before (null: none, or it went to the journal). */
     let last: ClickEvent | null = null
     for (let i = 0; i < n; i++) {
@@ -745,14 +752,26 @@ function recorderOver(
       const url = refererUrl[i]!
       const t = at[i]!
       const id = clickId[i]
+      const ab = variant[i] ?? null
       let row: ClickEvent | undefined
       const j = i - 1
-      if (last !== null && seq === linkSeq[j] && s === scan[j] && v === visitor[j] && g === geo[j] && u === utm[j] && url === refererUrl[j]) row = last
+      if (
+        last !== null &&
+        seq === linkSeq[j] &&
+        s === scan[j] &&
+        v === visitor[j] &&
+        g === geo[j] &&
+        u === utm[j] &&
+        url === refererUrl[j] &&
+        ab === variant[j]
+      )
+        row = last
       else {
-        const key = `${seq}|${s}|${v.id}|${g.id}|${u.id}|${url === null ? '' : refererIdOf(url)}`
+        // The referer's number last: rekeyed() replaces it.
+        const key = `${seq}|${s}|${v.id}|${g.id}|${u.id}|${ab ?? ''}|${url === null ? '' : refererIdOf(url)}`
         row = pending.get(key)
         if (row === undefined) {
-          const fresh = newRow(seq, domain[i]!, t, s === 1, g, v, u, referer[i]!, url, id ?? null)
+          const fresh = newRow(seq, domain[i]!, t, s === 1, g, v, u, referer[i]!, url, id ?? null, ab)
           last = hold(key, fresh, g.resolved) ? fresh : null
           continue
         }

@@ -47,7 +47,9 @@ const ROLLUP_TABLES = ['stats_quarter', 'stats_hour', 'stats_day', 'stats_week']
 
 /** The event's strings stored as stats_values ids (migration 0009), in column order. */
 const EVENT_STRINGS = ['continent', ...DIMENSIONS.map((d) => d.key)] as const satisfies readonly (keyof ClickEvent)[]
-const EVENT_COLUMNS = `link_seq, at, n, continent, ${DIMENSIONS.map((d) => d.column).join(', ')}, scan`
+const EVENT_COLUMNS = `link_seq, at, n, continent, ${DIMENSIONS.map((d) => d.column).join(', ')}, scan, variant`
+/** Where scan sits in a compact row (the A/B variant, migration 0012, comes after it). */
+const SCAN_AT = 3 + EVENT_STRINGS.length
 
 /** The stored rollup value of each dimension, in SQL over click_events `e` (stats.rollup.ts dimValueOf). */
 function pgValueSql(code: number, column: string): string {
@@ -111,7 +113,7 @@ export function createPgValueIds(sql: SQL) {
         const v = e[k] as string | null
         row.push(v === null ? null : cache.get(v)!)
       }
-      row.push(e.scan ? 1 : 0)
+      row.push(e.scan ? 1 : 0, e.variant ?? null)
       return row
     })
   }
@@ -133,7 +135,7 @@ async function copyEvents(tx: SQL, events: CompactEvent[]): Promise<void> {
 async function insertEvents(tx: SQL, events: CompactEvent[]): Promise<void> {
   const width = events[0]!.length
   const cols: (number | null)[][] = Array.from({ length: width }, (_, i) => events.map((e) => e[i]!))
-  const types = ['bigint', 'bigint', 'int', ...Array(width - 4).fill('int'), 'smallint']
+  const types = ['bigint', 'bigint', 'int', ...Array(EVENT_STRINGS.length).fill('int'), 'smallint', 'smallint']
   await tx.unsafe(`INSERT INTO click_events_compact (${EVENT_COLUMNS}) SELECT * FROM unnest(${types.map((t, i) => `$${i + 1}::${t}[]`).join(', ')})`, cols)
 }
 
@@ -144,19 +146,19 @@ function addPairRows(tx: SQL, events: CompactEvent[]): Promise<unknown> {
   return tx.unsafe(`SELECT stats_pairs_add_rows($1::bigint[], $2::int[], $3::smallint[], ${dims.map((_, k) => `$${k + 4}::int[]`).join(', ')})`, [
     column(1),
     column(2),
-    column(events[0]!.length - 1),
+    column(SCAN_AT),
     ...dims,
   ])
 }
 
 /**
  * Conversion tracking: the batch's visits that carry a click id, with their dimensions, where
- * POST /track/lead finds them (migration 0013). A click id is unique: a batch written again
+ * POST /track/lead finds them (migration 0013), with the A/B variant of each (0014). A click id is unique: a batch written again
  * after a failure inserts nothing twice.
  */
 async function insertTrackedClicks(tx: SQL, events: ClickEvent[]): Promise<void> {
   // Plain strings here, not the stats_values ids of click_events_compact: POST /track/lead reads one row by its id.
-  const cols: (string | number | null)[][] = Array.from({ length: 4 + EVENT_STRINGS.length }, () => [])
+  const cols: (string | number | null)[][] = Array.from({ length: 5 + EVENT_STRINGS.length }, () => [])
   for (const e of events) {
     if (!e.tracked) continue
     for (const t of trackedClicksOf(e.tracked)) {
@@ -165,11 +167,12 @@ async function insertTrackedClicks(tx: SQL, events: ClickEvent[]): Promise<void>
       cols[2]!.push(t.at)
       cols[3]!.push(e.scan ? 1 : 0)
       for (let i = 0; i < EVENT_STRINGS.length; i++) cols[4 + i]!.push(clean(e[EVENT_STRINGS[i]!] as string | null))
+      cols[4 + EVENT_STRINGS.length]!.push(e.variant ?? null)
     }
   }
   if (cols[0]!.length === 0) return
-  const columns = `click_id, link_seq, at, scan, continent, ${DIMENSIONS.map((d) => d.column).join(', ')}`
-  const types = ['text', 'bigint', 'bigint', 'smallint', ...EVENT_STRINGS.map(() => 'text')]
+  const columns = `click_id, link_seq, at, scan, continent, ${DIMENSIONS.map((d) => d.column).join(', ')}, variant`
+  const types = ['text', 'bigint', 'bigint', 'smallint', ...EVENT_STRINGS.map(() => 'text'), 'smallint']
   await tx.unsafe(
     `INSERT INTO tracked_clicks (${columns}) SELECT * FROM unnest(${types.map((t, i) => `$${i + 1}::${t}[]`).join(', ')}) ON CONFLICT DO NOTHING`,
     cols,

@@ -16,7 +16,7 @@ import { createDeps } from '../deps'
 import type { Logger } from '../shared/log'
 import { storePath } from '../store/db'
 import { createClickRecorder, createEventsHandle, eventsPathOf, type Visit } from './click-recorder'
-import { errorLine } from './click-writer.supervisor'
+import { createSupervisedWriter, errorLine } from './click-writer.supervisor'
 import { inspectEventsStore } from './events.engine'
 
 const root = mkdtempSync(join(tmpdir(), 'shortlink-writer-'))
@@ -166,3 +166,26 @@ test("a worker's error report is cut to its error line (Bun adds a source listin
   expect(errorLine(reported)).toBe('boom')
   expect(errorLine('Error: plain')).toBe('Error: plain')
 })
+
+test('closing twice (the recorder stops, then the store closes) ends at once the second time', async () => {
+  let worker!: Worker
+  const source = `self.onmessage = (e) => {
+    if (e.data.type === 'open') postMessage({ type: 'opened' })
+    if (e.data.type === 'close') postMessage({ type: 'closed' })
+  }`
+  const quiet: Logger = { info: () => {}, warn: () => {}, error: () => {} }
+  const writer = createSupervisedWriter({
+    spawn: () => {
+      worker = new Worker(URL.createObjectURL(new Blob([source], { type: 'application/javascript' })))
+      return worker
+    },
+    openMessage: () => ({ type: 'open' }),
+    log: quiet,
+  })
+  expect('channel' in (await writer.connect())).toBe(true)
+  const ended = new Promise((resolve) => worker.addEventListener('close', resolve))
+  await writer.close()
+  await ended
+  // The thread is gone: a second close that asked it again waited out the 60 s answer bound (the test's 10 s limit fails it).
+  expect(await writer.close()).toBeNull()
+}, 10_000)

@@ -133,6 +133,7 @@ export function createSupervisedWriter<Inline>(opts: SupervisedWriterOptions<Inl
   /** Waiting for the next writer to open (after a loss): resolved when one is current. */
   let nextWriter: { promise: Promise<void>; resolve(): void } | null = null
   let nextId = 1
+  let closing: Promise<Inline | null> | null = null
 
   function start(): Generation {
     let openAnswered!: Generation['openAnswered']
@@ -280,6 +281,28 @@ export function createSupervisedWriter<Inline>(opts: SupervisedWriterOptions<Inl
     }
   }
 
+  async function closeOnce(): Promise<Inline | null> {
+    const gen = current
+    state = 'closed'
+    if (retryTimer) clearTimeout(retryTimer)
+    nextWriter?.resolve() // writes waiting for a writer now fail (closed)
+    nextWriter = null
+    // A writer still opening is waited for (bounded by openMs): terminating a thread while the
+    // engine's native calls are in flight aborts the process (Bun 1.4.5, a callback into a dead thread).
+    if (gen && !gen.lost && !gen.isOpen) await gen.opened.catch(() => {})
+    if (!gen || gen.lost) return inlineWriter
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, answerMs)
+      gen.closed = () => {
+        clearTimeout(timer)
+        resolve()
+      }
+      gen.worker.postMessage({ type: 'close' })
+    })
+    gen.worker.terminate()
+    return inlineWriter
+  }
+
   return {
     /** A channel to a writer that has opened (waiting for one while a lost writer is replaced); null when the writer runs inline. */
     async connect(): Promise<{ channel: WriterChannel } | { inline: Inline }> {
@@ -292,27 +315,15 @@ export function createSupervisedWriter<Inline>(opts: SupervisedWriterOptions<Inl
     },
     /** Writes go inline from now on (stop() does this when no writer is ready, so held rows still get written). */
     goInline,
-    /** Closes the writer thread; returns the writer on this thread, if writes went inline (the caller closes it). */
-    async close(): Promise<Inline | null> {
-      const gen = current
-      state = 'closed'
-      if (retryTimer) clearTimeout(retryTimer)
-      nextWriter?.resolve() // writes waiting for a writer now fail (closed)
-      nextWriter = null
-      // A writer still opening is waited for (bounded by openMs): terminating a thread while the
-      // engine's native calls are in flight aborts the process (Bun 1.4.5, a callback into a dead thread).
-      if (gen && !gen.lost && !gen.isOpen) await gen.opened.catch(() => {})
-      if (!gen || gen.lost) return inlineWriter
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, answerMs)
-        gen.closed = () => {
-          clearTimeout(timer)
-          resolve()
-        }
-        gen.worker.postMessage({ type: 'close' })
-      })
-      gen.worker.terminate()
-      return inlineWriter
+    /**
+     * Closes the writer thread; returns the writer on this thread, if writes went inline (the caller closes it).
+     * Once: the recorder's stop and the store's close both call it, and a second close must not wait for an
+     * answer from a thread the first one ended (it waited out `answerMs` when the thread's close event came
+     * before it: a SIGTERM that hit the 45 s shutdown deadline).
+     */
+    close(): Promise<Inline | null> {
+      closing ??= closeOnce()
+      return closing
     },
   }
 }

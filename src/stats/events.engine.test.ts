@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { openStore } from '../store'
+import { loadDuckDb } from './events.duckdb'
 import { openEventsEngine } from './events.engine'
 import { event, T } from './stats.test-fixtures'
 
@@ -81,6 +82,61 @@ test('a statistics query past its deadline is interrupted and says so', async ()
     expect(await engine.snapshot(async (tx) => (await tx.run([{ sql: 'SELECT 1::DOUBLE AS one', args: [] }]))[0])).toEqual([{ one: 1 }])
   } finally {
     await engine.close()
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
+
+test('an events file written before A/B tests (click ids its last column) gets the variant after them; both ingest ways write both', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'events-variant-'))
+  const path = join(dir, 'events.duckdb')
+  const db = storeWithTwoLinks(dir)
+  try {
+    // The file as the release with conversions and without A/B tests left it: no variant column.
+    await (await openEventsEngine(db, { path, dataDir: dir, threads: 1 })).close()
+    const api = await loadDuckDb(dir)
+    const old = await api.DuckDBInstance.create(path)
+    const c = await old.connect()
+    await c.run('ALTER TABLE events DROP COLUMN variant')
+    const lastColumns = async (conn: typeof c) =>
+      (
+        (await conn.runAndReadAll("SELECT column_name FROM duckdb_columns() WHERE table_name = 'events' ORDER BY column_index")).getRowObjectsJS() as {
+          column_name: string
+        }[]
+      )
+        .map((r) => r.column_name)
+        .slice(-2)
+    expect(await lastColumns(c)).toEqual(['utm_content', 'tracked'])
+    c.closeSync()
+    old.closeSync()
+
+    const at = T('2025-05-01T11:00:00Z')
+    for (const [i, ingest] of (['appender', 'csv'] as const).entries()) {
+      const engine = await openEventsEngine(db, { path, dataDir: dir, threads: 1, ingest })
+      await engine.write([
+        event(1, at + i, { tracked: `id${i}@${at + i}`, variant: 1 }),
+        event(2, at + i, { variant: 0 }),
+        event(2, at + i, { tracked: `plain${i}@${at + i}` }),
+      ])
+      await engine.close()
+    }
+    const reopened = await api.DuckDBInstance.create(path)
+    const r = await reopened.connect()
+    expect(await lastColumns(r)).toEqual(['tracked', 'variant'])
+    const rows = (
+      await r.runAndReadAll('SELECT link_seq, tracked, variant::DOUBLE AS variant FROM events ORDER BY batch, link_seq, tracked NULLS FIRST')
+    ).getRowObjectsJS()
+    expect(rows).toEqual([
+      { link_seq: 1, tracked: `id0@${at}`, variant: 1 },
+      { link_seq: 2, tracked: null, variant: 0 },
+      { link_seq: 2, tracked: `plain0@${at}`, variant: null },
+      { link_seq: 1, tracked: `id1@${at + 1}`, variant: 1 },
+      { link_seq: 2, tracked: null, variant: 0 },
+      { link_seq: 2, tracked: `plain1@${at + 1}`, variant: null },
+    ])
+    r.closeSync()
+    reopened.closeSync()
+  } finally {
+    db.close()
     rmSync(dir, { recursive: true, force: true })
   }
 })

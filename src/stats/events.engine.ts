@@ -44,7 +44,10 @@ CREATE TABLE IF NOT EXISTS stats_pair_day (scope INTEGER NOT NULL, dim TINYINT N
 CREATE TABLE IF NOT EXISTS stats_busy_links (seq INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS events_meta (key VARCHAR PRIMARY KEY, value BIGINT NOT NULL);
 INSERT OR IGNORE INTO events_meta VALUES ('batch', 0), ('rolled_hour', 0), ('rolled_day', 0), ('rolled_week', 0), ('imported_id', 0), ('reclustered_day', 0);
+-- Columns added to files written before them, in this order (the Appender and the CSV load are by position):
+-- the visits' click ids (conversions), then the A/B test variant of the visits.
 ALTER TABLE events ADD COLUMN IF NOT EXISTS tracked VARCHAR;
+ALTER TABLE events ADD COLUMN IF NOT EXISTS variant TINYINT;
 CREATE TABLE IF NOT EXISTS conversions (
   "at" BIGINT NOT NULL, seq BIGINT NOT NULL, kind VARCHAR NOT NULL, link_seq INTEGER NOT NULL, scan BOOLEAN NOT NULL,
   quantity INTEGER NOT NULL, amount BIGINT, currency VARCHAR, click_id VARCHAR NOT NULL, event_name VARCHAR NOT NULL,
@@ -421,6 +424,7 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
     "batch: 'BIGINT'",
     ...EVENT_STRINGS.map(([c]) => `${c}: 'VARCHAR'`),
     "tracked: 'VARCHAR'",
+    "variant: 'TINYINT'",
   ].map((c) => `'${c.split(':')[0]!.replaceAll('"', '')}': ${c.split(': ')[1]}`)
   const loadCsv = `INSERT INTO events SELECT * FROM read_csv('${csvPath.replaceAll("'", "''")}', header = false, auto_detect = false,
     columns = {${csvColumns.join(', ')}}, nullstr = '', quote = '"', escape = '"', delim = ',', new_line = '\\n')`
@@ -444,9 +448,11 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
           if (v === null || v === undefined) appender.appendNull()
           else appender.appendVarchar(v)
         }
-        // The last column (ALTER TABLE … ADD COLUMN tracked): the visits' click ids, as in the CSV.
+        // The columns SCHEMA adds to older files, in its order: the visits' click ids, then the A/B variant (null outside a test).
         if (e.tracked) appender.appendVarchar(e.tracked)
         else appender.appendNull()
+        if (e.variant == null) appender.appendNull()
+        else appender.appendTinyInt(Math.trunc(e.variant))
         appender.endRow()
       }
       appender.flushSync()
@@ -463,6 +469,7 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
       let line = `${Math.trunc(e.at)},${Math.trunc(e.linkSeq)},${owner},${ltype},${e.scan},${Math.trunc(e.n)},${batch}`
       for (const [, field] of EVENT_STRINGS) line += `,${csvField(e[field] as string | null)}`
       line += `,${csvField(e.tracked ?? null)}`
+      line += e.variant == null ? ',' : `,${Math.trunc(e.variant)}`
       lines.push(line)
     }
     await Bun.write(csvPath, `${lines.join('\n')}\n`)

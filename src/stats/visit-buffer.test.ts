@@ -50,7 +50,7 @@ test('the buffer grows past its first capacity keeping every visit, and after cl
 function mergedOnRecord(visits: Visit[]): ClickEvent[] {
   const rows = new Map<string, ClickEvent>()
   for (const v of visits) {
-    const key = `${v.linkSeq}|${v.scan ? 1 : 0}|${v.visitor.id}|${v.geo.id}|${v.utm.id}|${v.refererUrl ?? ''}`
+    const key = `${v.linkSeq}|${v.scan ? 1 : 0}|${v.visitor.id}|${v.geo.id}|${v.utm.id}|${v.refererUrl ?? ''}${v.variant == null ? '' : `|v${v.variant}`}`
     const cur = rows.get(key)
     if (!cur) {
       rows.set(key, toRow(v))
@@ -65,12 +65,12 @@ function mergedOnRecord(visits: Visit[]): ClickEvent[] {
 
 const sorted = (rows: ClickEvent[]) => rows.map((r) => JSON.stringify(r)).sort()
 
-/** Visits over a few links, kinds, visitors, places, UTM sets and referers, some tracked: runs of equal visits and interleaved ones. */
+/** Visits over a few links, kinds, visitors, places, UTM sets, referers and A/B variants, some tracked: runs of equal visits and interleaved ones. */
 function mixedVisits(count: number, seed: number): Visit[] {
   let x = seed
   const rnd = (n: number) => {
-    x = (x * 1103515245 + 12345) % 2 ** 31
-    return x % n
+    x = (Math.imul(x, 1103515245) + 12345) >>> 0
+    return (x >>> 8) % n
   }
   const visitors = [1, 2, 3].map((id) => ({ id, os: ['IOS', 'Android', 'Windows'][id - 1]!, browser: 'Chrome', device: 'Mobile' }))
   const geos = [0, 1, 2].map((id) => ({ id, continent: id ? 'EU' : null, country: id ? ['DE', 'FR'][id - 1]! : null, region: null, city: null }))
@@ -96,6 +96,8 @@ function mixedVisits(count: number, seed: number): Visit[] {
             geo: geos[rnd(3)]!,
             utm: utms[rnd(2)]!,
             clickId: rnd(5) === 0 ? `click${i}` : null,
+            // A/B tests: most visits none, others variant 0 or 1.
+            variant: [null, null, 0, 1][rnd(4)],
           }
     v.at = 1_700_000_000_000 + i
     out.push(v)

@@ -9,16 +9,16 @@
  * takes them (a burst between two turns of the event loop); the recorder's memory bound keeps
  * it from growing without end (it merges at once when the bound is reached).
  *
- * A new optional per-visit field (A/B tests' `variant`): one name in HELD, one line in `push`.
+ * A new optional per-visit field (as A/B tests' `variant` was): one name in HELD, one line in `push`.
  */
 import type { Visit } from './click-recorder'
 
 /** Visit fields held by reference, one array each. */
-const HELD = ['domain', 'referer', 'refererUrl', 'clickId', 'visitor', 'geo', 'utm'] as const
+const HELD = ['domain', 'referer', 'refererUrl', 'clickId', 'visitor', 'geo', 'utm', 'variant'] as const
 export type HeldField = (typeof HELD)[number]
 type Columns = { [F in HeldField]: (Visit[F] | null)[] }
 
-/** A buffered visit's slot (three numbers, seven references) and its array overhead, without its strings. */
+/** A buffered visit's slot (three numbers, eight references) and its array overhead, without its strings. */
 export const VISIT_SLOT_BYTES = 96
 
 export class VisitBuffer {
@@ -57,6 +57,7 @@ export class VisitBuffer {
     h.visitor[i] = v.visitor
     h.geo[i] = v.geo
     h.utm[i] = v.utm
+    h.variant[i] = v.variant ?? null
     this.bytes += VISIT_SLOT_BYTES + 2 * ((v.refererUrl?.length ?? 0) + (v.referer?.length ?? 0)) + (v.clickId ? 80 : 0)
   }
 

@@ -358,3 +358,24 @@ describe('upgrade from a store left at each earlier migration, with data', () =>
     })
   }
 })
+
+test('a store made by main before A/B tests (0018 applied, 0017 not): the next start applies 0017 after 0018, then 0019; conversions kept', () => {
+  const db = new Database(':memory:')
+  // What the previous release's runner left: every migration of its list, which had no 0017 or 0019.
+  db.exec('CREATE TABLE schema_migrations (id INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)')
+  for (const m of migrations.filter((m) => m.id !== 17 && m.id !== 19)) {
+    db.exec(m.sql)
+    db.query('INSERT INTO schema_migrations (id, name, applied_at) VALUES (?, ?, ?)').run(m.id, m.name, 1)
+  }
+  db.exec(`INSERT INTO customers (id, user_id, external_id, created_at) VALUES ('cus_1', 'u1', 'c1', 1);
+    INSERT INTO conversions (id, kind, user_id, customer_id, click_id, link_seq, event_name, at, click_at, scan, os, browser, device)
+    VALUES ('led_1', 'lead', 'u1', 'cus_1', 'click1', 1, 'Sign up', 2, 1, 0, 'Linux', 'Firefox', 'Desktop')`)
+  expect(migrate(db)).toEqual(['0017_ab_tests', '0019_conversion_variants'])
+  expect(db.query('SELECT id FROM schema_migrations ORDER BY id').all()).toEqual(migrations.map((m) => ({ id: m.id })))
+  expect(db.query('SELECT id, variant FROM conversions').all()).toEqual([{ id: 'led_1', variant: null }])
+  expect(db.query("SELECT count(*) AS n FROM sqlite_master WHERE name IN ('link_tests', 'links_test_ends', 'conversions_link_variant')").get()).toEqual({
+    n: 3,
+  })
+  expect(migrate(db)).toEqual([])
+  db.close()
+})

@@ -14,7 +14,9 @@ import { imports } from './0013_imports'
 import { qrBatches } from './0014_qr_batches'
 import { eventsWebhooks } from './0015_events_webhooks'
 import { linkHealth } from './0016_link_health'
+import { abTests } from './0017_ab_tests'
 import { conversions } from './0018_conversions'
+import { conversionVariants } from './0019_conversion_variants'
 
 export interface Migration {
   id: number
@@ -40,5 +42,7 @@ export const migrations: Migration[] = [
   qrBatches,
   eventsWebhooks,
   linkHealth,
+  abTests,
   conversions,
+  conversionVariants,
 ]

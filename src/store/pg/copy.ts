@@ -115,10 +115,18 @@ export function openSqliteSource(path: string): SqliteSource {
     db.exec('PRAGMA busy_timeout = 5000')
     db.exec('BEGIN') // one read transaction for the whole copy: one snapshot
     const latest = sqliteMigrations.at(-1)!
-    const version = db.query<{ v: number | null }, []>('SELECT max(id) AS v FROM schema_migrations').get()?.v ?? 0
-    if (version < latest.id)
+    const applied = new Set(
+      db
+        .query<{ id: number }, []>('SELECT id FROM schema_migrations')
+        .all()
+        .map((r) => r.id),
+    )
+    const version = Math.max(0, ...applied)
+    // Every migration, not the highest: one may land below another already applied (A/B tests' 0017 after 0018).
+    const missing = sqliteMigrations.find((m) => !applied.has(m.id))
+    if (missing)
       throw new CopyRefusedError(
-        `${file} is at SQLite migration ${version}, this shortlink expects ${latest.id}: start this version's server on it once (it migrates at start), stop it, then copy`,
+        `${file} lacks SQLite migration ${missing.id} (it is at ${version}), this shortlink expects every one up to ${latest.id}: start this version's server on it once (it migrates at start), stop it, then copy`,
       )
     if (version > latest.id) throw new CopyRefusedError(`${file} was written by a newer shortlink (migration ${version}); use that version to copy it`)
   } catch (e) {

@@ -53,4 +53,22 @@ describe('PostgreSQL migrations', () => {
     expect(await migratePostgres(sql, { migrations: [good, fixed] })).toEqual(['0002_bad'])
     await sql.close()
   })
+
+  test('a database made by main before A/B tests (0013 applied, 0012 not): the next start applies 0012 after 0013, then 0014; rows kept', async () => {
+    const url = await freshDatabase()
+    const sql = new SQL(url)
+    const before = pgMigrations.filter((m) => m.id !== 12 && m.id !== 14)
+    expect(await migratePostgres(sql, { migrations: before })).toEqual(before.map((m) => m.name))
+    await sql`INSERT INTO tracked_clicks (click_id, link_seq, at, scan, os, browser, device) VALUES ('click1', 1, 1, 0, 'Linux', 'Firefox', 'Desktop')`
+    expect(await migratePostgres(sql)).toEqual(['0012_ab_tests', '0014_conversion_variants'])
+    const recorded = await sql`SELECT id FROM schema_migrations ORDER BY id`
+    expect(recorded.map((r: { id: number }) => r.id)).toEqual(pgMigrations.map((m) => m.id))
+    expect(await sql`SELECT click_id, variant FROM tracked_clicks`).toEqual([{ click_id: 'click1', variant: null }])
+    const columns = async (table: string) =>
+      (await sql`SELECT column_name FROM information_schema.columns WHERE table_name = ${table} AND column_name = 'variant'`).length
+    expect([await columns('click_events'), await columns('click_events_compact'), await columns('conversions')]).toEqual([1, 1, 1])
+    expect(await tableExists(sql, 'link_tests')).toBe(true)
+    expect(await migratePostgres(sql)).toEqual([])
+    await sql.close()
+  })
 })

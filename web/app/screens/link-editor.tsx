@@ -12,6 +12,7 @@ import { Link, navigate } from '../router'
 import type { ScreenProps } from '../routes'
 import { canWrite, useSession } from '../session'
 import { Button, CopyButton, Empty, ErrorBox, Loading, Modal, Page, toast, useResource } from '../ui'
+import { AbTestPanel } from './link-editor/ab-test'
 import { ContentFields } from './link-editor/content-form'
 import { ErrorContext, type FieldErrorState, fieldOfMessage } from './link-editor/fields'
 import { OptionsFields } from './link-editor/options'
@@ -154,7 +155,7 @@ function Editor({ type, record: initial, readOnly }: { type: LinkType; record: L
       }
       const updated = await patch<LinkRecord>(`/links/${record.id}`, body)
       setRecord(updated)
-      setO({ password: '', removePassword: false, key: updated.key, domain: updated.domain })
+      setO({ password: '', removePassword: false, key: updated.key, domain: updated.domain, testChanged: false })
       toast('Changes saved')
     } catch (err) {
       const message = errorText(err)
@@ -228,6 +229,7 @@ function Editor({ type, record: initial, readOnly }: { type: LinkType; record: L
       }
     >
       {record ? <SavedLink record={record} /> : null}
+      {record?.testVariants ? <AbTestPanel key={record.updatedAt} linkId={record.id} version={String(record.updatedAt)} /> : null}
       {record?.health ? <HealthPanel key={record.updatedAt} linkId={record.id} health={record.health} canCheck={!readOnly} /> : null}
       <div class={`le-layout${readOnly ? ' le-readonly' : ''}`}>
         <ErrorContext.Provider value={error}>

@@ -9,7 +9,9 @@ import { linkHealth } from './0008_link_health'
 import { compactClickEvents } from './0009_compact_click_events'
 import { linkClicks } from './0010_link_clicks'
 import { pairRollups } from './0011_pair_rollups'
+import { abTests } from './0012_ab_tests'
 import { conversions } from './0013_conversions'
+import { conversionVariants } from './0014_conversion_variants'
 
 /** A PostgreSQL migration: statements run as one script inside its own transaction. */
 export interface PgMigration {
@@ -31,5 +33,7 @@ export const pgMigrations: PgMigration[] = [
   compactClickEvents,
   linkClicks,
   pairRollups,
+  abTests,
   conversions,
+  conversionVariants,
 ]

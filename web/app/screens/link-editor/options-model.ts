@@ -3,6 +3,7 @@
  * from it (seed: Link input; schema: src/links/links.schema.ts). On create only what is
  * filled in is sent; on update every option is sent, with null clearing an emptied one.
  */
+import { TEST_VARIANTS_MIN, type TestGoal } from '../../../../src/links/links.ab.values'
 import type { ApiData } from './types'
 
 export const TARGET_TYPES = ['device', 'location', 'language', 'time', 'number'] as const
@@ -78,6 +79,30 @@ export interface OptionsForm {
   trackConversion: boolean
   /** Where visits go while the destination is broken (types with a URL destination). */
   healthFallbackUrl: string
+  /** An A/B test: its variants (percentages as typed), end (datetime-local) and goal. */
+  abTest: boolean
+  testVariants: TestVariantForm[]
+  testCompletedAt: string
+  testGoal: TestGoal
+  /** The A/B fields were edited (an edit sends them; otherwise the stored test is left alone). */
+  testChanged: boolean
+}
+
+export interface TestVariantForm {
+  url: string
+  percentage: string
+}
+/** Variants that start a test: an even split (the API wants integers summing to 100). */
+export const startingVariants = (url: string): TestVariantForm[] =>
+  Array.from({ length: TEST_VARIANTS_MIN }, (_, i) => ({ url: i === 0 ? url : '', percentage: String(100 / TEST_VARIANTS_MIN) }))
+/** The percentages' total, or null while one is not a whole number. */
+export function percentTotal(variants: TestVariantForm[]): number | null {
+  let sum = 0
+  for (const v of variants) {
+    if (!/^\s*\d+\s*$/.test(v.percentage)) return null
+    sum += Number(v.percentage)
+  }
+  return sum
 }
 
 export const browserTimeZone = () => Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC'
@@ -116,6 +141,11 @@ export function emptyOptions(): OptionsForm {
     archived: false,
     trackConversion: false,
     healthFallbackUrl: '',
+    abTest: false,
+    testVariants: startingVariants(''),
+    testCompletedAt: '',
+    testGoal: 'leads',
+    testChanged: false,
   }
 }
 
@@ -151,6 +181,12 @@ export function optionsOf(r: ApiData): OptionsForm {
   o.archived = !!r.archived
   o.trackConversion = r.trackConversion === true
   o.healthFallbackUrl = s(r.healthFallbackUrl)
+  if (r.testVariants) {
+    o.abTest = true
+    o.testVariants = r.testVariants.map((v: ApiData) => ({ url: v.url, percentage: String(v.percentage) }))
+    o.testCompletedAt = r.testCompletedAt ? toLocalInput(r.testCompletedAt) : ''
+    o.testGoal = r.testGoal ?? 'leads'
+  }
   const t = r.Targeting
   if (t) {
     o.targeting.type = t.targetType
@@ -227,8 +263,25 @@ export function linkOptionsOf(o: OptionsForm, { editing, utmInUrl, health = fals
     Targeting: editing ? targetingOf(o.targeting) : (targetingOf(o.targeting) ?? undefined),
     trackConversion: editing ? o.trackConversion : o.trackConversion || undefined,
     healthFallbackUrl: !health ? undefined : editing ? (opt(o.healthFallbackUrl) ?? null) : opt(o.healthFallbackUrl),
+    ...(health ? testOptionsOf(o, editing) : {}),
   }
   return compact(out)
+}
+
+/**
+ * The A/B test. A test needs conversion tracking (the API refuses it otherwise), so a test sends
+ * `trackConversion: true` over the switch's own value. On edit, a test left as stored is not sent again (sending its
+ * variants would restart its counts); switched off, it is removed (null).
+ */
+function testOptionsOf(o: OptionsForm, editing: boolean): ApiData {
+  if (!o.abTest) return { testVariants: editing ? null : undefined }
+  if (editing && !o.testChanged) return { trackConversion: true }
+  return {
+    trackConversion: true,
+    testVariants: o.testVariants.map((v) => ({ url: v.url.trim(), percentage: intOf(v.percentage) })),
+    testCompletedAt: o.testCompletedAt ? new Date(o.testCompletedAt).toISOString() : '',
+    testGoal: o.testGoal,
+  }
 }
 
 /** Reads utm_* (and ref) from a URL; empty when the URL does not parse yet. */

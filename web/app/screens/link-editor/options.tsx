@@ -2,6 +2,7 @@
 import { useState } from 'preact/hooks'
 import { errorText, get, post } from '../../api'
 import { Button, Field, toast, useResource } from '../../ui'
+import { AbTestFields } from './ab-test'
 import { Check, GroupError, TextArea, TextInput, useFieldError } from './fields'
 import { type OptionsForm, UTM_FIELDS, type UtmField, utmFromUrl, withUtm } from './options-model'
 import { TargetingBuilder } from './targeting'
@@ -114,13 +115,8 @@ export function OptionsFields(props: OptionsProps) {
         <GroupError path="linkOptions.expiration" />
       </Section>
       {props.canTrackConversions ? (
-        <Section title="Conversions" open={o.trackConversion}>
-          <Check
-            label="Track conversions"
-            checked={o.trackConversion}
-            onValue={(trackConversion) => set({ trackConversion })}
-            hint="Each visit carries a click id to your site as the sl_id query parameter; your server reports sign-ups and sales with it (POST /track/lead, /track/sale), and statistics show leads, sales and revenue."
-          />
+        <Section title="Conversions" open={o.trackConversion || o.abTest}>
+          <AbTestFields o={o} set={set} url={props.url} />
         </Section>
       ) : null}
       <Section title="Campaign tracking (UTM)">
