@@ -4,11 +4,13 @@
  *   bare:      bare Bun.serve answering the same 302 and reading nothing;
  *   reads:     bare Bun.serve that also reads what any real handler must (the URL, the Host header,
  *              the peer address) and looks the key up in a Map: how much of the gap Bun itself imposes;
- *   shortlink: our server (click capture on with the browser User-Agent).
+ *   shortlink: our server (click capture on with the browser User-Agent);
+ *   main:      with --compare-bin: another build of our server (say main's), in the same alternation.
  * All run pinned to one core (taskset, default CPU 1) and wrk to the other (CPU 0); passes alternate
  * bare / reads / shortlink in one run (the order rotates each pass). Usage:
  *   bun scripts/bench/redirect.ts [--passes 3] [--seconds 8] [--connections 64] [--bin dist/shortlink]
  *     [--ua browser|bot] [--visits same|distinct] [--server-cpu 1] [--wrk-cpu 0] [--targets bare,reads,shortlink]
+ *     [--compare-bin old/shortlink]  (adds the target `main`, run like shortlink)
  * --visits distinct: every request carries its own Referer and its own client address in
  *   X-Forwarded-For (the server trusts the loopback proxy), so referers and geo lookups vary as in
  *   real traffic (scripts/bench/wrk.ts distinctVisitsScript). A 3-minute soak:
@@ -42,10 +44,17 @@ if (visits !== 'same' && visits !== 'distinct') throw new Error('--visits same|d
 
 // Our server, from a temp dir, on the embedded defaults plus random ports, with the short link /bench;
 // it trusts wrk's X-Forwarded-For from loopback (without the header, the peer address is the client's).
-const server = await startBenchServer({ root: ROOT, bin: bin || undefined, cpus: serverCpu, serverToml: 'trustProxy = ["127.0.0.1", "::1"]' })
-const { dir, ca, httpsPort, apiKey: key } = server
+const startOurs = (b: string) => startBenchServer({ root: ROOT, bin: b || undefined, cpus: serverCpu, serverToml: 'trustProxy = ["127.0.0.1", "::1"]' })
+const compareBin = arg('compare-bin', '')
+const server = await startOurs(bin)
+const other = compareBin ? await startOurs(compareBin) : null
+const { dir } = server
 await Bun.sleep(2000) // let start-up work settle
-const fresh = rssMb(server.pid)
+/** Our servers: this build, and the one compared with it. */
+const ours = { shortlink: server, ...(other ? { main: other } : {}) } as Record<Ours, typeof server>
+type Ours = 'shortlink' | 'main'
+const OURS = Object.keys(ours) as Ours[]
+const fresh = Object.fromEntries(OURS.map((t) => [t, rssMb(ours[t].pid)])) as Record<Ours, number>
 const tls = `tls: { cert: Bun.file(${JSON.stringify(`${dir}/data/tls/cert.pem`)}), key: Bun.file(${JSON.stringify(`${dir}/data/tls/key.pem`)}) }`
 const LOCATION = 'https://example.com/landing?from=bench&utm_source=qr'
 
@@ -78,48 +87,57 @@ function fetch(request, server) {
 const targets = {
   bare: { url: bare.url, pid: bare.proc.pid },
   reads: { url: reads.url, pid: reads.proc.pid },
-  shortlink: { url: `https://localhost:${httpsPort}/bench`, pid: server.pid },
+  shortlink: { url: `https://localhost:${server.httpsPort}/bench`, pid: server.pid },
+  main: { url: `https://localhost:${other?.httpsPort}/bench`, pid: other?.pid ?? 0 },
 } as const
 type Target = keyof typeof targets
-const ORDER = arg('targets', 'bare,reads,shortlink').split(',') as Target[]
-if (!ORDER.includes('shortlink') || ORDER.some((t) => !(t in targets))) throw new Error('--targets: shortlink and any of bare, reads')
+const isOurs = (t: Target): t is Ours => t === 'shortlink' || t === 'main'
+const ORDER = arg('targets', other ? 'bare,reads,main,shortlink' : 'bare,reads,shortlink').split(',') as Target[]
+if (!ORDER.includes('shortlink') || ORDER.some((t) => !(t in targets)) || (ORDER.includes('main') && !other))
+  throw new Error('--targets: shortlink and any of bare, reads, main (main with --compare-bin)')
 const script = visits === 'distinct' ? distinctVisitsScript('/bench') : undefined
 const run = (t: Target, secs = seconds) =>
   wrk({ url: targets[t].url, seconds: secs, connections, cpus: wrkCpu, ua: agent === 'bot' ? BOT_UA : BROWSER_UA, script })
-/** 302s shortlink sent that wrk received: each one a counted visit (browser User-Agent). */
-let redirected = 0
-const count302 = (r: WrkResult) => {
-  redirected += r.statuses ? (r.statuses['302'] ?? 0) : r.requests - Number(/Non-2xx or 3xx responses: (\d+)/.exec(r.errors)?.[1] ?? 0)
+/** 302s our servers sent that wrk received: each one a counted visit (browser User-Agent). */
+const redirected: Record<Ours, number> = { shortlink: 0, main: 0 }
+const count302 = (t: Ours, r: WrkResult) => {
+  redirected[t] += r.statuses ? (r.statuses['302'] ?? 0) : r.requests - Number(/Non-2xx or 3xx responses: (\d+)/.exec(r.errors)?.[1] ?? 0)
   return r
 }
 
 console.log(
   `load ${await loadavg()}; wrk -t2 -c${connections} -d${seconds}s over HTTPS on loopback, ${visits === 'distinct' ? 'a distinct Referer and X-Forwarded-For per visit' : 'the same visit every time'}; servers on CPU ${serverCpu}, wrk on CPU ${wrkCpu}; ${passes} alternating passes`,
 )
-for (const t of ORDER) if (t !== 'shortlink') await run(t, 2) // warm-up
-count302(await run('shortlink', 2))
+for (const t of ORDER)
+  if (isOurs(t))
+    count302(t, await run(t, 2)) // warm-up
+  else await run(t, 2)
 await Bun.sleep(1500)
-const idle = rssMb(server.pid)
-const rss = { low: Number.POSITIVE_INFINITY, high: idle, highParts: '' }
-const peaks: Record<Target, number> = { bare: rssMb(bare.proc.pid), reads: rssMb(reads.proc.pid), shortlink: idle }
+const idle = Object.fromEntries(OURS.map((t) => [t, rssMb(ours[t].pid)])) as Record<Ours, number>
+const rss = Object.fromEntries(OURS.map((t) => [t, { low: Number.POSITIVE_INFINITY, high: idle[t], highParts: '' }])) as Record<
+  Ours,
+  { low: number; high: number; highParts: string }
+>
+const peaks: Record<Target, number> = { bare: rssMb(bare.proc.pid), reads: rssMb(reads.proc.pid), shortlink: idle.shortlink, main: idle.main ?? 0 }
 let loaded: Target | null = null
 const sampler = setInterval(() => {
-  for (const t of Object.keys(targets) as Target[]) peaks[t] = Math.max(peaks[t], rssMb(targets[t].pid))
-  if (loaded === 'shortlink') {
-    const now = rssPartsMb(server.pid)
-    rss.low = Math.min(rss.low, now.rss)
-    if (now.rss > rss.high) {
-      rss.high = now.rss
-      rss.highParts = `anon ${now.anon.toFixed(0)} + file ${now.file.toFixed(0)}`
+  for (const t of ORDER) peaks[t] = Math.max(peaks[t], rssMb(targets[t].pid))
+  if (loaded && isOurs(loaded)) {
+    const now = rssPartsMb(ours[loaded].pid)
+    const r = rss[loaded]
+    r.low = Math.min(r.low, now.rss)
+    if (now.rss > r.high) {
+      r.high = now.rss
+      r.highParts = `anon ${now.anon.toFixed(0)} + file ${now.file.toFixed(0)}`
     }
   }
 }, 100)
-const results: Record<Target, WrkResult[]> = { bare: [], reads: [], shortlink: [] }
+const results: Record<Target, WrkResult[]> = { bare: [], reads: [], shortlink: [], main: [] }
 /**
  * CPU µs the server spent per answered request: on a shared, loaded machine req/s measures the
  * scheduler as much as the server; CPU per request does not (1e6 / it = req/s on a whole core).
  */
-const cpuUs: Record<Target, number[]> = { bare: [], reads: [], shortlink: [] }
+const cpuUs: Record<Target, number[]> = { bare: [], reads: [], shortlink: [], main: [] }
 for (let i = 0; i < passes; i++) {
   const order = [...ORDER.slice(i % ORDER.length), ...ORDER.slice(0, i % ORDER.length)]
   const line: string[] = []
@@ -129,7 +147,7 @@ for (let i = 0; i < passes; i++) {
     const r = await run(t)
     cpuUs[t].push(((cpuSeconds(targets[t].pid) - cpuBefore) * 1e6) / r.requests)
     loaded = null
-    if (t === 'shortlink') count302(r)
+    if (isOurs(t)) count302(t, r)
     results[t].push(r)
     line.push(
       `${t} ${r.rps.toFixed(0)} req/s p99 ${r.p99ms.toFixed(2)} ms ${cpuUs[t].at(-1)!.toFixed(1)} CPU µs/req${r.errors === 'none' ? '' : ` (${r.errors})`}`,
@@ -142,7 +160,7 @@ const loadAfter = await loadavg()
 bare.proc.kill()
 reads.proc.kill()
 await Bun.sleep(10_000)
-const after = rssMb(server.pid)
+const after = Object.fromEntries(OURS.map((t) => [t, rssMb(ours[t].pid)])) as Record<Ours, number>
 
 const stat = (xs: number[], digits = 0) => {
   const s = [...xs].sort((a, b) => a - b)
@@ -162,39 +180,46 @@ if (ORDER.includes('bare') && ORDER.includes('reads')) {
   console.log(
     `CPU per request, bare / shortlink (the throughput ratio on a whole core each): ${(cpu('bare').median / cpu('shortlink').median).toFixed(3)}×; bare / reads ${(cpu('bare').median / cpu('reads').median).toFixed(3)}×`,
   )
-  console.log(
-    `shortlink / bare: throughput ${(rps('shortlink').median / rps('bare').median).toFixed(3)}× (goal ≥ 0.85), p99 ${(p99('shortlink').median / p99('bare').median).toFixed(2)}× (goal ≤ 1.5)`,
-  )
+  for (const t of OURS)
+    console.log(
+      `${t} / bare: throughput ${(rps(t).median / rps('bare').median).toFixed(3)}× (goal ≥ 0.85), p99 ${(p99(t).median / p99('bare').median).toFixed(2)}× (goal ≤ 1.5), CPU per request ${(cpu('bare').median / cpu(t).median).toFixed(3)}×`,
+    )
   console.log(
     `reads / bare (what Bun imposes on any handler that reads URL, Host and peer): throughput ${(rps('reads').median / rps('bare').median).toFixed(3)}×, p99 ${(p99('reads').median / p99('bare').median).toFixed(2)}×; shortlink / reads: ${(rps('shortlink').median / rps('reads').median).toFixed(3)}×`,
   )
 }
-console.log(
-  `shortlink RSS MB: fresh ${fresh.toFixed(0)}, after the warm-up ${idle.toFixed(0)}, during its passes ${rss.low.toFixed(0)}-${rss.high.toFixed(0)} (at the high: ${rss.highParts}), 10 s after ${after.toFixed(0)}; load at the end ${loadAfter}`,
-)
+for (const t of OURS)
+  console.log(
+    `${t} RSS MB: fresh ${fresh[t].toFixed(0)}, after the warm-up ${idle[t].toFixed(0)}, during its passes ${rss[t].low.toFixed(0)}-${rss[t].high.toFixed(0)} (at the high: ${rss[t].highParts}), 10 s after ${after[t].toFixed(0)}`,
+  )
+console.log(`load at the end ${loadAfter}`)
 
 if (agent === 'browser') {
-  // The clicks are written within the flush window, later when the writer falls behind: read until every
-  // 302 is counted, or the count has not moved for 15 s (3 min at most), and say how long that took.
-  const clicksNow = async () =>
-    (
-      (await (
-        await fetch(`https://localhost:${httpsPort}/api/links?search=bench`, { headers: { authorization: `Bearer ${key}` }, tls: { ca } } as RequestInit)
-      ).json()) as { links: { clicks: number }[] }
-    ).links[0]?.clicks ?? 0
-  const waitStarted = performance.now()
-  let clicks = await clicksNow()
-  for (let still = 0, i = 0; clicks < redirected && still < 15 && i < 180; i++) {
-    await Bun.sleep(1000)
-    const c = await clicksNow()
-    still = c === clicks ? still + 1 : 0
-    clicks = c
+  for (const t of OURS) {
+    const { httpsPort, apiKey, ca } = ours[t]
+    // The clicks are written within the flush window, later when the writer falls behind: read until every
+    // 302 is counted, or the count has not moved for 15 s (3 min at most), and say how long that took.
+    const clicksNow = async () =>
+      (
+        (await (
+          await fetch(`https://localhost:${httpsPort}/api/links?search=bench`, { headers: { authorization: `Bearer ${apiKey}` }, tls: { ca } } as RequestInit)
+        ).json()) as { links: { clicks: number }[] }
+      ).links[0]?.clicks ?? 0
+    const waitStarted = performance.now()
+    let clicks = await clicksNow()
+    for (let still = 0, i = 0; clicks < redirected[t] && still < 15 && i < 180; i++) {
+      await Bun.sleep(1000)
+      const c = await clicksNow()
+      still = c === clicks ? still + 1 : 0
+      clicks = c
+    }
+    console.log(`${t}: clicks caught up ${((performance.now() - waitStarted) / 1000 + 10).toFixed(0)} s after the last pass`)
+    const runs = passes + 1
+    const lost = redirected[t] - clicks
+    console.log(
+      `${t}: clicks stored ${clicks}, 302s wrk received ${redirected[t]} (warm-up included): ${lost <= 0 && -lost <= connections * runs ? 'every click stored' : lost > 0 ? `${lost} CLICKS MISSING` : `${-lost} more clicks than 302s, beyond the ${connections * runs} answers wrk may drop in flight`}`,
+    )
   }
-  console.log(`clicks caught up ${((performance.now() - waitStarted) / 1000 + 10).toFixed(0)} s after the last pass`)
-  const runs = passes + 1
-  const lost = redirected - clicks
-  console.log(
-    `clicks stored ${clicks}, 302s wrk received ${redirected} (warm-up included): ${lost <= 0 && -lost <= connections * runs ? 'every click stored' : lost > 0 ? `${lost} CLICKS MISSING` : `${-lost} more clicks than 302s, beyond the ${connections * runs} answers wrk may drop in flight`}`,
-  )
 }
+await other?.stop()
 await server.stop()

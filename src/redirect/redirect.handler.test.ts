@@ -1,8 +1,8 @@
 import { beforeAll, describe, expect, test } from 'bun:test'
 import { type ApiHarness, createHarness } from '../../test/helpers/in-process'
 import { PASSWORD_LIMITS } from './password-gate'
-import type { RedirectHandler } from './redirect.handler'
-import { redirectHandlerFor } from './redirect.test-fixtures'
+import { createRedirectHandler, type RedirectHandler } from './redirect.handler'
+import { handlerDeps, redirectHandlerFor } from './redirect.test-fixtures'
 
 let h: ApiHarness
 let redirects: RedirectHandler
@@ -63,5 +63,61 @@ describe('keys a stranger sends', () => {
     const r = await visit(long)
     expect(r.status).toBe(404)
     expect(redirects.cacheSize()).toEqual(before)
+  })
+})
+
+describe('the 302', () => {
+  test('is built with HSTS where the domain has it, without it where not, and carries no page headers', async () => {
+    expect((await h.call('POST', '/links/link', { json: { data: { url: 'https://dest.example/a?b=1' }, linkOptions: { key: 'plain302' } } })).status).toBe(200)
+    const r = await visit('/plain302')
+    expect([r.status, r.headers.get('location'), r.headers.get('strict-transport-security'), r.headers.get('content-security-policy')]).toEqual([
+      302,
+      'https://dest.example/a?b=1',
+      'max-age=31536000',
+      null,
+    ])
+    // The root and a page answer on the same domain: HSTS on both (the page also gets its page headers).
+    expect((await visit('/')).headers.get('strict-transport-security')).toBe('max-age=31536000')
+    const missing = await visit('/no-such-key')
+    expect([missing.status, missing.headers.get('strict-transport-security'), missing.headers.get('x-content-type-options')]).toEqual([
+      404,
+      'max-age=31536000',
+      'nosniff',
+    ])
+    // A domain without HSTS (no certificate of its own): neither the 302 nor the page carries it; once it has
+    // one, the same cached link's 302 does (its kept headers follow the domain).
+    let hsts = false
+    const plain = createRedirectHandler({ ...handlerDeps(h), domainOf: (host) => ({ ...h.deps.domains.lookup(host)!, hsts }) })
+    const sts = async (path: string) => {
+      const r = await plain.handle(new Request(`https://localhost${path}`), path, '', 'localhost', () => '192.0.2.1')
+      return [r.status, r.headers.get('location'), r.headers.get('strict-transport-security')]
+    }
+    expect(await sts('/plain302')).toEqual([302, 'https://dest.example/a?b=1', null])
+    expect(await sts('/plain302')).toEqual([302, 'https://dest.example/a?b=1', null])
+    expect(await sts('/nope')).toEqual([404, null, null])
+    hsts = true
+    expect(await sts('/plain302')).toEqual([302, 'https://dest.example/a?b=1', 'max-age=31536000'])
+    hsts = false
+    expect(await sts('/plain302')).toEqual([302, 'https://dest.example/a?b=1', null])
+  })
+})
+
+describe('number targeting on one node', () => {
+  test('the n-th visit counts from the store and the visits not yet written, also after the link left the cache', async () => {
+    const made = await h.call('POST', '/links/link', {
+      json: {
+        data: { url: 'https://late.example/' },
+        linkOptions: { key: 'nth', Targeting: { targetType: 'number', targetDatas: [{ from: 2, to: 3, url: 'https://second.example/' }] } },
+      },
+    })
+    expect(made.status).toBe(200)
+    const ua = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1'
+    const where = async () => (await visit('/nth', { headers: { 'user-agent': ua } })).headers.get('location')
+    expect(await where()).toBe('https://late.example/') // 1st
+    expect(await where()).toBe('https://second.example/') // 2nd
+    redirects.clearCache() // the count is seeded again: 2 visits held by the recorder (storedClicks says 0 here)
+    expect(h.deps.recorder.pendingFor(h.deps.links.findLiveRow('localhost', 'nth')!.seq)).toBe(2)
+    expect(await where()).toBe('https://second.example/') // 3rd
+    expect(await where()).toBe('https://late.example/') // 4th
   })
 })

@@ -1,9 +1,14 @@
 /** The redirect handler as the server wires it, over a harness's deps, for tests and benchmarks (no files, no hosted pages). */
 import type { SqliteDeps } from '../deps'
-import { createRedirectHandler, type RedirectHandler } from './redirect.handler'
+import { createRedirectHandler, type RedirectDeps, type RedirectHandler } from './redirect.handler'
 
 export function redirectHandlerFor(deps: SqliteDeps, opts: { storedClicks?: (seq: number) => number } = {}): RedirectHandler {
-  return createRedirectHandler({
+  return createRedirectHandler(handlerDeps({ deps }, opts))
+}
+
+/** What the handler is given over a harness's deps. */
+export function handlerDeps({ deps }: { deps: SqliteDeps }, opts: { storedClicks?: (seq: number) => number } = {}): RedirectDeps {
+  return {
     settings: deps.settings,
     findLiveRow: deps.links.findLiveRow,
     domainOf: (host) => deps.domains.lookup(host),
@@ -13,5 +18,5 @@ export function redirectHandlerFor(deps: SqliteDeps, opts: { storedClicks?: (seq
     passwords: deps.passwords,
     renderHosted: () => new Response('hosted'),
     serveFile: () => null,
-  })
+  }
 }

@@ -1,5 +1,5 @@
 /** One year; no includeSubDomains: subdomains of customer domains are not ours to pin. */
-const HSTS = 'max-age=31536000'
+export const HSTS = 'max-age=31536000'
 
 /**
  * Marks an HTTPS answer Strict-Transport-Security: the API host, default domains and custom

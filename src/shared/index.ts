@@ -22,7 +22,7 @@ export {
 } from './errors'
 export { isDateTime } from './formats'
 export { createGcPacer, type GcPacer } from './gc-pacer'
-export { withHsts } from './hsts'
+export { HSTS, withHsts } from './hsts'
 export { FILE_ID_PATTERN, newId } from './ids'
 export { type ImageSize, imageSize, type SizedKind, svgSize } from './image-size'
 export { ipBucket } from './ip-bucket'

@@ -2,9 +2,10 @@
  * A bounded LRU map: at most `maxEntries` entries and, when `maxBytes` is set, at most
  * that many estimated bytes; the least recently used entries are evicted first, never
  * the whole map. Entries may expire after `ttlMs`. Map keeps insertion order; a hit
- * moves the entry to the end, unless it is in the younger half of the map already: such an
- * entry is far from eviction, and moving it costs a delete and an insert on every hit of a
- * hot key (the redirect path reads four caches per visit).
+ * moves the entry to the end, unless it is in the younger half of the map already or at the
+ * end: such an entry is far from eviction, and moving it costs a delete and an insert on every
+ * hit of a hot key (the redirect path reads four caches per visit; in a map of one or two
+ * entries every hit was in the "older half").
  *
  * Bytes are an estimate of what an entry holds on the heap: the key (2 bytes per UTF-16
  * unit, a safe upper bound for JS strings), `sizeOf(value)` and a fixed per-entry overhead.
@@ -49,7 +50,7 @@ export class LruCache<V> {
       this.used -= e.bytes
       return undefined
     }
-    if (this.tick - e.tick >= this.map.size >> 1) {
+    if (e.tick !== this.tick && this.tick - e.tick >= this.map.size >> 1) {
       this.map.delete(key)
       e.tick = ++this.tick
       this.map.set(key, e)

@@ -5,6 +5,7 @@
  */
 import type { Database } from 'bun:sqlite'
 import { dirname } from 'node:path'
+import { until } from '../../test/helpers/poll'
 import type { Logger } from '../shared/log'
 import { openStore } from '../store'
 import { createClickRecorder, createEventsHandle, eventsPathOf, type RecorderOptions, type Visit } from './click-recorder'
@@ -66,6 +67,19 @@ export function storedCounters(db: Database): number {
 export async function storedClicks(db: Database, path: string): Promise<{ events: number; counters: number }> {
   const events = (await inspectEventsStore(eventsPathOf(path), dirname(path))).clicks
   return { events, counters: storedCounters(db) }
+}
+
+/** Lets the store take batches again, waits until `recorder` has written all it held (memory and journal), stops it: the clicks stored. */
+export async function acceptAndDrain(recorder: ReturnType<typeof recorderOn>, db: Database, path: string) {
+  refuseClicks(db, false)
+  recorder.start()
+  await until(
+    'every visit written',
+    async () => recorder.pendingCount(),
+    (n) => n === 0,
+  )
+  await recorder.stop()
+  return storedClicks(db, path)
 }
 
 /**

@@ -12,7 +12,7 @@ import { join } from 'node:path'
 import { until } from '../../test/helpers/poll'
 import type { ClickEvent } from './click-event'
 import { journalKey, markedSqliteWriter, openClickJournal } from './click-journal'
-import { distinctVisit, recorderOn, refuseClicks, storedClicks, storedCounters, storeWithLinks } from './click-journal.test-fixtures'
+import { acceptAndDrain, distinctVisit, recorderOn, refuseClicks, storedClicks, storedCounters, storeWithLinks } from './click-journal.test-fixtures'
 import { toRow } from './click-recorder'
 import { createEventWriter } from './click-writer'
 import { openEventsEngine } from './events.engine'
@@ -184,15 +184,7 @@ test('thousands of visits beyond the memory bound, refused by the store, are eac
   await recorder.flush()
   expect(recorder.pendingCount()).toBe(visits)
   expect(storedCounters(db)).toBe(0)
-  refuseClicks(db, false)
-  recorder.start()
-  await until(
-    'every visit written',
-    async () => recorder.pendingCount(),
-    (n) => n === 0,
-  )
-  await recorder.stop()
-  expect(await storedClicks(db, path)).toEqual({ events: visits, counters: visits })
+  expect(await acceptAndDrain(recorder, db, path)).toEqual({ events: visits, counters: visits })
   const perLink = db.query<{ seq: number; clicks: number }, []>('SELECT seq, clicks FROM links ORDER BY seq').all()
   expect(perLink).toEqual([0, 1, 2].map((k) => ({ seq: k + 1, clicks: Math.ceil((visits - k) / 3) })))
   db.close()

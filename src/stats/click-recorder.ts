@@ -1,8 +1,10 @@
 /**
- * Click capture off the hot path. A visit is merged in memory with identical visits
- * (same link, kind, referer, and the same cached User-Agent, location and UTM objects,
- * compared by id, so the key is cheap), and the merged rows are written in one
- * batch per flush (every `flushMs`, or sooner at `maxBatch` rows) by the events engine
+ * Click capture off the hot path. A visit's fields are pushed into a preallocated buffer
+ * (visit-buffer.ts): nothing else happens on the request. The flush side (`mergeBuffered`: at
+ * every flush, and every `mergeAt` visits in a task of its own) merges the buffered visits
+ * with identical ones (same link, kind, referer URL, and the same cached User-Agent, location
+ * and UTM objects, compared by id; the referer URL by a number given to it), and the merged
+ * rows are written in one batch per flush (every `flushMs`, or sooner at `maxBatch` rows) by the events engine
  * (events.engine.ts: the events in DuckDB, then each link's `clicks` and `lastClicked` in
  * SQLite), in its worker thread for a store file (inline for an in-memory store). On
  * PostgreSQL (`createPgClickRecorder`) each node writes its batches inline (the writing is
@@ -31,6 +33,7 @@ import { type EventsEngine, openEventsEngine, QueryTimeoutError, type ReadTx, ty
 import type { ResolvedExportSpec } from './events.export'
 import { createPairRoller } from './stats.pairs.pg'
 import type { EventsReadPort } from './stats.store.events'
+import { VisitBuffer } from './visit-buffer'
 
 export type { ClickEvent } from './click-event'
 
@@ -101,6 +104,14 @@ const TRACKED_CLICK_BYTES = 2 * 40
 
 /** A row object, its map entry and merge key, without its variable strings. */
 const ROW_OVERHEAD_BYTES = 400
+/** Buffered visits merged into rows in a task of their own at most this many at a time (and at every flush). */
+const MERGE_AT = 1024
+/**
+ * Referer URLs numbered for merge keys at most (the numbering starts again whenever the pending rows go to a
+ * write); past it, it starts again while rows are held (numbers are never reused: a held row then only misses
+ * visits of its URL merging into it).
+ */
+const MAX_REFERER_IDS = 100_000
 /**
  * Rows per write at most: under load the pending rows pile up while a write is in flight, and one
  * transaction of 100,000 rows holds its locks (the all-links rollup rows every node shares) and
@@ -424,29 +435,45 @@ function workerSink(db: Database, path: string, log: Logger, opts: EventsOptions
 /** Ids of snapshots and backups in the worker (one numbering across writer threads). */
 let snapshotIds = 1
 
-export function toRow(v: Visit): ClickEvent {
+export const toRow = (v: Visit): ClickEvent =>
+  newRow(v.linkSeq, v.domain, v.at, v.scan, v.geo, v.visitor, v.utm, v.referer, v.refererUrl, v.clickId ?? null, v.variant ?? null)
+
+/** A click row standing for one visit. */
+function newRow(
+  linkSeq: number,
+  domain: string,
+  at: number,
+  scan: boolean,
+  geo: Location,
+  visitor: VisitDimensions['visitor'],
+  utm: VisitDimensions['utm'],
+  referer: string | null,
+  refererUrl: string | null,
+  clickId: string | null,
+  variant: number | null,
+): ClickEvent {
   return {
-    linkSeq: v.linkSeq,
-    domain: v.domain,
-    at: v.at,
-    scan: v.scan,
-    continent: v.geo.continent,
-    country: v.geo.country,
-    region: v.geo.region,
-    city: v.geo.city,
-    os: v.visitor.os,
-    browser: v.visitor.browser,
-    device: v.visitor.device,
-    referer: v.referer,
-    refererUrl: v.refererUrl,
-    utmSource: v.utm.source,
-    utmMedium: v.utm.medium,
-    utmCampaign: v.utm.campaign,
-    utmTerm: v.utm.term,
-    utmContent: v.utm.content,
+    linkSeq,
+    domain,
+    at,
+    scan,
+    continent: geo.continent,
+    country: geo.country,
+    region: geo.region,
+    city: geo.city,
+    os: visitor.os,
+    browser: visitor.browser,
+    device: visitor.device,
+    referer,
+    refererUrl,
+    utmSource: utm.source,
+    utmMedium: utm.medium,
+    utmCampaign: utm.campaign,
+    utmTerm: utm.term,
+    utmContent: utm.content,
     n: 1,
-    tracked: v.clickId ? `${v.clickId}@${v.at}` : null,
-    variant: v.variant ?? null,
+    tracked: clickId ? `${clickId}@${at}` : null,
+    variant,
   }
 }
 
@@ -461,6 +488,8 @@ export interface RecorderOptions {
   journalChunkBytes?: number
   /** Rows per write at most (MAX_WRITE_ROWS). */
   maxWriteRows?: number
+  /** Buffered visits merged into rows at most this many at a time (MERGE_AT, or maxBatch when smaller). */
+  mergeAt?: number
 }
 
 /**
@@ -542,6 +571,13 @@ function recorderOver(
   const maxHeldBytes = opts.maxHeldBytes ?? MAX_HELD_BYTES
   const chunkBytes = opts.journalChunkBytes ?? JOURNAL_CHUNK_BYTES
   const maxWriteRows = opts.maxWriteRows ?? MAX_WRITE_ROWS
+  const mergeAt = opts.mergeAt ?? Math.min(MERGE_AT, maxBatch)
+  /** Visits recorded and not yet merged into rows (the hot path's hand-off). */
+  const buffer = new VisitBuffer()
+  let mergeQueued = false
+  /** Referer URLs → numbers, so a merge key holds a number instead of the URL. */
+  let refererIds = new Map<string, number>()
+  let nextRefererId = 1
   /** A flush asked for while a write was in flight (oneWriteAtATime): run when it succeeds. */
   let flushWanted = false
   /** Failed writes in a row, and when the last was logged (quietRetries). */
@@ -660,7 +696,7 @@ function recorderOver(
   }
 
   /** Holds a new row in memory unless the bound is reached; past it, the row goes to the journal (or is dropped without one). */
-  function hold(key: string, row: ClickEvent, resolved?: Promise<Location>): void {
+  function hold(key: string, row: ClickEvent, resolved?: Promise<Location>): boolean {
     const bytes = rowBytes(key, row)
     if (pending.size + inFlightRows >= maxHeldRows || pendingBytes + inFlightBytes + bytes > maxHeldBytes) {
       if (resolved) awaitingLocation.set(row, resolved)
@@ -670,11 +706,90 @@ function recorderOver(
         dropped += row.n
         clicksDropped.inc(row.n)
       }
-      return
+      return false
     }
     pending.set(key, row)
     pendingBytes += bytes
     if (resolved) awaitingLocation.set(row, resolved)
+    return true
+  }
+
+  function refererIdOf(url: string): number {
+    let id = refererIds.get(url)
+    if (id === undefined) {
+      if (refererIds.size >= MAX_REFERER_IDS) refererIds = new Map()
+      id = nextRefererId++
+      refererIds.set(url, id)
+    }
+    return id
+  }
+
+  /** A row's merge key with its referer's number of now (the numbering may have started again since the key was made). */
+  function rekeyed(key: string, r: ClickEvent): string {
+    return r.refererUrl === null ? key : `${key.slice(0, key.lastIndexOf('|') + 1)}${refererIdOf(r.refererUrl)}`
+  }
+
+  /**
+   * The flush side of the hand-off: the buffered visits merged into the pending rows (by merge
+   * key; a visit like the one before it joins that row without a key), new rows held within
+   * the memory bound or put in the journal beyond it (hold). The buffer starts again empty.
+   */
+  function mergeBuffered(): void {
+    mergeQueued = false
+    const b = buffer
+    const n = b.length
+    if (n === 0) return
+    const { linkSeq, at, scan } = b
+    const { domain, referer, refererUrl, clickId, visitor, geo, utm, variant } = b.held
+    /** The pending row of the visit before (null: none, or it went to the journal). */
+    let last: ClickEvent | null = null
+    for (let i = 0; i < n; i++) {
+      const seq = linkSeq[i]!
+      const s = scan[i]!
+      const v = visitor[i]!
+      const g = geo[i]!
+      const u = utm[i]!
+      const url = refererUrl[i]!
+      const t = at[i]!
+      const id = clickId[i]
+      const ab = variant[i] ?? null
+      let row: ClickEvent | undefined
+      const j = i - 1
+      if (
+        last !== null &&
+        seq === linkSeq[j] &&
+        s === scan[j] &&
+        v === visitor[j] &&
+        g === geo[j] &&
+        u === utm[j] &&
+        url === refererUrl[j] &&
+        ab === variant[j]
+      )
+        row = last
+      else {
+        // The referer's number last: rekeyed() replaces it.
+        const key = `${seq}|${s}|${v.id}|${g.id}|${u.id}|${ab ?? ''}|${url === null ? '' : refererIdOf(url)}`
+        row = pending.get(key)
+        if (row === undefined) {
+          const fresh = newRow(seq, domain[i]!, t, s === 1, g, v, u, referer[i]!, url, id ?? null, ab)
+          last = hold(key, fresh, g.resolved) ? fresh : null
+          continue
+        }
+      }
+      row.n++
+      if (t > row.at) row.at = t
+      // A tracked visit merges like any other (same dimensions); its click id and time go along.
+      if (id) {
+        row.tracked = row.tracked ? `${row.tracked} ${id}@${t}` : `${id}@${t}`
+        pendingBytes += TRACKED_CLICK_BYTES
+      }
+      last = row
+    }
+    b.clear()
+    if (pending.size >= maxBatch && !flushQueued) {
+      flushQueued = true
+      setImmediate(flush)
+    }
   }
 
   function add(key: string, row: ClickEvent) {
@@ -692,6 +807,8 @@ function recorderOver(
       const bytes = pendingBytes
       pending = new Map()
       pendingBytes = 0
+      // No pending key holds a referer number now: the numbering starts again (rows of a failed write come back re-keyed).
+      refererIds = new Map()
       return { batch, bytes }
     }
     const batch = new Map<string, ClickEvent>()
@@ -715,6 +832,7 @@ function recorderOver(
    */
   function flush(): Promise<void> {
     flushQueued = false
+    mergeBuffered()
     if (dropped > 0) {
       log.warn('click capture at its memory bound; visits dropped', { visits: dropped, maxHeldRows, maxHeldBytes })
       dropped = 0
@@ -776,7 +894,7 @@ function recorderOver(
         // From memory: into the journal, or back among the pending rows without one. A journal
         // chunk stays where it is.
         release()
-        if (batch && !spill(rows)) for (const [k, r] of batch) add(k, r)
+        if (batch && !spill(rows)) for (const [k, r] of batch) add(rekeyed(k, r), r)
         failures++
         const now = Date.now()
         // A full disk is one outage for the API and the clicks alike: said once a minute (shared/disk-full.ts).
@@ -797,7 +915,10 @@ function recorderOver(
     return n
   }
   /** Visits held in memory: pending, and in flight from memory (a journal chunk's are counted by the journal). */
-  const inMemory = (linkSeq?: number) => visitsOf(pending.values(), linkSeq) + [...inFlight].reduce((n, b) => n + (b.chunk ? 0 : visitsOf(b.rows, linkSeq)), 0)
+  const inMemory = (linkSeq?: number) =>
+    (linkSeq === undefined ? buffer.length : buffer.visitsOf(linkSeq)) +
+    visitsOf(pending.values(), linkSeq) +
+    [...inFlight].reduce((n, b) => n + (b.chunk ? 0 : visitsOf(b.rows, linkSeq)), 0)
 
   /** Visits a stop() could neither write nor keep in the journal (a full disk): lost. */
   let lostAtStop = 0
@@ -815,23 +936,13 @@ function recorderOver(
   }
 
   return {
+    /** The hot path's hand-off: a push into the buffer; merging is the flush side's (at once only at the memory bound). */
     record(v: Visit) {
-      const key = `${v.linkSeq}|${v.scan ? 1 : 0}|${v.visitor.id}|${v.geo.id}|${v.utm.id}|${v.refererUrl ?? ''}${v.variant == null ? '' : `|v${v.variant}`}`
-      const cur = pending.get(key)
-      if (cur) {
-        cur.n++
-        cur.at = v.at
-        // A tracked visit merges like any other (same dimensions); its click id and time go along.
-        if (v.clickId) {
-          cur.tracked = cur.tracked ? `${cur.tracked} ${v.clickId}@${v.at}` : `${v.clickId}@${v.at}`
-          pendingBytes += TRACKED_CLICK_BYTES
-        }
-        return
-      }
-      hold(key, toRow(v), v.geo.resolved)
-      if (pending.size >= maxBatch && !flushQueued) {
-        flushQueued = true
-        setImmediate(flush)
+      buffer.push(v)
+      if (buffer.length + pending.size + inFlightRows >= maxHeldRows || buffer.bytes + pendingBytes + inFlightBytes > maxHeldBytes) mergeBuffered()
+      else if (buffer.length >= mergeAt && !mergeQueued) {
+        mergeQueued = true
+        setImmediate(mergeBuffered)
       }
     },
     flush,
@@ -849,8 +960,13 @@ function recorderOver(
     },
     /** Visits recorded but not yet written (in memory or in the journal). */
     pendingCount,
-    /** Rows held in memory (pending and in flight) and their estimated bytes. */
-    held: () => ({ rows: pending.size + inFlightRows, bytes: pendingBytes + inFlightBytes }),
+    /** Visits pushed by the redirect and not yet merged into rows. */
+    buffered: () => buffer.length,
+    /** Rows held in memory (pending, the buffered visits merged, and in flight) and their estimated bytes. */
+    held() {
+      mergeBuffered()
+      return { rows: pending.size + inFlightRows, bytes: pendingBytes + inFlightBytes }
+    },
     /** Visits of one link recorded but not yet written (in memory or in the journal). */
     pendingFor: (linkSeq: number) => inMemory(linkSeq) + (journal?.visits(linkSeq) ?? 0),
     start() {
@@ -878,10 +994,12 @@ function recorderOver(
       noWriter()
       const watch = sink?.health ? setInterval(noWriter, 100) : null
       const deadline = mode.stopWaitMs === undefined ? Number.POSITIVE_INFINITY : Date.now() + mode.stopWaitMs
+      mergeBuffered()
       for (let round = 0; round < 5 && (pending.size || inFlight.size) && Date.now() < deadline; round++) {
         const written = (pending.size ? flush() : Promise.resolve()).then(allDone)
         await (deadline === Number.POSITIVE_INFINITY ? written : until(written, deadline))
       }
+      mergeBuffered()
       if (pending.size && journalOf()) spill([...takePending().batch.values()])
       await Promise.all(spilling)
       if (watch) clearInterval(watch)
