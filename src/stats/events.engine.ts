@@ -930,8 +930,9 @@ export async function restoreEventsStore(copy: string, path: string, dataDir: st
 
 /**
  * The events engine's tables for `migrate-store` (ExternalTables of src/store/pg/copy.ts): the
- * events, and the rollups complete to the last event (the rolled-up rows plus those of the
- * events after them, one row per key as PostgreSQL keeps them). Null when the store has no
+ * events with their A/B variants, the click ids of conversion tracking (`tracked_clicks`: every one,
+ * with its visit's dimensions and variant), and the rollups complete to the last event (the
+ * rolled-up rows plus those of the events after them, one row per key as PostgreSQL keeps them). Null when the store has no
  * events file. Opened read-only: the data dir is locked and no server runs on it.
  */
 export async function openEventsCopySource(path: string, dataDir: string) {
@@ -944,10 +945,17 @@ export async function openEventsCopySource(path: string, dataDir: string) {
     "SELECT max(value) FILTER (key = 'rolled_hour')::DOUBLE AS hour, max(value) FILTER (key = 'rolled_day')::DOUBLE AS day, max(value) FILTER (key = 'rolled_week')::DOUBLE AS week FROM events_meta",
   )
   const rolled: Rolled = { hour: m.hour!, day: m.day!, week: m.week! }
-  const eventColumns = ['link_seq', 'at', 'scan', ...EVENT_STRINGS.map(([c]) => c), 'n']
+  const strings = EVENT_STRINGS.map(([c]) => c)
+  const eventColumns = ['link_seq', 'at', 'scan', ...strings, 'n', 'variant']
+  // One row per click id of a row's `tracked` (`<id>@<at ms>` separated by spaces), with the row's dimensions and variant.
+  const trackedColumns = ['click_id', 'link_seq', 'at', 'scan', ...strings, 'variant']
   const selectOf = (table: string): string => {
     if (table === 'click_events')
-      return `SELECT link_seq::DOUBLE, "at"::DOUBLE, scan::INTEGER, ${EVENT_STRINGS.map(([c]) => c).join(', ')}, n FROM events ORDER BY "at"`
+      return `SELECT link_seq::DOUBLE, "at"::DOUBLE, scan::INTEGER, ${strings.join(', ')}, n, variant::INTEGER FROM events ORDER BY "at"`
+    if (table === 'tracked_clicks')
+      return `SELECT regexp_extract(t, '^(.*)@([0-9]+)$', 1), link_seq::DOUBLE, regexp_extract(t, '^(.*)@([0-9]+)$', 2)::DOUBLE, scan::INTEGER,
+        ${strings.join(', ')}, variant::INTEGER
+        FROM (SELECT unnest(string_split(tracked, ' ')) AS t, * EXCLUDE (tracked) FROM events WHERE tracked IS NOT NULL) WHERE t <> ''`
     if (table === 'stats_busy_links') return 'SELECT DISTINCT seq::DOUBLE FROM stats_busy_links'
     const level = LEVELS.find((l) => l.table === table)!
     const tail = rollupSelects(level, `e."at" >= ${limitOf(level, rolled)}`)
@@ -955,12 +963,18 @@ export async function openEventsCopySource(path: string, dataDir: string) {
       FROM (SELECT * FROM ${table} UNION ALL ${tail.join(' UNION ALL ')}) GROUP BY scope, dim, t, value`
   }
   // PostgreSQL keeps no pair rows (stats_pair_day): not copied.
-  const tables = ['click_events', 'stats_busy_links', ...LEVELS.map((l) => l.table as Exclude<Level['table'], 'stats_pair_day'>)] as const
+  const tables = ['click_events', 'tracked_clicks', 'stats_busy_links', ...LEVELS.map((l) => l.table as Exclude<Level['table'], 'stats_pair_day'>)] as const
   return {
     tables,
     count: async (table: string) => (await one(`SELECT count(*)::DOUBLE AS n FROM (${selectOf(table)})`)).n!,
     columns: (table: string) =>
-      table === 'click_events' ? eventColumns : table === 'stats_busy_links' ? ['seq'] : ['scope', 'dim', 't', 'value', 'clicks', 'scans'],
+      table === 'click_events'
+        ? eventColumns
+        : table === 'tracked_clicks'
+          ? trackedColumns
+          : table === 'stats_busy_links'
+            ? ['seq']
+            : ['scope', 'dim', 't', 'value', 'clicks', 'scans'],
     async *rows(table: string): AsyncIterable<unknown[][]> {
       const result = await c.stream(selectOf(table))
       for (;;) {
