@@ -55,6 +55,8 @@ CREATE TABLE IF NOT EXISTS conversions (
   ${EVENT_STRINGS.map(([c]) => `${c} VARCHAR`).join(', ')}
 );
 INSERT OR IGNORE INTO events_meta VALUES ('conversions_seq', 0);
+-- The A/B variant of a conversion's click (SQLite migration 0019), for the raw events export; last, as the CSV load is by position.
+ALTER TABLE conversions ADD COLUMN IF NOT EXISTS variant TINYINT;
 `
 
 /** Conversion columns copied from SQLite's `conversions` (migration 0018) into DuckDB's, in the table's order. */
@@ -72,6 +74,7 @@ const CONVERSION_COLUMNS = [
   ['customer_external_id', 'VARCHAR'],
   ['invoice_id', 'VARCHAR'],
   ...EVENT_STRINGS.map(([c]) => [c, 'VARCHAR'] as const),
+  ['variant', 'TINYINT'],
 ] as const
 /** Conversions copied into DuckDB per transaction. */
 const CONVERSIONS_CHUNK = 50_000
@@ -617,7 +620,7 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
   // crash between the two stores copies the rest at the next sync, never one twice.
   const conversionsAfter = db.query<Record<string, unknown>, [number, number]>(
     `SELECT c.at, c.seq, c.kind, c.link_seq, c.scan, c.quantity, c.amount, c.currency, c.click_id, c.event_name, cu.external_id AS customer_external_id, c.invoice_id,
-       ${EVENT_STRINGS.map(([col]) => `c.${col}`).join(', ')}
+       ${EVENT_STRINGS.map(([col]) => `c.${col}`).join(', ')}, c.variant
      FROM conversions c JOIN customers cu ON cu.id = c.customer_id WHERE c.seq > ? ORDER BY c.seq LIMIT ?`,
   )
   const conversionsCsv = `${csvPath}.conversions.csv`
