@@ -180,3 +180,48 @@ test("migrate-store's copy source: events with their variant, and one tracked_cl
     rmSync(dir, { recursive: true, force: true })
   }
 })
+
+test('conversions keep their A/B variant in the events store; a file whose conversions were copied without it gets it from SQLite at the next open', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'events-conversion-variant-'))
+  const path = join(dir, 'events.duckdb')
+  const db = storeWithTwoLinks(dir)
+  try {
+    db.run("INSERT INTO customers (id, user_id, external_id, created_at) VALUES ('cus_1', 'usr_a', 'c1', 0)")
+    const conversion = db.query(
+      `INSERT INTO conversions (id, kind, user_id, customer_id, click_id, link_seq, event_name, at, click_at, scan, os, browser, device, variant)
+       VALUES (?, 'lead', 'usr_a', 'cus_1', ?, 1, ?, 1000, 900, 0, 'Linux', 'Firefox', 'Desktop', ?)`,
+    )
+    conversion.run('led_1', 'click_1', 'Sign up', 1)
+    conversion.run('led_2', 'click_2', 'Newsletter', null)
+    const api = await loadDuckDb(dir)
+    const variants = async () => {
+      const instance = await api.DuckDBInstance.create(path)
+      const c = await instance.connect()
+      try {
+        return (await c.runAndReadAll('SELECT click_id, variant::DOUBLE AS variant FROM conversions ORDER BY seq')).getRowObjectsJS()
+      } finally {
+        c.closeSync()
+        instance.closeSync()
+      }
+    }
+    const expected = [
+      { click_id: 'click_1', variant: 1 },
+      { click_id: 'click_2', variant: null },
+    ]
+    await (await openEventsEngine(db, { path, dataDir: dir, threads: 1 })).close()
+    expect(await variants()).toEqual(expected)
+
+    // As a build before the column left it: copied conversions without their variants.
+    const old = await api.DuckDBInstance.create(path)
+    const c = await old.connect()
+    await c.run("UPDATE conversions SET variant = NULL; DELETE FROM events_meta WHERE key = 'conversions_variant'")
+    c.closeSync()
+    old.closeSync()
+    expect((await variants()).map((r) => r.variant)).toEqual([null, null])
+    await (await openEventsEngine(db, { path, dataDir: dir, threads: 1 })).close()
+    expect(await variants()).toEqual(expected)
+  } finally {
+    db.close()
+    rmSync(dir, { recursive: true, force: true })
+  }
+})

@@ -660,8 +660,38 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
       if (rows.length < CONVERSIONS_CHUNK) return
     }
   }
+  await fillConversionVariants()
   await syncConversionsNow()
   let syncQueued: Promise<void> | null = null
+
+  /**
+   * Once per file: the variants of conversions copied before DuckDB's conversions had the column
+   * (the builds between the A/B tests and the export's variant), from SQLite, which kept them.
+   */
+  async function fillConversionVariants(): Promise<void> {
+    const done = (await writer.runAndReadAll("SELECT count(*)::INTEGER AS n FROM events_meta WHERE key = 'conversions_variant'")).getRowObjectsJS()[0] as {
+      n: number
+    }
+    if (done.n > 0) return
+    const rows = db
+      .query<{ seq: number; variant: number }, [number]>('SELECT seq, variant FROM conversions WHERE variant IS NOT NULL AND seq <= ? ORDER BY seq')
+      .all(conversionsSeq)
+    await writer.run('BEGIN TRANSACTION')
+    try {
+      for (let i = 0; i < rows.length; i += CONVERSIONS_CHUNK) {
+        const values = rows
+          .slice(i, i + CONVERSIONS_CHUNK)
+          .map((r) => `(${Math.trunc(r.seq)}, ${Math.trunc(r.variant)})`)
+          .join(', ')
+        await writer.run(`UPDATE conversions SET variant = v.variant FROM (VALUES ${values}) AS v(seq, variant) WHERE conversions.seq = v.seq`)
+      }
+      await writer.run("INSERT INTO events_meta VALUES ('conversions_variant', 1)")
+      await writer.run('COMMIT')
+    } catch (e) {
+      await writer.run('ROLLBACK').catch(() => {})
+      throw e
+    }
+  }
 
   /** A click journal's mark in the events store (click-journal.ts), or null. */
   async function markOf(journal: string): Promise<number | null> {
