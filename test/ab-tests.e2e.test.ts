@@ -5,11 +5,16 @@
  * early (PATCH testCompletedAt to now): a lead reported on one visit's `sl_id` counts for
  * that visit's variant only (a targeted visit's lead for none), one lead is no winner, so it is
  * inconclusive, the link keeps its URL, `link.test_completed` reaches a webhook receiver
- * started here once and the split stops. (A winner's promotion: src/ab-tests/ab-tests.test.ts
+ * started here once and the split stops. The raw events export gives every visit's and lead's
+ * variant with `variant=true`. (A winner's promotion: src/ab-tests/ab-tests.test.ts
  * in process, test/cluster-ab-tests.e2e.test.ts on three nodes.)
  * Runs again on PostgreSQL with the rest of the suite.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { loadDuckDb } from '../src/stats/events.duckdb'
 import { landingOf } from './helpers/landing'
 import { until } from './helpers/poll'
 import { json, startServer, type TestServer } from './helpers/server'
@@ -159,6 +164,46 @@ describe('A/B tests', () => {
       { url: B, percentage: 50, clicks: seen[B], leads: 0, sales: 0, conversionRate: 0 },
     ])
     expect(((await json(await server.api(`/links/${link.id}`))).body as { clicks: number }).clicks).toBe(51)
+    // The raw events export gives each visit's and each lead's variant when asked (variant=true): index in testVariants, null outside the test.
+    const exported = async (event: string) =>
+      (await (await server.api(`/statistics/events?linkId=${link.id}&event=${event}&format=ndjson&variant=true`)).text())
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as { variant: number | null; count: number; clickId?: string })
+    const perVariant: Record<string, number> = {}
+    for (const row of await exported('clicks')) perVariant[String(row.variant)] = (perVariant[String(row.variant)] ?? 0) + row.count
+    expect(perVariant).toEqual({ '0': seen[A]!, '1': seen[B]!, null: 1 })
+    // Parquet too (on PostgreSQL it goes through a CSV file DuckDB converts), read back by DuckDB's Parquet reader.
+    const dir = mkdtempSync(join(tmpdir(), 'ab-export-'))
+    try {
+      const file = join(dir, 'events.parquet')
+      await Bun.write(file, await server.api(`/statistics/events?linkId=${link.id}&format=parquet&variant=true`))
+      const db = await (await loadDuckDb(dir)).DuckDBInstance.create(':memory:')
+      const c = await db.connect()
+      const rows = (
+        await c.runAndReadAll(`SELECT variant::VARCHAR AS variant, sum("count")::INTEGER AS n FROM read_parquet('${file}') GROUP BY 1 ORDER BY 1`)
+      ).getRowObjectsJS()
+      expect(rows).toEqual([
+        { variant: '0', n: seen[A]! },
+        { variant: '1', n: seen[B]! },
+        { variant: null, n: 1 },
+      ])
+      c.closeSync()
+      db.closeSync()
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+    const leads = await until(
+      'both leads in the export',
+      () => exported('leads'),
+      (rows) => rows.length === 2,
+    )
+    expect(leads.map((r) => [r.clickId, r.variant]).sort()).toEqual(
+      [
+        [clickOfA, 0],
+        [iosLanding.clickId, null],
+      ].sort(),
+    )
 
     // Ended early: judged within 5 seconds; one lead is no significant difference, so inconclusive.
     const updatesBefore = receiver.arrivals.filter((a) => a.type === 'link.updated').length

@@ -3,7 +3,10 @@
  * (links of several types with tags, a user with a password and a session, keys, a domain,
  * an uploaded file, a QR template, counted visits), stops; the same binary copies its store
  * into a real PostgreSQL; every copied table is then compared row by row and value by value,
- * file bytes by SHA-256, and a click event field by field. Bad input exits 2 with one line.
+ * file bytes by SHA-256, and a click event field by field. Conversions and A/B tests move
+ * too: a node on the copy attributes a lead on a click id handed out before the move to its link
+ * and variant, a running test keeps its visits and conversions per variant, a finished one its
+ * verdict. Bad input exits 2 with one line.
  */
 import { Database } from 'bun:sqlite'
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
@@ -13,8 +16,10 @@ import { SQL } from 'bun'
 import { contentResponse, createFileService, createPgFileStore } from '../src/files'
 import { samplePdf } from '../src/files/files.samples'
 import { fileByteDiffs, tableDiffs } from '../src/store/pg/copy.test-fixtures'
+import { landingOf } from './helpers/landing'
+import { until } from './helpers/poll'
 import { startPostgres, type TestPostgres } from './helpers/postgres'
-import { freePort, runCli, startServer, type TestServer } from './helpers/server'
+import { freePort, json, runCli, startServer, type TestServer } from './helpers/server'
 
 const FIREFOX = 'Mozilla/5.0 (X11; Linux x86_64; rv:125.0) Gecko/20100101 Firefox/125.0'
 const PASSWORD = 'correct horse battery staple 42'
@@ -135,6 +140,103 @@ describe('migrate-store', () => {
     expect(lines(again.stderr)).toEqual([expect.stringContaining('--force')])
     const forced = await runCli(['migrate-store', '--force', '--from', `sqlite:${join(s.dir, 'data')}`, '--to', target], { cwd: s.dir })
     expect(forced.code).toBe(0)
+  })
+
+  test('conversions and A/B tests move whole: a pre-move sl_id is attributed to its link and variant, a running test keeps its counts, a finished one its verdict', async () => {
+    const A = 'https://a.example/landing'
+    const B = 'https://b.example/landing'
+    const variants = [
+      { url: A, percentage: 50 },
+      { url: B, percentage: 50 },
+    ]
+    const node = await startServer({ storeUrl: '' })
+    let moved: TestServer | undefined
+    try {
+      const create = async (key: string, testCompletedAt: string) =>
+        (await created(
+          await node.api('/links/link', {
+            method: 'POST',
+            json: { data: { url: 'https://plain.example/' }, linkOptions: { key, trackConversion: true, testVariants: variants, testCompletedAt } },
+          }),
+        )) as { id: string; shortLink: string }
+      // Visits until each variant has `least` of them: the click ids handed out, per variant.
+      const visitBoth = async (shortLink: string, least: number) => {
+        const clicks: Record<string, string[]> = { [A]: [], [B]: [] }
+        while (clicks[A]!.length < least || clicks[B]!.length < least) {
+          const r = await node.fetch(shortLink, { headers: { 'user-agent': FIREFOX } })
+          expect(r.status).toBe(302)
+          const { url, clickId } = landingOf(r.headers.get('location'))
+          clicks[url]!.push(clickId!)
+        }
+        return clicks
+      }
+      const lead = (server: TestServer, clickId: string, customer: string) =>
+        server.api('/track/lead', { method: 'POST', json: { clickId, eventName: 'Sign up', customerExternalId: customer } })
+
+      const inAnHour = new Date(Date.now() + 3600_000).toISOString()
+      const running = await create('ab-running', inAnHour)
+      const runningClicks = await visitBoth(running.shortLink, 3)
+      const finished = await create('ab-finished', inAnHour)
+      const finishedClicks = await visitBoth(finished.shortLink, 6)
+      await node.clicksFlushed()
+      // Running: one lead on A before the move. Finished: every visit of A converts, none of B: A wins.
+      expect((await lead(node, runningClicks[A]![0]!, 'run-a')).status).toBe(200)
+      for (const [i, clickId] of finishedClicks[A]!.entries()) expect((await lead(node, clickId, `fin-${i}`)).status).toBe(200)
+      expect((await node.api(`/links/${finished.id}`, { method: 'PATCH', json: { linkOptions: { testCompletedAt: new Date().toISOString() } } })).status).toBe(
+        200,
+      )
+      const verdict = await until(
+        'the verdict',
+        async () => (await json(await node.api(`/links/${finished.id}/test`))).body,
+        (b) => b.status !== 'running',
+      )
+      expect(verdict).toMatchObject({ status: 'completed', winner: 0 })
+      const runningBefore = (await json(await node.api(`/links/${running.id}/test`))).body
+      expect(runningBefore.variants.map((v: { clicks: number; leads: number }) => [v.clicks, v.leads])).toEqual([
+        [runningClicks[A]!.length, 1],
+        [runningClicks[B]!.length, 0],
+      ])
+      expect(await node.stop()).toBe(0)
+
+      const db = await pg.createDatabase('copied_tests')
+      const run = await runCli(['migrate-store', '--from', `sqlite:${node.dataDir}`, '--to', db], { cwd: node.dir })
+      expect(run.stderr).toBe('')
+      expect(run.code).toBe(0)
+      const sql = new SQL(db)
+      const lite = new Database(join(node.dataDir, 'shortlink.db'), { readonly: true, strict: true })
+      try {
+        // link_tests (the verdict) and conversions (with their variants) value for value.
+        expect(await tableDiffs(lite, sql, (t) => t === 'click_events' || t === 'tracked_clicks' || t.startsWith('stats_'))).toEqual([])
+        // Every click id handed out (both links, both variants; the sentinel tracks none) is there with its variant.
+        const rows: { click_id: string; variant: number | null }[] = await sql`SELECT click_id, variant FROM tracked_clicks`
+        const variantOf = Object.fromEntries(rows.map((r) => [r.click_id, r.variant]))
+        const handedOut = [runningClicks, finishedClicks].flatMap((c) => [...c[A]!.map((id) => [id, 0]), ...c[B]!.map((id) => [id, 1])])
+        expect(rows).toHaveLength(handedOut.length)
+        expect(Object.fromEntries(handedOut)).toEqual(variantOf)
+      } finally {
+        lite.close()
+        await sql.close()
+      }
+
+      // A node on the copy.
+      moved = await startServer({ dir: node.dir, storeUrl: db, env: { SHORTLINK_ADMIN_KEY: node.adminKey } })
+      expect((await json(await moved.api(`/links/${running.id}/test`))).body).toEqual(runningBefore)
+      expect((await json(await moved.api(`/links/${finished.id}/test`))).body).toEqual(verdict)
+      // A lead on a click of variant B made before the move: attributed to its link and variant.
+      const late = await json(await lead(moved, runningClicks[B]![0]!, 'run-b'))
+      expect(late.status).toBe(200)
+      expect(late.body).toMatchObject({ linkId: running.id, clickId: runningClicks[B]![0] })
+      const runningAfter = (await json(await moved.api(`/links/${running.id}/test`))).body
+      expect(runningAfter.variants.map((v: { clicks: number; leads: number }) => [v.clicks, v.leads])).toEqual([
+        [runningClicks[A]!.length, 1],
+        [runningClicks[B]!.length, 1],
+      ])
+      // The finished test keeps its verdict on the copy (its row in link_tests, compared above, is what stops a second judging).
+      expect((await json(await moved.api(`/links/${finished.id}/test`))).body).toEqual(verdict)
+    } finally {
+      await moved?.stop()
+      if (!moved) await node.stop()
+    }
   })
 
   test('bad input: one line on stderr and exit 2 (missing file, bad URL, PostgreSQL unreachable, wrong password, a running server)', async () => {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { openStore } from '../store'
 import { loadDuckDb } from './events.duckdb'
-import { openEventsEngine } from './events.engine'
+import { openEventsCopySource, openEventsEngine } from './events.engine'
 import { event, T } from './stats.test-fixtures'
 
 function storeWithTwoLinks(dir: string) {
@@ -135,6 +135,91 @@ test('an events file written before A/B tests (click ids its last column) gets t
     ])
     r.closeSync()
     reopened.closeSync()
+  } finally {
+    db.close()
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
+
+test("migrate-store's copy source: events with their variant, and one tracked_clicks row per click id with its visit's dimensions and variant", async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'events-copy-source-'))
+  try {
+    const db = storeWithTwoLinks(dir)
+    const path = join(dir, 'events.duckdb')
+    const engine = await openEventsEngine(db, { path, dataDir: dir, threads: 1 })
+    const at = T('2025-03-10T00:00:00Z')
+    await engine.write([
+      // Two merged visits of variant 1, each with its click id; an untracked visit outside a test.
+      event(1, at, { n: 2, country: 'FR', tracked: `id_one@${at} id_two@${at + 7}`, variant: 1 }),
+      event(2, at + 1000, { country: 'DE' }),
+    ])
+    await engine.close()
+    db.close()
+    const source = (await openEventsCopySource(path, dir))!
+    try {
+      const rows = async (table: 'click_events' | 'tracked_clicks') => {
+        const cols = source.columns(table)
+        const out: Record<string, unknown>[] = []
+        for await (const chunk of source.rows(table)) for (const r of chunk) out.push(Object.fromEntries(cols.map((c, i) => [c, r[i]])))
+        return out
+      }
+      expect((await rows('click_events')).map((r) => [r.link_seq, r.n, r.variant])).toEqual([
+        [1, 2, 1],
+        [2, 1, null],
+      ])
+      expect(await source.count('tracked_clicks')).toBe(2)
+      const tracked = await rows('tracked_clicks')
+      expect(tracked.map((r) => [r.click_id, r.link_seq, r.at, r.country, r.variant])).toEqual([
+        ['id_one', 1, at, 'FR', 1],
+        ['id_two', 1, at + 7, 'FR', 1],
+      ])
+    } finally {
+      source.close()
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
+
+test('conversions keep their A/B variant in the events store; a file whose conversions were copied without it gets it from SQLite at the next open', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'events-conversion-variant-'))
+  const path = join(dir, 'events.duckdb')
+  const db = storeWithTwoLinks(dir)
+  try {
+    db.run("INSERT INTO customers (id, user_id, external_id, created_at) VALUES ('cus_1', 'usr_a', 'c1', 0)")
+    const conversion = db.query(
+      `INSERT INTO conversions (id, kind, user_id, customer_id, click_id, link_seq, event_name, at, click_at, scan, os, browser, device, variant)
+       VALUES (?, 'lead', 'usr_a', 'cus_1', ?, 1, ?, 1000, 900, 0, 'Linux', 'Firefox', 'Desktop', ?)`,
+    )
+    conversion.run('led_1', 'click_1', 'Sign up', 1)
+    conversion.run('led_2', 'click_2', 'Newsletter', null)
+    const api = await loadDuckDb(dir)
+    const variants = async () => {
+      const instance = await api.DuckDBInstance.create(path)
+      const c = await instance.connect()
+      try {
+        return (await c.runAndReadAll('SELECT click_id, variant::DOUBLE AS variant FROM conversions ORDER BY seq')).getRowObjectsJS()
+      } finally {
+        c.closeSync()
+        instance.closeSync()
+      }
+    }
+    const expected = [
+      { click_id: 'click_1', variant: 1 },
+      { click_id: 'click_2', variant: null },
+    ]
+    await (await openEventsEngine(db, { path, dataDir: dir, threads: 1 })).close()
+    expect(await variants()).toEqual(expected)
+
+    // As a build before the column left it: copied conversions without their variants.
+    const old = await api.DuckDBInstance.create(path)
+    const c = await old.connect()
+    await c.run("UPDATE conversions SET variant = NULL; DELETE FROM events_meta WHERE key = 'conversions_variant'")
+    c.closeSync()
+    old.closeSync()
+    expect((await variants()).map((r) => r.variant)).toEqual([null, null])
+    await (await openEventsEngine(db, { path, dataDir: dir, threads: 1 })).close()
+    expect(await variants()).toEqual(expected)
   } finally {
     db.close()
     rmSync(dir, { recursive: true, force: true })

@@ -55,6 +55,8 @@ CREATE TABLE IF NOT EXISTS conversions (
   ${EVENT_STRINGS.map(([c]) => `${c} VARCHAR`).join(', ')}
 );
 INSERT OR IGNORE INTO events_meta VALUES ('conversions_seq', 0);
+-- The A/B variant of a conversion's click (SQLite migration 0019), for the raw events export; last, as the CSV load is by position.
+ALTER TABLE conversions ADD COLUMN IF NOT EXISTS variant TINYINT;
 `
 
 /** Conversion columns copied from SQLite's `conversions` (migration 0018) into DuckDB's, in the table's order. */
@@ -72,6 +74,7 @@ const CONVERSION_COLUMNS = [
   ['customer_external_id', 'VARCHAR'],
   ['invoice_id', 'VARCHAR'],
   ...EVENT_STRINGS.map(([c]) => [c, 'VARCHAR'] as const),
+  ['variant', 'TINYINT'],
 ] as const
 /** Conversions copied into DuckDB per transaction. */
 const CONVERSIONS_CHUNK = 50_000
@@ -617,7 +620,7 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
   // crash between the two stores copies the rest at the next sync, never one twice.
   const conversionsAfter = db.query<Record<string, unknown>, [number, number]>(
     `SELECT c.at, c.seq, c.kind, c.link_seq, c.scan, c.quantity, c.amount, c.currency, c.click_id, c.event_name, cu.external_id AS customer_external_id, c.invoice_id,
-       ${EVENT_STRINGS.map(([col]) => `c.${col}`).join(', ')}
+       ${EVENT_STRINGS.map(([col]) => `c.${col}`).join(', ')}, c.variant
      FROM conversions c JOIN customers cu ON cu.id = c.customer_id WHERE c.seq > ? ORDER BY c.seq LIMIT ?`,
   )
   const conversionsCsv = `${csvPath}.conversions.csv`
@@ -657,8 +660,38 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
       if (rows.length < CONVERSIONS_CHUNK) return
     }
   }
+  await fillConversionVariants()
   await syncConversionsNow()
   let syncQueued: Promise<void> | null = null
+
+  /**
+   * Once per file: the variants of conversions copied before DuckDB's conversions had the column
+   * (the builds between the A/B tests and the export's variant), from SQLite, which kept them.
+   */
+  async function fillConversionVariants(): Promise<void> {
+    const done = (await writer.runAndReadAll("SELECT count(*)::INTEGER AS n FROM events_meta WHERE key = 'conversions_variant'")).getRowObjectsJS()[0] as {
+      n: number
+    }
+    if (done.n > 0) return
+    const rows = db
+      .query<{ seq: number; variant: number }, [number]>('SELECT seq, variant FROM conversions WHERE variant IS NOT NULL AND seq <= ? ORDER BY seq')
+      .all(conversionsSeq)
+    await writer.run('BEGIN TRANSACTION')
+    try {
+      for (let i = 0; i < rows.length; i += CONVERSIONS_CHUNK) {
+        const values = rows
+          .slice(i, i + CONVERSIONS_CHUNK)
+          .map((r) => `(${Math.trunc(r.seq)}, ${Math.trunc(r.variant)})`)
+          .join(', ')
+        await writer.run(`UPDATE conversions SET variant = v.variant FROM (VALUES ${values}) AS v(seq, variant) WHERE conversions.seq = v.seq`)
+      }
+      await writer.run("INSERT INTO events_meta VALUES ('conversions_variant', 1)")
+      await writer.run('COMMIT')
+    } catch (e) {
+      await writer.run('ROLLBACK').catch(() => {})
+      throw e
+    }
+  }
 
   /** A click journal's mark in the events store (click-journal.ts), or null. */
   async function markOf(journal: string): Promise<number | null> {
@@ -930,8 +963,9 @@ export async function restoreEventsStore(copy: string, path: string, dataDir: st
 
 /**
  * The events engine's tables for `migrate-store` (ExternalTables of src/store/pg/copy.ts): the
- * events, and the rollups complete to the last event (the rolled-up rows plus those of the
- * events after them, one row per key as PostgreSQL keeps them). Null when the store has no
+ * events with their A/B variants, the click ids of conversion tracking (`tracked_clicks`: every one,
+ * with its visit's dimensions and variant), and the rollups complete to the last event (the
+ * rolled-up rows plus those of the events after them, one row per key as PostgreSQL keeps them). Null when the store has no
  * events file. Opened read-only: the data dir is locked and no server runs on it.
  */
 export async function openEventsCopySource(path: string, dataDir: string) {
@@ -944,10 +978,17 @@ export async function openEventsCopySource(path: string, dataDir: string) {
     "SELECT max(value) FILTER (key = 'rolled_hour')::DOUBLE AS hour, max(value) FILTER (key = 'rolled_day')::DOUBLE AS day, max(value) FILTER (key = 'rolled_week')::DOUBLE AS week FROM events_meta",
   )
   const rolled: Rolled = { hour: m.hour!, day: m.day!, week: m.week! }
-  const eventColumns = ['link_seq', 'at', 'scan', ...EVENT_STRINGS.map(([c]) => c), 'n']
+  const strings = EVENT_STRINGS.map(([c]) => c)
+  const eventColumns = ['link_seq', 'at', 'scan', ...strings, 'n', 'variant']
+  // One row per click id of a row's `tracked` (`<id>@<at ms>` separated by spaces), with the row's dimensions and variant.
+  const trackedColumns = ['click_id', 'link_seq', 'at', 'scan', ...strings, 'variant']
   const selectOf = (table: string): string => {
     if (table === 'click_events')
-      return `SELECT link_seq::DOUBLE, "at"::DOUBLE, scan::INTEGER, ${EVENT_STRINGS.map(([c]) => c).join(', ')}, n FROM events ORDER BY "at"`
+      return `SELECT link_seq::DOUBLE, "at"::DOUBLE, scan::INTEGER, ${strings.join(', ')}, n, variant::INTEGER FROM events ORDER BY "at"`
+    if (table === 'tracked_clicks')
+      return `SELECT regexp_extract(t, '^(.*)@([0-9]+)$', 1), link_seq::DOUBLE, regexp_extract(t, '^(.*)@([0-9]+)$', 2)::DOUBLE, scan::INTEGER,
+        ${strings.join(', ')}, variant::INTEGER
+        FROM (SELECT unnest(string_split(tracked, ' ')) AS t, * EXCLUDE (tracked) FROM events WHERE tracked IS NOT NULL) WHERE t <> ''`
     if (table === 'stats_busy_links') return 'SELECT DISTINCT seq::DOUBLE FROM stats_busy_links'
     const level = LEVELS.find((l) => l.table === table)!
     const tail = rollupSelects(level, `e."at" >= ${limitOf(level, rolled)}`)
@@ -955,12 +996,18 @@ export async function openEventsCopySource(path: string, dataDir: string) {
       FROM (SELECT * FROM ${table} UNION ALL ${tail.join(' UNION ALL ')}) GROUP BY scope, dim, t, value`
   }
   // PostgreSQL keeps no pair rows (stats_pair_day): not copied.
-  const tables = ['click_events', 'stats_busy_links', ...LEVELS.map((l) => l.table as Exclude<Level['table'], 'stats_pair_day'>)] as const
+  const tables = ['click_events', 'tracked_clicks', 'stats_busy_links', ...LEVELS.map((l) => l.table as Exclude<Level['table'], 'stats_pair_day'>)] as const
   return {
     tables,
     count: async (table: string) => (await one(`SELECT count(*)::DOUBLE AS n FROM (${selectOf(table)})`)).n!,
     columns: (table: string) =>
-      table === 'click_events' ? eventColumns : table === 'stats_busy_links' ? ['seq'] : ['scope', 'dim', 't', 'value', 'clicks', 'scans'],
+      table === 'click_events'
+        ? eventColumns
+        : table === 'tracked_clicks'
+          ? trackedColumns
+          : table === 'stats_busy_links'
+            ? ['seq']
+            : ['scope', 'dim', 't', 'value', 'clicks', 'scans'],
     async *rows(table: string): AsyncIterable<unknown[][]> {
       const result = await c.stream(selectOf(table))
       for (;;) {

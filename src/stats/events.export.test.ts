@@ -49,6 +49,46 @@ test('csv: a header row, the caller’s links only, oldest first, merged visits�
   ])
 })
 
+test('variant=true appends the A/B variant of each visit (null outside a test), in CSV, NDJSON and Parquet; without it the fields are the contract’s', async () => {
+  const { h, a, day } = await setup()
+  await h.deps.events.write([event(a.seq, day + 2000, { variant: 1 }), event(a.seq, day + 3000, { variant: 0, n: 2 })])
+  const variants = async (format: string) => {
+    const r = await h.call('GET', `/statistics/events?linkId=${a.id}&format=${format}&variant=true`, { key: h.keys.member })
+    expect(r.status).toBe(200)
+    return r.body as string
+  }
+  const csv = (await variants('csv')).trim().split('\n')
+  expect(csv[0]).toEndWith(',utmContent,variant')
+  expect(csv.slice(1).map((l) => l.split(',').at(-1))).toEqual(['', '1', '0', ''])
+  const ndjson = (await variants('ndjson'))
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { variant: number | null; count: number })
+  expect(ndjson.map((r) => [r.variant, r.count])).toEqual([
+    [null, 3],
+    [1, 1],
+    [0, 2],
+    [null, 1],
+  ])
+  const plain = await h.call('GET', `/statistics/events?linkId=${a.id}&format=ndjson`, { key: h.keys.member })
+  expect(Object.keys(JSON.parse((plain.body as string).split('\n')[0]!))).not.toContain('variant')
+  const parquet = await h.deps.stats.exportEvents({ userId: 'usr_admin', role: 'admin', keyId: null }, { format: 'parquet', variant: true, linkId: a.id })
+  const dir = mkdtempSync(join(tmpdir(), 'export-variant-'))
+  try {
+    const file = join(dir, 'events.parquet')
+    await Bun.write(file, new Response(parquet.stream))
+    const api = await loadDuckDb(dir)
+    const db = await api.DuckDBInstance.create(':memory:')
+    const c = await db.connect()
+    const rows = (await c.runAndReadAll(`SELECT variant FROM read_parquet('${file}') ORDER BY "at"`)).getRowObjectsJS()
+    expect(rows.map((r) => r.variant)).toEqual([null, 1, 0, null])
+    c.closeSync()
+    db.closeSync()
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
+
 test('ndjson with filters and a range; a member naming another’s link is refused; bad format is 422', async () => {
   const { h, a, c } = await setup()
   const r = await h.call('GET', '/statistics/events?format=ndjson&country=us&start=2025-03-10T12:00:00Z', { key: h.keys.admin })

@@ -27,6 +27,8 @@ export interface ExportSpec {
   format: ExportFormat
   /** clicks (the visits), or the conversions (contract: "Conversions"): leads, sales. */
   event?: ExportEvent
+  /** Append the A/B variant (beyond the contract's fields, so asked for: the default rows are exactly the contract's). */
+  variant?: boolean
 }
 export type ExportEvent = 'clicks' | 'leads' | 'sales'
 
@@ -53,8 +55,12 @@ const CONVERSION_SOURCES: Record<string, { duck: string; pg: string }> = {
   currency: { duck: 'e.currency', pg: 'e.currency' },
   invoiceId: { duck: 'e.invoice_id', pg: 'e.invoice_id' },
 }
-export const exportFieldsOf = (event: ExportEvent = 'clicks'): string[] =>
-  event === 'clicks' ? EXPORT_FIELDS : [...EXPORT_FIELDS, ...CONVERSION_FIELDS[event]]
+/** The fields of an export: the contract's, those of a conversion, then `variant` when asked for. */
+export const exportFieldsOf = (event: ExportEvent = 'clicks', variant = false): string[] => [
+  ...EXPORT_FIELDS,
+  ...(event === 'clicks' ? [] : CONVERSION_FIELDS[event]),
+  ...(variant ? ['variant'] : []),
+]
 
 export const CONTENT_TYPES: Record<ExportFormat, string> = {
   csv: 'text/csv; charset=utf-8',
@@ -72,13 +78,14 @@ export function duckExportSelect(spec: ResolvedExportSpec, linksTable: string): 
   const at = spec.format === 'parquet' ? 'epoch_ms(e."at")' : `strftime(epoch_ms(e."at"), '%Y-%m-%dT%H:%M:%S.%gZ')`
   const strings = EVENT_STRINGS.map(([c]) => `e.${c} AS "${camel(c)}"`).join(', ')
   const event = spec.event ?? 'clicks'
+  const variant = spec.variant ? ', e.variant::INTEGER AS "variant"' : ''
   if (event !== 'clicks') {
     where.push(`e.kind = '${event === 'leads' ? 'lead' : 'sale'}'`)
     const extra = CONVERSION_FIELDS[event].map((f) => `${CONVERSION_SOURCES[f]!.duck} AS "${f}"`).join(', ')
-    return `SELECT ${at} AS "at", l.id AS "linkId", l.domain AS "domain", l.key AS "key", e.scan AS "scan", e.quantity AS "count", ${strings}, ${extra}
+    return `SELECT ${at} AS "at", l.id AS "linkId", l.domain AS "domain", l.key AS "key", e.scan AS "scan", e.quantity AS "count", ${strings}, ${extra}${variant}
     FROM conversions e JOIN ${linksTable} l ON l.seq = e.link_seq WHERE ${where.join(' AND ')} ORDER BY e."at", e.seq`
   }
-  return `SELECT ${at} AS "at", l.id AS "linkId", l.domain AS "domain", l.key AS "key", e.scan AS "scan", e.n AS "count", ${strings}
+  return `SELECT ${at} AS "at", l.id AS "linkId", l.domain AS "domain", l.key AS "key", e.scan AS "scan", e.n AS "count", ${strings}${variant}
     FROM events e JOIN ${linksTable} l ON l.seq = e.link_seq WHERE ${where.join(' AND ')} ORDER BY e."at"`
 }
 
@@ -161,7 +168,7 @@ export function pgExportStream(sql: SQL, spec: ExportSpec & { format: 'csv' | 'n
   const strings = EVENT_STRINGS.map(([c], i) => (compact ? `v${i}.value AS ${c}` : `e.${c}`)).join(', ')
   const joins = compact ? EVENT_STRINGS.map(([c], i) => `LEFT JOIN stats_values v${i} ON v${i}.id = e.${c}`).join(' ') : ''
   const page = 10_000
-  const fields = exportFieldsOf(event)
+  const fields = exportFieldsOf(event, spec.variant)
   const extra = event === 'clicks' ? [] : CONVERSION_FIELDS[event]
   // Clicks paged by (at, ctid); conversions from their table, joined with the customers (the external id), paged by (at, seq).
   const from = compact
@@ -171,7 +178,8 @@ export function pgExportStream(sql: SQL, spec: ExportSpec & { format: 'csv' | 'n
   const id = compact ? 'e.ctid' : 'e.seq'
   const idType = compact ? 'tid' : 'bigint'
   const n = compact ? 'e.n' : 'e.quantity'
-  const extraSql = extra.map((f, i) => `, ${CONVERSION_SOURCES[f]!.pg} AS x${i}`).join('')
+  // The variant: click_events_compact's (migration 0012) or conversions' (0014).
+  const extraSql = `${extra.map((f, i) => `, ${CONVERSION_SOURCES[f]!.pg} AS x${i}`).join('')}${spec.variant ? ', e.variant' : ''}`
   const text = (after: boolean) => {
     let k = 0
     const numbered = `SELECT ${id}::text AS eid, e.at::float8 AS at, l.id AS link_id, l.domain, l.key, e.scan, ${n} AS n, ${strings}${extraSql}
@@ -200,6 +208,7 @@ export function pgExportStream(sql: SQL, spec: ExportSpec & { format: 'csv' | 'n
           Number(r.n),
           ...EVENT_STRINGS.map(([c]) => r[c] ?? null),
           ...extra.map((_, i) => r[`x${i}`] ?? null),
+          ...(spec.variant ? [r.variant ?? null] : []),
         ]
         if (spec.format === 'csv') out += `${values.map(csvField).join(',')}\n`
         else out += `${JSON.stringify(Object.fromEntries(fields.map((f, i) => [f, values[i]])))}\n`
@@ -257,8 +266,8 @@ export function createPgEventsExporter(sql: SQL, tmpDir: string): EventsExporter
         const instance = await api.DuckDBInstance.create(':memory:', { threads: '1', memory_limit: '128MB', temp_directory: `${base}.tmp` })
         try {
           const c = await instance.connect()
-          const types = exportFieldsOf(spec.event)
-            .map((f) => `'${f}': '${f === 'scan' ? 'BOOLEAN' : f === 'count' ? 'INTEGER' : f === 'amount' ? 'BIGINT' : 'VARCHAR'}'`)
+          const types = exportFieldsOf(spec.event, spec.variant)
+            .map((f) => `'${f}': '${f === 'scan' ? 'BOOLEAN' : f === 'count' || f === 'variant' ? 'INTEGER' : f === 'amount' ? 'BIGINT' : 'VARCHAR'}'`)
             .join(', ')
           await c.run(
             `COPY (SELECT strptime("at", '%Y-%m-%dT%H:%M:%S.%gZ') AS "at", * EXCLUDE ("at") FROM read_csv(${quote(csvPath)}, header = true, auto_detect = false, columns = {${types}}, quote = '"', escape = '"'))

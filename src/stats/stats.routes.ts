@@ -31,6 +31,8 @@ export function statsRoutes({ stats }: { stats: StatsService }) {
             'utmSource, utmMedium, utmCampaign, utmTerm, utmContent. The answer streams in bounded memory, millions of rows included.',
             "`event=leads` or `event=sales`: the conversions instead (POST /track/lead, /track/sale), each with its click's fields (at is the",
             "conversion's own time) plus clickId, eventName, customerExternalId and, for sales, amount, currency and invoiceId.",
+            "`variant=true` appends `variant`: the A/B test variant of the visit (for a lead or sale, of its click), its index in the link's",
+            'testVariants, null outside a test.',
           ].join(' '),
           parameters: queryParameters(EventsExportQuery),
           responses: {

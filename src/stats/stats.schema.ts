@@ -126,6 +126,13 @@ export const EventsExportQuery = t.Composite([
         description: 'csv (a header row), ndjson (one JSON object a line) or parquet.',
       }),
     ),
+    variant: t.Optional(
+      t.Boolean({
+        default: false,
+        description:
+          "true: a last field `variant`, the A/B test variant of the visit (of a lead's or sale's click): its index in the link's testVariants, null outside a test. Beyond the contract's fields, so only when asked for.",
+      }),
+    ),
   }),
 ])
 export type EventsExportQuery = Static<typeof EventsExportQuery>

@@ -265,6 +265,7 @@ export function createStatsService<Store extends StatsStorePort>(deps: { store: 
         qr: q.qr,
         format,
         event: q.event ?? 'clicks',
+        variant: q.variant ?? false,
       })
       return { stream, format }
     },

@@ -72,6 +72,10 @@ function seededStore(): string {
   db.exec(`INSERT INTO link_tags VALUES ('tag_1', 1, 0); INSERT INTO kv VALUES ('cookie', '${AWKWARD.replace(/'/g, "''")}');`)
   db.exec(`INSERT INTO health_urls VALUES ('k1', 'https://example.com/a?b=c', 'broken', 2, 503, NULL, 1700000000600), ('k2', 'https://example.com/gone', 'unknown', 0, NULL, 'no answer within 10 s', NULL);
     INSERT INTO link_health_urls VALUES (1, 'k1'); INSERT INTO link_health VALUES (1, 'broken', 1700000000600);`)
+  // An A/B test's verdict (its p-value a float that must arrive exactly).
+  db.exec(
+    `INSERT INTO link_tests VALUES (1, 1700000000000, 'completed', 0, 0.0123456789012345, '[{"url":"https://a.example/","clicks":20,"leads":15}]', 1700000000700)`,
+  )
   // Click events in the compact form the writer keeps: strings numbered in stats_values.
   db.exec(`INSERT INTO stats_values (value) VALUES ('Linux'), ('Firefox'), ('desktop'), ('FR'), ('Paris'), ('${AWKWARD.replace(/'/g, "''")}')`)
   const id = (v: string) => db.query<{ id: number }, [string]>('SELECT id FROM stats_values WHERE value = ?').get(v)!.id

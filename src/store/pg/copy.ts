@@ -11,8 +11,13 @@
  * - Big tables go through `COPY … FROM STDIN` in chunks as the rows are read (memory stays
  *   bounded by one chunk, whatever the number of clicks); click events are read with their
  *   strings (SQLite's `click_events` view) into a staging table and made compact by
- *   `click_events_load` (PostgreSQL migration 0009: dictionary ids, month partitions). Files go
- *   one row at a time (bytes bound as bytea).
+ *   `click_events_load` (PostgreSQL migrations 0009 and 0015: dictionary ids, month partitions, the A/B
+ *   variant). Files go one row at a time (bytes bound as bytea).
+ * - Nothing a user stored is lost: conversions' click ids (`tracked_clicks`, each with its visit's
+ *   dimensions and variant) come from the events engine, all of them, not only those inside
+ *   `[conversions] attributionDays`: the window is read at each lead (it may be raised later, and a
+ *   click older than it must answer `parameter_error`, not `not_found`), and PostgreSQL keeps
+ *   every tracked click as the node did. A/B verdicts (`link_tests`) are copied like any table.
  * - Identities (`links.seq`, `stats_groups.num`) move past the copied maxima.
  */
 import { Database } from 'bun:sqlite'
@@ -53,12 +58,14 @@ export const COPIED_TABLES = [
   'stats_day',
   'stats_week',
   'click_events',
+  'tracked_clicks',
   'webhooks',
   'events',
   'webhook_deliveries',
   'event_listeners',
   'customers',
   'conversions',
+  'link_tests',
 ] as const
 export type CopiedTable = (typeof COPIED_TABLES)[number]
 
@@ -74,6 +81,8 @@ const CLEARED_TOO = ['visit_counters', 'event_cursors', 'stats_values', 'stats_p
  */
 const SQLITE_SOURCES: Partial<Record<CopiedTable, string>> = {
   link_clicks: 'SELECT seq, clicks, last_clicked FROM links WHERE clicks <> 0 OR last_clicked IS NOT NULL',
+  // Conversions' click ids live in the events engine's `tracked` (SQLite keeps none): none without an events file.
+  tracked_clicks: 'SELECT NULL AS click_id WHERE 0',
 }
 /** The SQLite rows of a copied table, as a FROM item. */
 export const sqliteSourceOf = (t: CopiedTable) => (SQLITE_SOURCES[t] ? `(${SQLITE_SOURCES[t]})` : t)
@@ -83,10 +92,13 @@ const tableOf = (t: CopiedTable) => (t === 'click_events' ? 'click_events_compac
 
 const IDENTITIES: Partial<Record<CopiedTable, string>> = { links: 'seq', stats_groups: 'num', events: 'seq', conversions: 'seq' }
 
-/** Where the events' rows go before `click_events_load` makes them compact: the columns of SQLite's view. */
+/**
+ * Where the events' rows go before `click_events_load` makes them compact: the columns of SQLite's
+ * view, and the A/B variant (PostgreSQL migration 0015; the events engine has it, SQLite's view not).
+ */
 const EVENTS_STAGING = `CREATE TEMP TABLE click_events_staging (id bigint, link_seq bigint, at bigint, scan smallint,
   continent text, country text, region text, city text, os text, browser text, device text, referer text, referer_url text,
-  utm_source text, utm_medium text, utm_campaign text, utm_term text, utm_content text, n integer) ON COMMIT DROP`
+  utm_source text, utm_medium text, utm_campaign text, utm_term text, utm_content text, n integer, variant smallint) ON COMMIT DROP`
 
 export interface SqliteSource {
   db: Database

@@ -12,6 +12,7 @@ import { pairRollups } from './0011_pair_rollups'
 import { abTests } from './0012_ab_tests'
 import { conversions } from './0013_conversions'
 import { conversionVariants } from './0014_conversion_variants'
+import { clickEventsLoadVariant } from './0015_click_events_load_variant'
 
 /** A PostgreSQL migration: statements run as one script inside its own transaction. */
 export interface PgMigration {
@@ -36,4 +37,5 @@ export const pgMigrations: PgMigration[] = [
   abTests,
   conversions,
   conversionVariants,
+  clickEventsLoadVariant,
 ]
