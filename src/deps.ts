@@ -413,6 +413,9 @@ function assemble<P extends Ports>(config: Config, stores: StoreBundle<P>, log: 
     now,
     // On PostgreSQL the node holding the lease checks; on SQLite the only node does.
     lead: locks ? (work, stop) => leaseLeadership(locks, HEALTH_LEASE, work, stop, log) : undefined,
+    // link.broken / link.recovered (contract), once per change: the health store appends them in the transaction of the change.
+    eventsOf: (changes) =>
+      changes.map((c) => ({ type: c.type, userId: c.row.user_id, linkId: c.row.id, tagIds: c.tags, data: links.recordWith(c.row, c.tags, c.health) })),
     recordOf: async (ref) => {
       const row = await links.findLiveRow(ref.domain, ref.key)
       return row?.id === ref.id ? ((await links.toRecord(row)) as LinkRecord) : null
@@ -431,11 +434,6 @@ function assemble<P extends Ports>(config: Config, stores: StoreBundle<P>, log: 
   // A written link's URLs and status follow at once (a deleted one is forgotten).
   links.onChange((c) => linkHealth.linkChanged(c.id))
   const webhooks = createWebhooks({ ...stores.webhooks, config, log, now })
-  // link.broken / link.recovered (contract), once per change: the node that wrote the change announces it.
-  linkHealth.onHealthChange((record, from, to) => {
-    const type = to === 'broken' ? 'link.broken' : from === 'broken' && to === 'ok' ? 'link.recovered' : null
-    if (type) return webhooks.announce([{ type, userId: record.userId, linkId: record.id, tagIds: record.tags, data: record }])
-  })
 
   // A/B test verdicts: one node (the lease holder on PostgreSQL) judges; winners are written through the links service.
   const abTests = createAbTests({

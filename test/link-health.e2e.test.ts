@@ -3,12 +3,14 @@
  * a destination server started here on loopback, switched up, down (503), gone (410) and
  * hanging; a link goes broken, serves its fallback (the visit still counts) and recovers; two
  * links on one URL cost one request per interval; a private destination is refused without
- * `allowPrivateNetworks`. Runs again on PostgreSQL with the rest of the suite.
+ * `allowPrivateNetworks`; a node killed (SIGKILL) right after a link went broken still delivers
+ * its link.broken once after the restart. Runs again on PostgreSQL with the rest of the suite.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { type Destination, startDestination } from './helpers/destination'
 import { until } from './helpers/poll'
-import { startServer, type TestServer } from './helpers/server'
+import { queryStore, startServer, type TestServer } from './helpers/server'
+import { startReceiver } from './helpers/webhook-receiver'
 
 const BROWSER_UA = 'Mozilla/5.0 (X11; Linux x86_64; rv:125.0) Gecko/20100101 Firefox/125.0'
 const HEALTH = '[health]\nevery = "1s"\ntimeout = "1s"\n'
@@ -126,5 +128,61 @@ describe('private destinations', () => {
     expect(health).toMatchObject({ status: 'unknown', brokenUrls: [], urls: [{ status: 'unknown', httpStatus: null }] })
     expect(health.urls[0]!.error).toContain('resolves to a private, loopback or link-local address')
     expect(d.requests('/inside')).toEqual([])
+  })
+})
+
+describe('a crash', () => {
+  test('kill -9 right after a link went broken: after the restart its link.broken arrives, once, with the record', async () => {
+    const toml = `${HEALTH}allowPrivateNetworks = true\n[webhooks]\nallowPrivateNetworks = true\n`
+    const r = startReceiver()
+    const node = await startServer({ toml })
+    let again: TestServer | undefined
+    try {
+      const hook = (await (await node.api('/webhooks', { method: 'POST', json: { url: r.url('/h'), events: ['link.broken', 'link.recovered'] } })).json()) as {
+        secret: string
+      }
+      r.secrets.set('/h', hook.secret)
+      // Nothing is delivered before the crash: after it, the event can only come from the store.
+      r.answer = () => 503
+      d.set('/crash', 'down')
+      const link = await createLink(node, 'crash', '/crash')
+      await becomes(node, link.id, 'broken')
+      node.proc.kill('SIGKILL')
+      await node.proc.exited
+      expect(r.delivered().size).toBe(0)
+
+      r.answer = () => 204
+      again = await startServer({ dir: node.dir, toml, env: { SHORTLINK_ADMIN_KEY: '' } })
+      const [delivered] = await until(
+        'link.broken delivered after the restart',
+        async () => [...r.delivered()],
+        (ids) => ids.length > 0,
+        60_000,
+      )
+      // Three more checks of the destination, still down, after the restart: still broken, no second event.
+      const checked = d.requests('/crash').length
+      await until(
+        'three more checks',
+        async () => d.requests('/crash').length,
+        (n) => n >= checked + 3,
+      )
+      const stored = await queryStore<{ id: string; type: string }>(again, "SELECT id, type FROM events WHERE type IN ('link.broken', 'link.recovered')")
+      expect(stored).toEqual([{ id: delivered!, type: 'link.broken' }])
+      expect([...r.delivered()]).toEqual([delivered!])
+      expect(r.duplicates()).toEqual([])
+      expect(r.unverified).toEqual([])
+      const envelope = r.arrivals.find((a) => a.id === delivered && a.answered === 204)!.envelope
+      expect(envelope.type).toBe('link.broken')
+      expect(envelope.data).toMatchObject({
+        id: link.id,
+        key: 'crash',
+        shortLink: link.shortLink,
+        health: { status: 'broken', brokenUrls: [{ url: `${d.origin}/crash`, httpStatus: 503, error: null }] },
+      })
+    } finally {
+      r.stop()
+      await node.stop()
+      await again?.stop()
+    }
   })
 })

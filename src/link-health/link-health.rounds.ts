@@ -13,7 +13,7 @@ import { healthUrlsOf } from '../links'
 import type { Logger } from '../shared'
 import type { LeaseLocks } from '../store'
 import { type MappedLink, type Settled, urlKey } from './link-health.rules'
-import type { HealthStorePort } from './link-health.store'
+import type { HealthEventsOf, HealthStorePort } from './link-health.store'
 
 export interface RoundOptions {
   store: HealthStorePort
@@ -25,6 +25,8 @@ export interface RoundOptions {
   /** Resolves once the queue of checks is below `n`. */
   queueBelow(n: number): Promise<void>
   onSettled(settled: Settled): void
+  /** The events of the changes settling makes, appended in its transaction. */
+  eventsOf?: HealthEventsOf
   /** Links per page of the walk. */
   pageSize?: number
   /** Checks queued at most before the walk waits. */
@@ -105,7 +107,7 @@ async function walk(o: RoundOptions, started: number, signal: AbortSignal): Prom
       if (page.length === 0) break
       after = page.at(-1)!.seq
       const mapped = page.map(mappedLink)
-      o.onSettled(await o.store.mapLinks(mapped, o.now()))
+      o.onSettled(await o.store.mapLinks(mapped, o.now(), o.eventsOf))
       const urls = new Map<string, string>()
       for (const m of mapped) for (const u of m.urls) urls.set(u.key, u.url)
       // Due: not checked in this round yet, nor in the last half interval (on demand, or when its link was new).

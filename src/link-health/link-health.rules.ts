@@ -4,7 +4,7 @@
  * the API shows. The stores apply them inside their transactions; nothing here reads a store.
  */
 import { createHash } from 'node:crypto'
-import type { BrokenUrl, HealthStatus, LinkHealth, UrlHealth } from '../links'
+import { type BrokenUrl, type HealthStatus, healthUrlsOf, type LinkHealth, type LinkRow, type UrlHealth } from '../links'
 
 /** One check's answer: `refused` when a hop named a private address (nothing was requested). */
 export interface Outcome {
@@ -179,4 +179,44 @@ export function resultsPlan(
     if (now === 'broken' || was === 'broken') flipped.push(key)
   }
   return { writes: [...writes.values()], changed, flipped }
+}
+
+/** The webhook event a change of a link's status is (contract): broken, or back to ok from broken; other changes are none. */
+export type HealthEventType = 'link.broken' | 'link.recovered'
+export function healthEventOf(from: HealthStatus, to: HealthStatus): HealthEventType | null {
+  return to === 'broken' ? 'link.broken' : from === 'broken' && to === 'ok' ? 'link.recovered' : null
+}
+
+/** The transitions that are events, with their type. */
+export function eventTransitions(transitions: readonly Transition[]): { seq: number; type: HealthEventType }[] {
+  return transitions.flatMap((t) => {
+    const type = healthEventOf(t.from, t.to)
+    return type ? [{ seq: t.link.seq, type }] : []
+  })
+}
+
+/** A change of a link's health as its event tells of it: the link's row and tags as the change left them, and its new `health`. */
+export interface HealthChangeEvent {
+  type: HealthEventType
+  row: LinkRow
+  tags: string[]
+  health: LinkHealth
+}
+
+/** The URL keys whose rows the records of these links need. */
+export const healthKeysOf = (rows: readonly LinkRow[]): string[] => [...new Set(rows.flatMap((r) => healthUrlsOf(r).map(urlKey)))]
+
+/** The events' changes, read in the transaction that settled them (a link no longer live has none). */
+export function healthChanges(
+  typed: readonly { seq: number; type: HealthEventType }[],
+  rows: readonly LinkRow[],
+  tags: ReadonlyMap<number, string[]>,
+  urls: ReadonlyMap<string, UrlRow>,
+  states: ReadonlyMap<number, LinkStateRow>,
+): HealthChangeEvent[] {
+  const bySeq = new Map(rows.map((r) => [r.seq, r]))
+  return typed.flatMap(({ seq, type }) => {
+    const row = bySeq.get(seq)
+    return row ? [{ type, row, tags: tags.get(seq) ?? [], health: linkHealthOf(healthUrlsOf(row), urls, states.get(seq), row.created_at) }] : []
+  })
 }

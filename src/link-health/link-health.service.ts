@@ -16,7 +16,7 @@ import { checkUrl } from './link-health.check'
 import { createCheckPool } from './link-health.pool'
 import { mappedLink, pause, runRounds } from './link-health.rounds'
 import { type CheckResult, type LinkRef, linkHealthOf, type Outcome, type Settled, urlKey } from './link-health.rules'
-import type { HealthLinkRow, HealthStorePort } from './link-health.store'
+import type { HealthEventsOf, HealthLinkRow, HealthStorePort } from './link-health.store'
 
 export interface LinkHealthDeps {
   store: HealthStorePort
@@ -34,6 +34,11 @@ export interface LinkHealthDeps {
   lead?: (work: (signal: AbortSignal) => Promise<void>, stop: AbortSignal) => Promise<void>
   /** Checks running at once on this node (each host still gets at most 2 requests at a time). */
   concurrency?: number
+  /**
+   * The `link.broken` / `link.recovered` events of changes (records built by the links service):
+   * the store appends them in the transaction that writes the change, so none is lost to a crash.
+   */
+  eventsOf?: HealthEventsOf
   /** A link's record as the API shows it now (the change hook hands it on); null when it is gone. */
   recordOf?: (link: LinkRef) => Promise<LinkRecord | null>
   /** Tests: the DNS lookup. */
@@ -44,7 +49,7 @@ export interface LinkHealthDeps {
   slowHostQueue?: number
 }
 
-/** The hook of `link.broken` / `link.recovered`: a link's record after a change of its health, and the change. */
+/** A change hook: a link's record after a change of its health, and the change. */
 export type OnHealthChange = (link: LinkRecord, from: HealthStatus, to: HealthStatus) => void | Promise<void>
 
 const checksDone = metrics.counter('shortlink_link_health_checks_total', 'Destination checks made by this node, by result (pass, fail, refused).', ['result'])
@@ -137,6 +142,7 @@ export function createLinkHealth(deps: LinkHealthDeps) {
           await store.recordResults(
             taken.map((t) => t.result),
             clock(),
+            deps.eventsOf,
           ),
         )
         for (const t of taken) t.done()
@@ -207,7 +213,7 @@ export function createLinkHealth(deps: LinkHealthDeps) {
   /** Records the link's URLs as they are now and settles it; then checks its never-checked URLs. */
   async function refresh(row: HealthLinkRow, checkNew: boolean): Promise<void> {
     const mapped = mappedLink(row)
-    settled(await store.mapLinks([mapped], clock()))
+    settled(await store.mapLinks([mapped], clock(), deps.eventsOf))
     if (!checkNew) return
     const rows = await store.urlRows(mapped.urls.map((u) => u.key))
     for (const u of mapped.urls) if (rows.get(u.key)?.checked_at == null) void check(u.url, u.key)
@@ -272,6 +278,7 @@ export function createLinkHealth(deps: LinkHealthDeps) {
               },
               queueBelow: (n) => pool.below(n),
               onSettled: settled,
+              eventsOf: deps.eventsOf,
               ...deps.rounds,
             },
             signal,
@@ -300,9 +307,9 @@ export function createLinkHealth(deps: LinkHealthDeps) {
     },
 
     /**
-     * The hook of `link.broken` / `link.recovered` (contract): called once per change of a link's
-     * status, on the node that wrote it, after the write. (A link leaving `broken` for `ok`
-     * or `unknown` is a recovery.)
+     * Called once per change of a link's status, on the node that wrote it, after the write
+     * (tests). The webhook events are not sent from here: the store appends them in the
+     * write's transaction (`eventsOf`).
      */
     onHealthChange(fn: OnHealthChange): void {
       changeListeners.push(fn)

@@ -15,7 +15,7 @@ import { createLogger } from '../shared'
 import { createInvalidationBus, type InvalidationBus, openStore } from '../store'
 import { mappedLink } from './link-health.rounds'
 import { type CheckResult, type Outcome, type Settled, urlKey } from './link-health.rules'
-import { createHealthStore, type HealthStorePort } from './link-health.store'
+import { createHealthStore, type HealthEventsOf, type HealthStorePort } from './link-health.store'
 import { createPgHealthStore } from './link-health.store.pg'
 
 let pg: Awaited<ReturnType<typeof startMigratedDatabase>> | undefined
@@ -34,6 +34,11 @@ afterAll(async () => {
 interface Opened {
   health: HealthStorePort
   links: LinkStorePort
+  run(sql: string): Promise<void>
+  /** The outbox, in order. */
+  events(): Promise<{ type: string; user_id: string; link_id: string; tag_ids: string | null; data: string; created_at: number }[]>
+  /** From now on (`true`) a transaction that appended an event fails at its end, after the event's row was written. */
+  failEvents(on: boolean): Promise<void>
   /** Keys announced to other nodes (PostgreSQL), as the bus delivered them. */
   announced(): string[]
 }
@@ -44,22 +49,71 @@ const adapters: [string, () => Promise<Opened>][] = [
     async () => {
       const db = openStore(':memory:')
       createAuthStore(db).addUser('usr_a')
-      return { health: createHealthStore(db), links: createLinkStore(db), announced: () => [] }
+      return {
+        health: createHealthStore(db),
+        links: createLinkStore(db),
+        run: async (q) => void db.run(q),
+        events: async () => db.query('SELECT type, user_id, link_id, tag_ids, data, created_at FROM events ORDER BY seq').all() as never,
+        failEvents: async (on) =>
+          void db.run(
+            on ? "CREATE TEMP TRIGGER fail_events AFTER INSERT ON events BEGIN SELECT RAISE(ABORT, 'disk full'); END" : 'DROP TRIGGER IF EXISTS fail_events',
+          ),
+        announced: () => [],
+      }
     },
   ],
   [
     'postgres',
     async () => {
       const sql = pg!.sql as SQL
-      await sql`TRUNCATE links, users, health_urls, kv CASCADE`
+      await sql`TRUNCATE links, users, health_urls, kv, events CASCADE`
       await createPgAuthStore(sql).addUser('usr_a')
       heard.length = 0
-      return { health: createPgHealthStore(sql, { publish: bus!.publish }), links: createPgLinkStore(sql), announced: () => [...heard] }
+      return {
+        health: createPgHealthStore(sql, { publish: bus!.publish }),
+        links: createPgLinkStore(sql),
+        run: async (q) => void (await sql.unsafe(q)),
+        events: async () => (await sql`SELECT type, user_id, link_id, tag_ids, data, created_at::float8 AS created_at FROM events ORDER BY xid, seq`) as never,
+        // A deferred constraint trigger fails the transaction at its commit, the last moment it could.
+        failEvents: async (on) => {
+          if (!on) return void (await sql.unsafe('DROP TRIGGER IF EXISTS fail_events ON events'))
+          await sql.unsafe("CREATE OR REPLACE FUNCTION fail_events() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'disk full'; END $$")
+          await sql.unsafe(
+            'CREATE CONSTRAINT TRIGGER fail_events AFTER INSERT ON events DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION fail_events()',
+          )
+        },
+        announced: () => [...heard],
+      }
     },
   ],
 ]
 
 const T = Date.parse('2026-05-01T10:00:00Z')
+
+async function makeLink(links: LinkStorePort, key: string, type: string, data: object, options: object = {}, tags: string[] = []) {
+  const row = await links.createLink(
+    {
+      id: `lnk_${key}`,
+      user_id: 'usr_a',
+      domain: 'sl.test',
+      key,
+      link_type: type,
+      destination: (data as { url?: string }).url ?? 'https://sl.test/x',
+      match_key: key,
+      data: JSON.stringify(data),
+      options: JSON.stringify(options),
+      qr_options: null,
+      password_hash: null,
+      expires_at: null,
+      archived: 0,
+      created_at: T,
+      updated_at: T,
+    },
+    tags,
+    key,
+  )
+  return row!
+}
 const fail: Outcome = { result: 'fail', httpStatus: 503, error: null }
 const pass: Outcome = { result: 'pass', httpStatus: 200, error: null }
 const result = (url: string, outcome: Outcome, at: number): CheckResult => ({ url, key: urlKey(url), outcome, at })
@@ -68,30 +122,7 @@ const moves = (s: Settled) => s.transitions.map((t) => `${t.link.key}:${t.from}�
 describe.each(adapters)('link-health store on %s', (name, open) => {
   test('URLs shared by links: 2 failures break every link using it, once; a pass mends them; the filter follows', async () => {
     const { health, links, announced } = await open()
-    const make = async (key: string, type: string, data: object, options: object = {}) => {
-      const row = await links.createLink(
-        {
-          id: `lnk_${key}`,
-          user_id: 'usr_a',
-          domain: 'sl.test',
-          key,
-          link_type: type,
-          destination: (data as { url?: string }).url ?? 'https://sl.test/x',
-          match_key: key,
-          data: JSON.stringify(data),
-          options: JSON.stringify(options),
-          qr_options: null,
-          password_hash: null,
-          expires_at: null,
-          archived: 0,
-          created_at: T,
-          updated_at: T,
-        },
-        [],
-        key,
-      )
-      return row!
-    }
+    const make = (key: string, type: string, data: object, options: object = {}) => makeLink(links, key, type, data, options)
     const shared = 'https://shop.example/sale'
     const ios = 'https://apps.example/ios'
     const a = await make('a', 'link', { url: shared }, { Targeting: { targetType: 'device', targetDatas: { ios, android: shared } } })
@@ -162,5 +193,63 @@ describe.each(adapters)('link-health store on %s', (name, open) => {
     await health.forget([b.seq])
     expect(await health.linkStates([b.seq])).toEqual(new Map())
     expect(await health.recordResults([result(shared, fail, T + 8), result(shared, fail, T + 8)], T + 8)).toEqual({ transitions: [], touched: [] })
+  })
+
+  test('a change and its link.broken / link.recovered event commit together, once per change', async () => {
+    const { health, links, run, events, failEvents } = await open()
+    await run("INSERT INTO tags (id, user_id, name, name_key, color, created_at, updated_at) VALUES ('tag_x', 'usr_a', 'x', 'x', 'red', 1, 1)")
+    const url = 'https://shop.example/gone'
+    const a = await makeLink(links, 'a', 'link', { url }, {}, ['tag_x'])
+    // The store's caller makes the events; this one keeps what the store hands it.
+    const eventsOf: HealthEventsOf = (changes) =>
+      changes.map((c) => ({ type: c.type, userId: c.row.user_id, linkId: c.row.id, tagIds: c.tags, data: { id: c.row.id, key: c.row.key, health: c.health } }))
+    const seen = async () => (await events()).map((e) => ({ ...e, data: JSON.parse(e.data) }))
+
+    expect(moves(await health.mapLinks([mappedLink(a)], T, eventsOf))).toEqual([])
+    expect(moves(await health.recordResults([result(url, fail, T + 1)], T + 1, eventsOf))).toEqual([])
+    expect(await events()).toEqual([])
+
+    // The transaction of the change fails after its event was written: neither the change nor the event stays.
+    await failEvents(true)
+    try {
+      await expect((async () => health.recordResults([result(url, fail, T + 2)], T + 2, eventsOf))()).rejects.toThrow('disk full')
+    } finally {
+      await failEvents(false)
+    }
+    expect(await events()).toEqual([])
+    expect(await health.linkStates([a.seq])).toEqual(new Map())
+    expect((await health.urlRows([urlKey(url)])).get(urlKey(url))).toMatchObject({ fails: 1, status: 'unknown' })
+
+    // Committed: the change and exactly one link.broken, the record's health as the change left it.
+    expect(moves(await health.recordResults([result(url, fail, T + 2)], T + 2, eventsOf))).toEqual(['a:unknown→broken'])
+    const brokenHealth = {
+      status: 'broken',
+      checkedAt: new Date(T + 2).toISOString(),
+      since: new Date(T + 2).toISOString(),
+      brokenUrls: [{ url, httpStatus: 503, error: null }],
+      urls: [{ url, status: 'broken', httpStatus: 503, error: null, checkedAt: new Date(T + 2).toISOString() }],
+    }
+    expect(await seen()).toEqual([
+      {
+        type: 'link.broken',
+        user_id: 'usr_a',
+        link_id: 'lnk_a',
+        tag_ids: '["tag_x"]',
+        data: { id: 'lnk_a', key: 'a', health: brokenHealth },
+        created_at: T + 2,
+      },
+    ])
+    // Broken again: no change, no event.
+    await health.recordResults([result(url, fail, T + 3)], T + 3, eventsOf)
+    expect((await events()).length).toBe(1)
+    // One pass: recovered, once.
+    expect(moves(await health.recordResults([result(url, pass, T + 4)], T + 4, eventsOf))).toEqual(['a:broken→ok'])
+    const after = await seen()
+    expect(after.map((e) => e.type)).toEqual(['link.broken', 'link.recovered'])
+    expect(after[1]!.data.health).toMatchObject({ status: 'ok', since: new Date(T + 4).toISOString(), brokenUrls: [] })
+    // ok → unknown (the link's URL changed) is no event.
+    const edited = { ...a, data: JSON.stringify({ url: 'https://new.example/' }) }
+    expect(moves(await health.mapLinks([mappedLink(edited)], T + 5, eventsOf))).toEqual(['a:ok→unknown'])
+    expect((await events()).length).toBe(2)
   })
 })

@@ -7,10 +7,14 @@
  * bigint columns come back as float8 (Bun.SQL answers int8 as strings).
  */
 import type { SQL } from 'bun'
-import { HEALTH_TYPES, type HealthStatus, LINKS_CHANNEL } from '../links'
+import { appendEventsPg, eventsAppended } from '../events'
+import { HEALTH_TYPES, type HealthStatus, LINKS_CHANNEL, liveRowsWithTagsPg } from '../links'
 import type { InvalidationBus } from '../store'
 import {
   type CheckResult,
+  eventTransitions,
+  healthChanges,
+  healthKeysOf,
   type LinkRef,
   type LinkStateRow,
   type MappedLink,
@@ -22,7 +26,7 @@ import {
   type UrlRow,
   type UrlState,
 } from './link-health.rules'
-import type { HealthLinkRow, HealthStorePort } from './link-health.store'
+import type { HealthEventsOf, HealthLinkRow, HealthStorePort } from './link-health.store'
 import { ROUND_KEY } from './link-health.store'
 
 const LINK_COLUMNS =
@@ -36,8 +40,26 @@ const HEALTH_LOCK_KEY = 7_240_514_027n
 
 const json = (values: readonly (string | number)[]) => JSON.stringify(values)
 
+async function urlRowsIn(db: SQL, keys: readonly string[]): Promise<Map<string, UrlRow>> {
+  if (keys.length === 0) return new Map()
+  const rows = (await db.unsafe(`SELECT ${URL_COLUMNS} FROM health_urls WHERE url_key IN ${KEYS}`, [json(keys)])) as UrlRow[]
+  return new Map(rows.map((r) => [r.url_key, r]))
+}
+
+async function linkStatesIn(db: SQL, seqs: readonly number[]): Promise<Map<number, LinkStateRow>> {
+  if (seqs.length === 0) return new Map()
+  const rows = await db.unsafe(`SELECT link_seq::float8 AS link_seq, status, since::float8 AS since FROM link_health WHERE link_seq IN ${SEQS}`, [json(seqs)])
+  return new Map((rows as { link_seq: number; status: HealthStatus; since: number }[]).map((r) => [r.link_seq, { status: r.status, since: r.since }]))
+}
+
 export function createPgHealthStore(sql: SQL, { publish }: { publish?: InvalidationBus['publish'] } = {}): HealthStorePort {
-  async function settle(tx: SQL, seqs: readonly number[], now: number): Promise<{ transitions: Settled['transitions']; refs: Map<number, LinkRef> }> {
+  /** Settles links and appends the events of their changes (inside `tx`). */
+  async function settle(
+    tx: SQL,
+    seqs: readonly number[],
+    now: number,
+    eventsOf: HealthEventsOf | undefined,
+  ): Promise<{ transitions: Settled['transitions']; refs: Map<number, LinkRef> }> {
     if (seqs.length === 0) return { transitions: [], refs: new Map() }
     const statuses = new Map<number, HealthStatus[]>()
     const rows = await tx.unsafe(
@@ -65,7 +87,18 @@ export function createPgHealthStore(sql: SQL, { publish }: { publish?: Invalidat
     for (const w of plan.writes)
       await tx`INSERT INTO link_health (link_seq, status, since) VALUES (${w.seq}, ${w.status}, ${w.since})
         ON CONFLICT (link_seq) DO UPDATE SET status = excluded.status, since = excluded.since`
+    await appendHealthEvents(tx, plan.transitions, now, eventsOf)
     return { transitions: plan.transitions, refs: new Map(inputs.map((l) => [l.seq, l])) }
+  }
+
+  /** The events of these transitions, with the records as they are now in `tx`. */
+  async function appendHealthEvents(tx: SQL, transitions: Settled['transitions'], now: number, eventsOf: HealthEventsOf | undefined): Promise<void> {
+    const typed = eventTransitions(transitions)
+    if (!eventsOf || typed.length === 0) return
+    const seqs = typed.map((t) => t.seq)
+    const { rows, tags } = await liveRowsWithTagsPg(tx, seqs)
+    const changes = healthChanges(typed, rows, tags, await urlRowsIn(tx, healthKeysOf(rows)), await linkStatesIn(tx, seqs))
+    if (changes.length) await appendEventsPg(tx, eventsOf(changes), now)
   }
 
   /** Drops the cached redirects of these links on every node, at commit. */
@@ -79,6 +112,12 @@ export function createPgHealthStore(sql: SQL, { publish }: { publish?: Invalidat
       await tx`SELECT pg_advisory_xact_lock(${HEALTH_LOCK_KEY.toString()}::bigint)`
       return fn(tx)
     })
+  /** A settling write under the lock; this node's event readers are woken once it committed with events. */
+  const settling = async (eventsOf: HealthEventsOf | undefined, fn: (tx: SQL) => Promise<Settled>): Promise<Settled> => {
+    const settled = await locked(fn)
+    if (eventsOf && eventTransitions(settled.transitions).length) eventsAppended()
+    return settled
+  }
 
   return {
     async liveLinks(afterSeq: number, limit: number, now: number): Promise<HealthLinkRow[]> {
@@ -96,9 +135,9 @@ export function createPgHealthStore(sql: SQL, { publish }: { publish?: Invalidat
       const [row] = await sql.unsafe(`SELECT ${LINK_COLUMNS} FROM links WHERE id = $1`, [id])
       return (row as HealthLinkRow | undefined) ?? null
     },
-    async mapLinks(links: readonly MappedLink[], now: number): Promise<Settled> {
+    async mapLinks(links: readonly MappedLink[], now: number, eventsOf?: HealthEventsOf): Promise<Settled> {
       if (links.length === 0) return NOTHING_SETTLED
-      return locked(async (tx) => {
+      return settling(eventsOf, async (tx) => {
         const seqs = links.map((l) => l.seq)
         const had = new Map<number, Set<string>>()
         for (const r of (await tx.unsafe(`SELECT link_seq::float8 AS link_seq, url_key FROM link_health_urls WHERE link_seq IN ${SEQS}`, [json(seqs)])) as {
@@ -117,7 +156,7 @@ export function createPgHealthStore(sql: SQL, { publish }: { publish?: Invalidat
             }
           for (const k of before) if (!keys.has(k)) await tx`DELETE FROM link_health_urls WHERE link_seq = ${l.seq} AND url_key = ${k}`
         }
-        const settled = { transitions: (await settle(tx, seqs, now)).transitions, touched: [] }
+        const settled = { transitions: (await settle(tx, seqs, now, eventsOf)).transitions, touched: [] }
         await announce(tx, settled)
         return settled
       })
@@ -128,9 +167,9 @@ export function createPgHealthStore(sql: SQL, { publish }: { publish?: Invalidat
       const done = new Set((rows as { url_key: string }[]).map((r) => r.url_key))
       return keys.filter((k) => !done.has(k))
     },
-    async recordResults(results: readonly CheckResult[], now: number): Promise<Settled> {
+    async recordResults(results: readonly CheckResult[], now: number, eventsOf?: HealthEventsOf): Promise<Settled> {
       if (results.length === 0) return NOTHING_SETTLED
-      return locked(async (tx) => {
+      return settling(eventsOf, async (tx) => {
         const prev = new Map<string, UrlState>()
         for (const r of (await tx.unsafe(`SELECT ${URL_COLUMNS} FROM health_urls WHERE url_key IN ${KEYS}`, [json(results.map((r) => r.key))])) as UrlRow[])
           prev.set(r.url_key, r)
@@ -144,7 +183,7 @@ export function createPgHealthStore(sql: SQL, { publish }: { publish?: Invalidat
         const users = (await tx.unsafe(`SELECT link_seq::float8 AS link_seq, url_key FROM link_health_urls WHERE url_key IN ${KEYS}`, [
           json(plan.changed),
         ])) as { link_seq: number; url_key: string }[]
-        const { transitions, refs } = await settle(tx, [...new Set(users.map((u) => u.link_seq))], now)
+        const { transitions, refs } = await settle(tx, [...new Set(users.map((u) => u.link_seq))], now, eventsOf)
         const flipped = new Set(plan.flipped)
         const touched = [...new Set(users.filter((u) => flipped.has(u.url_key)).map((u) => u.link_seq))].flatMap((s) => refs.get(s) ?? [])
         const settled = { transitions, touched }
@@ -159,18 +198,8 @@ export function createPgHealthStore(sql: SQL, { publish }: { publish?: Invalidat
         await tx.unsafe(`DELETE FROM link_health WHERE link_seq IN ${SEQS}`, [json(seqs)])
       })
     },
-    async urlRows(keys: readonly string[]): Promise<Map<string, UrlRow>> {
-      if (keys.length === 0) return new Map()
-      const rows = (await sql.unsafe(`SELECT ${URL_COLUMNS} FROM health_urls WHERE url_key IN ${KEYS}`, [json(keys)])) as UrlRow[]
-      return new Map(rows.map((r) => [r.url_key, r]))
-    },
-    async linkStates(seqs: readonly number[]): Promise<Map<number, LinkStateRow>> {
-      if (seqs.length === 0) return new Map()
-      const rows = await sql.unsafe(`SELECT link_seq::float8 AS link_seq, status, since::float8 AS since FROM link_health WHERE link_seq IN ${SEQS}`, [
-        json(seqs),
-      ])
-      return new Map((rows as { link_seq: number; status: HealthStatus; since: number }[]).map((r) => [r.link_seq, { status: r.status, since: r.since }]))
-    },
+    urlRows: (keys: readonly string[]) => urlRowsIn(sql, keys),
+    linkStates: (seqs: readonly number[]) => linkStatesIn(sql, seqs),
     /** One statement, so one snapshot: a status and the URL rows it came from never disagree. */
     async recordRows(keys: readonly string[], seqs: readonly number[]): Promise<{ urls: Map<string, UrlRow>; links: Map<number, LinkStateRow> }> {
       const [row] = await sql.unsafe(

@@ -4,11 +4,16 @@
  * each change of statuses in one transaction with the reads it was computed from. Lists of
  * keys and seqs travel as one JSON parameter (`json_each`), whatever their length.
  */
-import { HEALTH_TYPES, type HealthStatus, type LinkRow } from '../links'
+import { appendEvents, type NewEvent } from '../events'
+import { HEALTH_TYPES, type HealthStatus, type LinkRow, liveRowsWithTags } from '../links'
 import type { Awaitable } from '../shared'
 import type { Db } from '../store'
 import {
   type CheckResult,
+  eventTransitions,
+  type HealthChangeEvent,
+  healthChanges,
+  healthKeysOf,
   type LinkRef,
   type LinkStateRow,
   type MappedLink,
@@ -28,6 +33,13 @@ const LINK_COLUMNS = 'seq, id, domain, key, link_type, data, options, created_at
 const TYPES = HEALTH_TYPES.map((t) => `'${t}'`).join(', ')
 /** The kv row holding when the current round of checks started (a restart within the interval resumes it). */
 export const ROUND_KEY = 'link_health_round_started_at'
+
+/**
+ * The events of changes of links' health (`link.broken`, `link.recovered`; the service makes
+ * them, it knows how a record looks); the store appends them to the outbox inside the
+ * transaction that settled the change, so a change and its event commit together.
+ */
+export type HealthEventsOf = (changes: HealthChangeEvent[]) => NewEvent[]
 
 const json = (values: readonly (string | number)[]) => JSON.stringify(values)
 
@@ -89,8 +101,12 @@ export function createHealthStore(db: Db) {
   const linkStatesOf = (seqs: readonly number[]): Map<number, LinkStateRow> =>
     new Map(seqs.length ? linkStates.all(json(seqs)).map((r) => [r.link_seq, { status: r.status, since: r.since }]) : [])
 
-  /** Settles links (inside the caller's transaction). */
-  function settle(seqs: readonly number[], now: number): { transitions: Settled['transitions']; refs: Map<number, LinkRef> } {
+  /** Settles links and appends the events of their changes (inside the caller's transaction). */
+  function settle(
+    seqs: readonly number[],
+    now: number,
+    eventsOf: HealthEventsOf | undefined,
+  ): { transitions: Settled['transitions']; refs: Map<number, LinkRef> } {
     if (seqs.length === 0) return { transitions: [], refs: new Map() }
     const key = json(seqs)
     const statuses = new Map<number, HealthStatus[]>()
@@ -105,7 +121,18 @@ export function createHealthStore(db: Db) {
     }))
     const plan = settlePlan(inputs, statuses, now)
     for (const w of plan.writes) writeLink.run(w.seq, w.status, w.since)
+    appendHealthEvents(plan.transitions, now, eventsOf)
     return { transitions: plan.transitions, refs: new Map(inputs.map((l) => [l.seq, l])) }
+  }
+
+  /** The events of these transitions, with the records as they are now (inside the caller's transaction). */
+  function appendHealthEvents(transitions: Settled['transitions'], now: number, eventsOf: HealthEventsOf | undefined): void {
+    const typed = eventTransitions(transitions)
+    if (!eventsOf || typed.length === 0) return
+    const seqs = typed.map((t) => t.seq)
+    const { rows, tags } = liveRowsWithTags(db, seqs)
+    const changes = healthChanges(typed, rows, tags, urlRowsOf(healthKeysOf(rows)), linkStatesOf(seqs))
+    if (changes.length) appendEvents(db, eventsOf(changes), now)
   }
 
   return {
@@ -114,8 +141,8 @@ export function createHealthStore(db: Db) {
     /** The highest link seq (the walk's progress is its seq over this one). */
     lastLinkSeq: (): number => lastSeq.get()?.seq ?? 0,
     linkById: (id: string): HealthLinkRow | null => byId.get(id),
-    /** Records each link's URLs as they are now (a row for every new URL), then settles the links. */
-    mapLinks(links: readonly MappedLink[], now: number): Settled {
+    /** Records each link's URLs as they are now (a row for every new URL), then settles the links (`eventsOf`: their changes' events, in the same transaction). */
+    mapLinks(links: readonly MappedLink[], now: number, eventsOf?: HealthEventsOf): Settled {
       if (links.length === 0) return NOTHING_SETTLED
       return db
         .transaction(() => {
@@ -136,6 +163,7 @@ export function createHealthStore(db: Db) {
             transitions: settle(
               links.map((l) => l.seq),
               now,
+              eventsOf,
             ).transitions,
             touched: [],
           }
@@ -148,8 +176,8 @@ export function createHealthStore(db: Db) {
       const done = new Set(checkedSince.all(json(keys), since).map((r) => r.url_key))
       return keys.filter((k) => !done.has(k))
     },
-    /** Applies check results, then settles every link of a URL whose status changed. */
-    recordResults(results: readonly CheckResult[], now: number): Settled {
+    /** Applies check results, then settles every link of a URL whose status changed (`eventsOf`: as mapLinks). */
+    recordResults(results: readonly CheckResult[], now: number, eventsOf?: HealthEventsOf): Settled {
       if (results.length === 0) return NOTHING_SETTLED
       return db
         .transaction(() => {
@@ -159,7 +187,7 @@ export function createHealthStore(db: Db) {
           for (const w of plan.writes) writeUrl.run(w.key, w.url, w.status, w.fails, w.httpStatus, w.error, w.checkedAt)
           if (plan.changed.length === 0) return NOTHING_SETTLED
           const users = usersOf.all(json(plan.changed))
-          const { transitions, refs } = settle([...new Set(users.map((u) => u.link_seq))], now)
+          const { transitions, refs } = settle([...new Set(users.map((u) => u.link_seq))], now, eventsOf)
           const flipped = new Set(plan.flipped)
           const touched = [...new Set(users.filter((u) => flipped.has(u.url_key)).map((u) => u.link_seq))].flatMap((s) => refs.get(s) ?? [])
           return { transitions, touched }

@@ -36,5 +36,5 @@ export {
 export { linkRoutes } from './links.routes'
 export { FILTER_TYPES, LinkOptions, MAX_KEY_LENGTH, TestVariant } from './links.schema'
 export { createLinkService, type ImportedFacts, type LinkService } from './links.service'
-export { createLinkStore, type LinkRow, type LinkStore, type LinkStorePort } from './links.store'
-export { createPgLinkStore, LINKS_CHANNEL, type PgLinkStoreOptions } from './links.store.pg'
+export { createLinkStore, type LinkRow, type LinkStore, type LinkStorePort, liveRowsWithTags } from './links.store'
+export { createPgLinkStore, LINKS_CHANNEL, liveRowsWithTagsPg, type PgLinkStoreOptions } from './links.store.pg'

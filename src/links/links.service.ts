@@ -393,6 +393,8 @@ export function createLinkService<S extends LinkStorePort = LinkStore>(deps: Lin
       listeners.push(fn)
     },
     shortLinkOf,
+    /** A row as the API shows it, with the tags and `health` the caller read (another store's event, inside its transaction). */
+    recordWith: (row: LinkRow, tags: string[], health: LinkHealth | null): LinkRecord => linkRecordOf(row, tags, settings, health),
     /** A stored row as the API shows it; synchronous over SQLite (hosted landing pages render on the redirect path). */
     toRecord: (row: LinkRow) =>
       then(deps.store.tagsOf([row.seq]), (tags) =>

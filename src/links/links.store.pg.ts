@@ -63,6 +63,38 @@ function numbered(sqlText: string, first = 0): string {
 
 const isUniqueViolation = (e: unknown) => (e as { errno?: unknown })?.errno === '23505'
 
+/** Links' tag ids in order, by seq. */
+async function tagsIn(db: SQL, seqs: readonly number[]): Promise<Map<number, string[]>> {
+  const out = new Map<number, string[]>()
+  if (seqs.length === 0) return out
+  const rows = await db.unsafe(
+    `SELECT link_seq::float8 AS link_seq, tag_id FROM link_tags WHERE link_seq IN (${seqs.map((_, i) => `$${i + 1}`).join(',')}) ORDER BY link_seq, pos`,
+    [...seqs],
+  )
+  for (const r of rows as { link_seq: number; tag_id: string }[]) {
+    const list = out.get(r.link_seq) ?? []
+    list.push(r.tag_id)
+    out.set(r.link_seq, list)
+  }
+  return out
+}
+
+/** Live links' rows and tags, read inside the caller's transaction: another store's events carry their records. */
+export async function liveRowsWithTagsPg(tx: SQL, seqs: readonly number[]): Promise<{ rows: LinkRow[]; tags: Map<number, string[]> }> {
+  if (seqs.length === 0) return { rows: [], tags: new Map() }
+  const rows = (await tx.unsafe(
+    `SELECT ${COLUMNS} FROM links WHERE seq IN (SELECT jsonb_array_elements_text($1::text::jsonb)::bigint) AND deleted_at IS NULL ORDER BY seq`,
+    [JSON.stringify(seqs)],
+  )) as LinkRow[]
+  return {
+    rows: [...rows],
+    tags: await tagsIn(
+      tx,
+      rows.map((r) => r.seq),
+    ),
+  }
+}
+
 export function createPgLinkStore(sql: SQL, { publish }: PgLinkStoreOptions = {}): LinkStorePort {
   const announce = async (tx: SQL, rows: { domain: string; key: string }[]) => {
     if (publish && rows.length) await publish(tx, LINKS_CHANNEL, [...new Set(rows.map((r) => `${r.domain}/${r.key}`))])
@@ -74,20 +106,6 @@ export function createPgLinkStore(sql: SQL, { publish }: PgLinkStoreOptions = {}
   const keyTaken = async (db: SQL, domain: string, key: string, exceptSeq?: number): Promise<boolean> => {
     const [row] = await db.unsafe('SELECT seq::float8 AS seq FROM links WHERE domain = $1 AND key = $2 AND deleted_at IS NULL', [domain, key])
     return row !== undefined && row.seq !== exceptSeq
-  }
-  const tagsIn = async (db: SQL, seqs: number[]): Promise<Map<number, string[]>> => {
-    const out = new Map<number, string[]>()
-    if (seqs.length === 0) return out
-    const rows = await db.unsafe(
-      `SELECT link_seq::float8 AS link_seq, tag_id FROM link_tags WHERE link_seq IN (${seqs.map((_, i) => `$${i + 1}`).join(',')}) ORDER BY link_seq, pos`,
-      seqs,
-    )
-    for (const r of rows as { link_seq: number; tag_id: string }[]) {
-      const list = out.get(r.link_seq) ?? []
-      list.push(r.tag_id)
-      out.set(r.link_seq, list)
-    }
-    return out
   }
   /** Appends the events of written links in `tx` (their rows read again there, with their tags). */
   const appendLinkEvents = async (tx: SQL, type: LinkChangeEvent['type'], seqs: number[], now: number, eventsOf: LinkEventsOf | undefined) => {

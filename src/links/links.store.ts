@@ -125,6 +125,38 @@ function ftsPhrase(search: string | undefined): string | undefined {
   return search !== undefined && [...search].length >= 3 ? `"${search.replace(/"/g, '""')}"` : undefined
 }
 
+/** Links' tag ids in order, by seq (inside the caller's transaction, if any). */
+function tagsIn(db: Db, seqs: readonly number[]): Map<number, string[]> {
+  const out = new Map<number, string[]>()
+  if (seqs.length === 0) return out
+  const rows = db
+    .query<{ link_seq: number; tag_id: string }, number[]>(
+      `SELECT link_seq, tag_id FROM link_tags WHERE link_seq IN (${seqs.map(() => '?').join(',')}) ORDER BY link_seq, pos`,
+    )
+    .all(...seqs)
+  for (const r of rows) {
+    const list = out.get(r.link_seq) ?? []
+    list.push(r.tag_id)
+    out.set(r.link_seq, list)
+  }
+  return out
+}
+
+/** Live links' rows and tags, read inside the caller's transaction: another store's events carry their records. */
+export function liveRowsWithTags(db: Db, seqs: readonly number[]): { rows: LinkRow[]; tags: Map<number, string[]> } {
+  if (seqs.length === 0) return { rows: [], tags: new Map() }
+  const rows = db
+    .query<LinkRow, [string]>('SELECT * FROM links WHERE seq IN (SELECT value FROM json_each(?)) AND deleted_at IS NULL ORDER BY seq')
+    .all(JSON.stringify(seqs))
+  return {
+    rows,
+    tags: tagsIn(
+      db,
+      rows.map((r) => r.seq),
+    ),
+  }
+}
+
 export function createLinkStore(db: Db) {
   const byId = db.query<LinkRow, [string]>('SELECT * FROM links WHERE id = ?')
   const bySeq = db.query<LinkRow, [number]>('SELECT * FROM links WHERE seq = ?')
@@ -346,21 +378,7 @@ export function createLinkStore(db: Db) {
     if (eventsOf) appendEvents(db, eventsOf([{ type: 'link.created', row: saved, tags: tagIds }]), r.created_at)
     return saved
   }
-  function tagsOf(seqs: number[]): Map<number, string[]> {
-    const out = new Map<number, string[]>()
-    if (seqs.length === 0) return out
-    const rows = db
-      .query<{ link_seq: number; tag_id: string }, number[]>(
-        `SELECT link_seq, tag_id FROM link_tags WHERE link_seq IN (${seqs.map(() => '?').join(',')}) ORDER BY link_seq, pos`,
-      )
-      .all(...seqs)
-    for (const r of rows) {
-      const list = out.get(r.link_seq) ?? []
-      list.push(r.tag_id)
-      out.set(r.link_seq, list)
-    }
-    return out
-  }
+  const tagsOf = (seqs: number[]) => tagsIn(db, seqs)
   return {
     getById: (id: string) => byId.get(id),
     getByDomainKey: (domain: string, key: string) => byDomainKey.get(domain, key),

@@ -218,7 +218,7 @@ export function createWebhookStore(db: Db) {
         )
         .get(now, webhookId, eventId)
     },
-    /** Events of a change another part of the node has already committed (link health): one transaction of their own. */
+    /** Events of a change another part of the node has already committed (A/B test verdicts): one transaction of their own. */
     announce(events: readonly NewEvent[], now: number): void {
       db.transaction(() => appendEvents(db, events, now))()
     },

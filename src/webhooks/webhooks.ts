@@ -49,8 +49,9 @@ export function createWebhooks(o: WebhooksOptions) {
     delivery,
     start: delivery.start,
     /**
-     * Events of a change committed elsewhere (link health's link.broken / link.recovered): appended
-     * right after that change's commit, so a crash in between loses that one event.
+     * Events of a change committed elsewhere (an A/B test's link.test_completed): appended right
+     * after that change's commit, so a crash in between loses that one event. (Link health's
+     * events are appended by its store in the change's own transaction.)
      */
     announce: (events: readonly NewEvent[]) => o.store.announce(events, (o.now ?? Date.now)()),
     /** Events were committed in this process (e.g. a click batch by the writer thread). */
