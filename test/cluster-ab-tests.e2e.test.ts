@@ -8,10 +8,10 @@
  * click's variant, found by its click id in `tracked_clicks`).
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { type Cluster, startCluster } from './helpers/cluster'
 import { landingOf } from './helpers/landing'
 import { until } from './helpers/poll'
-import { startPostgres, type TestPostgres } from './helpers/postgres'
-import { json, queryStore, startServer, type TestServer } from './helpers/server'
+import { json, queryStore, type TestServer } from './helpers/server'
 import { type Receiver, startReceiver } from './helpers/webhook-receiver'
 
 const ADMIN_KEY = 'sk_ab_cluster_admin_key_0123456789abc'
@@ -19,35 +19,24 @@ const BROWSER_UA = 'Mozilla/5.0 (X11; Linux x86_64; rv:125.0) Gecko/20100101 Fir
 const A = 'https://a.example/'
 const B = 'https://b.example/'
 
-let pg: TestPostgres
+let cluster: Cluster
 let storeUrl: string
 let nodes: TestServer[] = []
 let receiver: Receiver
 
-async function startNode(i: number): Promise<TestServer> {
-  const first = nodes[0]
-  const tls = i === 0 || !first ? '' : `[tls]\nmode = "files"\ncertFile = "${first.dir}/data/tls/cert.pem"\nkeyFile = "${first.dir}/data/tls/key.pem"\n`
-  return startServer({
-    storeUrl,
-    env: { SHORTLINK_ADMIN_KEY: ADMIN_KEY },
-    ca: first?.ca,
-    toml: `[limits]\napiPerMinute = 100000\n[webhooks]\nallowPrivateNetworks = true\n${tls}`,
-  })
-}
-
 beforeAll(async () => {
-  pg = await startPostgres()
-  storeUrl = await pg.createDatabase('ab_cluster')
   receiver = startReceiver()
-  nodes = [await startNode(0)]
-  nodes.push(...(await Promise.all([startNode(1), startNode(2)])))
+  cluster = await startCluster({
+    database: 'ab_cluster',
+    adminKey: ADMIN_KEY,
+    toml: '[limits]\napiPerMinute = 100000\n[webhooks]\nallowPrivateNetworks = true\n',
+  })
+  ;({ nodes, storeUrl } = cluster)
 })
 
 afterAll(async () => {
-  for (const n of nodes) if (process.env.DEBUG_CLUSTER || (n.proc.exitCode !== null && n.proc.signalCode !== 'SIGKILL')) console.error(n.output())
   receiver?.stop()
-  await Promise.all(nodes.map((n) => n.stop().catch(() => 0)))
-  await pg?.destroy()
+  await cluster?.stop()
 }, 60_000)
 
 /** The same short link served by `node` (each node has its own port). */

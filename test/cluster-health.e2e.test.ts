@@ -5,45 +5,34 @@
  * node's redirect cache, and when the checking node dies another takes over.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { type Cluster, startCluster } from './helpers/cluster'
 import { type Destination, startDestination } from './helpers/destination'
 import { until } from './helpers/poll'
-import { startPostgres, type TestPostgres } from './helpers/postgres'
-import { freePort, queryStore, startServer, type TestServer } from './helpers/server'
+import { freePort, queryStore, type TestServer } from './helpers/server'
 
 const ADMIN_KEY = 'sk_cluster_health_admin_key_0123456789'
 const BROWSER_UA = 'Mozilla/5.0 (X11; Linux x86_64; rv:125.0) Gecko/20100101 Firefox/125.0'
 
-let pg: TestPostgres
+let cluster: Cluster
 let storeUrl: string
 let publicPort: number
-const nodes: TestServer[] = []
+let nodes: TestServer[] = []
 let d: Destination
-
-async function startNode(i: number): Promise<TestServer> {
-  const first = nodes[0]
-  const tls = i === 0 || !first ? '' : `[tls]\nmode = "files"\ncertFile = "${first.dir}/data/tls/cert.pem"\nkeyFile = "${first.dir}/data/tls/key.pem"\n`
-  return startServer({
-    storeUrl,
-    publicBaseUrl: `https://localhost:${publicPort}/api`,
-    env: { SHORTLINK_ADMIN_KEY: ADMIN_KEY },
-    ca: first?.ca,
-    toml: `${tls}[health]\nevery = "1s"\ntimeout = "1s"\nallowPrivateNetworks = true\n`,
-  })
-}
 
 beforeAll(async () => {
   d = startDestination()
-  pg = await startPostgres()
-  storeUrl = await pg.createDatabase('cluster_health')
   publicPort = await freePort()
-  nodes.push(await startNode(0))
-  nodes.push(...(await Promise.all([startNode(1), startNode(2)])))
+  cluster = await startCluster({
+    database: 'cluster_health',
+    adminKey: ADMIN_KEY,
+    publicBaseUrl: `https://localhost:${publicPort}/api`,
+    toml: '[health]\nevery = "1s"\ntimeout = "1s"\nallowPrivateNetworks = true\n',
+  })
+  ;({ nodes, storeUrl } = cluster)
 })
 
 afterAll(async () => {
-  for (const n of nodes) if (process.env.DEBUG_CLUSTER || (n.proc.exitCode !== null && n.proc.signalCode !== 'SIGKILL')) console.error(n.output())
-  await Promise.all(nodes.map((n) => n.stop().catch(() => 0)))
-  await pg?.destroy()
+  await cluster?.stop()
   d?.stop()
 })
 
