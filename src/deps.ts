@@ -439,7 +439,8 @@ function assemble<P extends Ports>(config: Config, stores: StoreBundle<P>, log: 
   const abTests = createAbTests({
     store: stores.abTests,
     links,
-    announce: (events) => webhooks.announce(events),
+    // link.test_completed (contract), once per verdict: the A/B store appends it in the verdict's transaction.
+    eventsOf: ({ link, test }) => [{ type: 'link.test_completed', userId: link.userId, linkId: link.id, tagIds: link.tags, data: { link, test } }],
     lead: locks ? (work, stop) => leaseLeadership(locks, AB_TEST_LEASE, work, stop, log) : undefined,
     log,
     now,

@@ -2,7 +2,8 @@
  * A/B tests (contract: "A/B tests"): the results of a link's test, and the verdict at its end,
  * taken by one node (the lease holder on PostgreSQL; the only node on SQLite) and stored once
  * per test whatever happens (the verdict's key). A winner's URL becomes the link's (through the
- * links service: `link.updated` comes from its write); `link.test_completed` follows either way.
+ * links service: `link.updated` comes from its write); `link.test_completed` follows either way,
+ * appended by the store in the verdict's own transaction (`eventsOf`), so no crash loses it.
  * The split itself is the redirect's (resolve.ts `testVariant`): it stops at `testCompletedAt`.
  */
 import type { Static } from '@sinclair/typebox'
@@ -10,7 +11,7 @@ import type { Caller } from '../auth'
 import type { LinkRecord, LinkRow, LinkTestResult, TestGoal } from '../links'
 import { storedOptionsOf } from '../links'
 import { type Logger, notFound } from '../shared'
-import { type AbTestStorePort, emptyTally, type VariantTally, type VerdictRow } from './ab-tests.store'
+import { type AbTestStorePort, emptyTally, type VariantTally, type VerdictEventsOf, type VerdictRow } from './ab-tests.store'
 import { conversionRate, verdictOf } from './ab-tests.verdict'
 
 export type TestResult = Static<typeof LinkTestResult>
@@ -23,14 +24,23 @@ export interface AbTestDeps {
     update(caller: Caller, id: string, body: { data: unknown }): Promise<LinkRecord>
     findLiveRow(domain: string, key: string): LinkRow | null | Promise<LinkRow | null>
   }
-  /** Webhooks and live events, after the verdict is stored. */
-  announce(events: { type: 'link.test_completed'; userId: string; linkId: string; tagIds: string[]; data: unknown }[]): unknown
+  /**
+   * The events of a verdict (`link.test_completed`): the link as the verdict left it and the
+   * test's results. The store appends them in the transaction that stores the verdict.
+   */
+  eventsOf?: (completed: CompletedTest) => ReturnType<VerdictEventsOf>
   /** Runs `work` while this node leads (PostgreSQL: a lease); absent: this node always does. */
   lead?: (work: (signal: AbortSignal) => Promise<void>, stop: AbortSignal) => Promise<void>
   log: Logger
   now?: () => number
   /** How often the node looks for tests whose end has come (the contract allows 5 seconds). */
   everyMs?: number
+}
+
+/** A judged test: its link after the verdict (a winner promoted) and its results. */
+export interface CompletedTest {
+  link: LinkRecord
+  test: TestResult
 }
 
 /** Tests judged per look; more wait for the next one. */
@@ -104,17 +114,18 @@ export function createAbTests(deps: AbTestDeps) {
       variants: tallies,
       judgedAt: now(),
     }
-    // Stored first, under its unique key: only the node that stored it acts on it (a crash after this loses the announcement, never doubles it).
-    if (!(await store.saveVerdict(verdict))) return
+    // The winner is promoted first (its link.updated in the links store's transaction), then the verdict is
+    // stored under its unique key with its link.test_completed in one transaction: a crash in between leaves
+    // the test due, judged again at the next look; a verdict stored already (another node's) adds no event.
     let link = record
     if (winner !== null) {
       const data = { ...(record.data as Record<string, unknown>), url: test.variants[winner]!.url }
       link = await deps.links.update(owner, id, { data })
     }
+    const completed: CompletedTest = { link, test: resultOf(test, tallies, verdict) }
+    const eventsOf = deps.eventsOf
+    if (!(await store.saveVerdict(verdict, eventsOf && (() => eventsOf(completed))))) return
     log.info('A/B test judged', { linkId: id, status: verdict.status, winner, pValue })
-    await deps.announce([
-      { type: 'link.test_completed', userId: link.userId, linkId: link.id, tagIds: link.tags, data: { link, test: resultOf(test, tallies, verdict) } },
-    ])
   }
 
   /** Judges the tests whose end has come, until stopped. */

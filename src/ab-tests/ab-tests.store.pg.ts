@@ -4,7 +4,17 @@
  * node stores it.
  */
 import type { SQL } from 'bun'
-import { type AbTestStorePort, type ConversionRow, talliesOf, type VerdictRow, variantConversionsSql, variantVisitsSql, verdictRowOf } from './ab-tests.store'
+import { appendEventsPg, eventsAppended } from '../events'
+import {
+  type AbTestStorePort,
+  type ConversionRow,
+  talliesOf,
+  type VerdictEventsOf,
+  type VerdictRow,
+  variantConversionsSql,
+  variantVisitsSql,
+  verdictRowOf,
+} from './ab-tests.store'
 
 export function createPgAbTestStore(sql: SQL): AbTestStorePort {
   const ENDS = "(l.options::jsonb ->> 'testCompletedAt')"
@@ -25,11 +35,17 @@ export function createPgAbTestStore(sql: SQL): AbTestStorePort {
       const conversions = (await sql.unsafe(variantConversionsSql(p), [seq, since])) as ConversionRow[]
       return talliesOf(visits as { variant: unknown; clicks: unknown }[], conversions)
     },
-    async saveVerdict(v: VerdictRow) {
-      const rows = await sql`INSERT INTO link_tests (link_seq, started_at, status, winner, p_value, variants, judged_at)
-        VALUES (${v.linkSeq}, ${v.startedAt}, ${v.status}, ${v.winner}, ${v.pValue}, ${JSON.stringify(v.variants)}, ${v.judgedAt})
-        ON CONFLICT DO NOTHING RETURNING link_seq`
-      return rows.length === 1
+    async saveVerdict(v: VerdictRow, eventsOf?: VerdictEventsOf) {
+      const stored = await sql.begin(async (tx) => {
+        const rows = await tx`INSERT INTO link_tests (link_seq, started_at, status, winner, p_value, variants, judged_at)
+          VALUES (${v.linkSeq}, ${v.startedAt}, ${v.status}, ${v.winner}, ${v.pValue}, ${JSON.stringify(v.variants)}, ${v.judgedAt})
+          ON CONFLICT DO NOTHING RETURNING link_seq`
+        if (rows.length === 1 && eventsOf) await appendEventsPg(tx, eventsOf(), v.judgedAt)
+        return rows.length === 1
+      })
+      // Committed with events: this node's dispatcher and live stream wake (others poll).
+      if (stored && eventsOf) eventsAppended()
+      return stored
     },
     async verdictOf(seq, startedAt) {
       const [r] =

@@ -5,6 +5,7 @@
  * `conversions` (each carries its click's variant).
  */
 import type { Database } from 'bun:sqlite'
+import { appendEvents, type NewEvent } from '../events'
 
 /** A stored verdict: the test of link `linkSeq` that started at `startedAt`, judged once. */
 export interface VerdictRow {
@@ -40,10 +41,17 @@ export interface AbTestStorePort {
   dueTests(now: number, limit: number): Promise<DueTest[]>
   /** Counts per variant index of link `seq` since `since` (ms); a variant without visits is absent. */
   tallies(seq: number, since: number): Promise<Map<number, VariantTally>>
-  /** Stores the verdict unless one is stored for that test already: true when this call stored it. */
-  saveVerdict(v: VerdictRow): Promise<boolean>
+  /**
+   * Stores the verdict unless one is stored for that test already: true when this call stored it.
+   * Then, in the same transaction, appends `eventsOf()` (its `link.test_completed`): a verdict
+   * and its events commit together, and a verdict stored already gets none.
+   */
+  saveVerdict(v: VerdictRow, eventsOf?: VerdictEventsOf): Promise<boolean>
   verdictOf(seq: number, startedAt: number): Promise<VerdictRow | null>
 }
+
+/** The events of a verdict this call stores (made by the caller: the service, wired in deps.ts). */
+export type VerdictEventsOf = () => readonly NewEvent[]
 
 /** Where the visits are on SQLite: the events engine's snapshot reader (stats' EventsHandle). */
 export interface EventsReader {
@@ -134,9 +142,14 @@ export function createAbTestStore(db: Database, events: EventsReader): AbTestSto
       const [visits] = await events.snapshot((tx) => tx.run([{ sql: variantVisitsSql('events', () => '?'), args: [seq, since] }]))
       return talliesOf(visits as { variant: unknown; clicks: unknown }[], conversions.all(seq, since))
     },
-    async saveVerdict(v) {
-      const r = insert.run(v.linkSeq, v.startedAt, v.status, v.winner, v.pValue, JSON.stringify(v.variants), v.judgedAt)
-      return r.changes === 1
+    async saveVerdict(v, eventsOf) {
+      return db
+        .transaction(() => {
+          const stored = insert.run(v.linkSeq, v.startedAt, v.status, v.winner, v.pValue, JSON.stringify(v.variants), v.judgedAt).changes === 1
+          if (stored && eventsOf) appendEvents(db, eventsOf(), v.judgedAt)
+          return stored
+        })
+        .immediate()
     },
     async verdictOf(seq, startedAt) {
       const r = byTest.get(seq, startedAt)

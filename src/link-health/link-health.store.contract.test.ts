@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { SQL } from 'bun'
+import { failEventsPg, failEventsSqlite } from '../../test/helpers/fail-events'
 import { until } from '../../test/helpers/poll'
 import { startMigratedDatabase } from '../../test/helpers/postgres'
 import { createAuthStore, createPgAuthStore } from '../auth'
@@ -54,10 +55,7 @@ const adapters: [string, () => Promise<Opened>][] = [
         links: createLinkStore(db),
         run: async (q) => void db.run(q),
         events: async () => db.query('SELECT type, user_id, link_id, tag_ids, data, created_at FROM events ORDER BY seq').all() as never,
-        failEvents: async (on) =>
-          void db.run(
-            on ? "CREATE TEMP TRIGGER fail_events AFTER INSERT ON events BEGIN SELECT RAISE(ABORT, 'disk full'); END" : 'DROP TRIGGER IF EXISTS fail_events',
-          ),
+        failEvents: async (on) => failEventsSqlite(db, on),
         announced: () => [],
       }
     },
@@ -74,14 +72,7 @@ const adapters: [string, () => Promise<Opened>][] = [
         links: createPgLinkStore(sql),
         run: async (q) => void (await sql.unsafe(q)),
         events: async () => (await sql`SELECT type, user_id, link_id, tag_ids, data, created_at::float8 AS created_at FROM events ORDER BY xid, seq`) as never,
-        // A deferred constraint trigger fails the transaction at its commit, the last moment it could.
-        failEvents: async (on) => {
-          if (!on) return void (await sql.unsafe('DROP TRIGGER IF EXISTS fail_events ON events'))
-          await sql.unsafe("CREATE OR REPLACE FUNCTION fail_events() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'disk full'; END $$")
-          await sql.unsafe(
-            'CREATE CONSTRAINT TRIGGER fail_events AFTER INSERT ON events DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION fail_events()',
-          )
-        },
+        failEvents: (on) => failEventsPg(sql, on),
         announced: () => [...heard],
       }
     },

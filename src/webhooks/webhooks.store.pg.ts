@@ -11,7 +11,7 @@
  *   deliveries) and runs again after a deadlock.
  */
 import type { SQL } from 'bun'
-import { appendEventsPg, eventsAppended, type NewEvent } from '../events'
+import { appendEventsPg, eventsAppended } from '../events'
 import { type DeliveryOutcome, nextState, OUTAGE_MS } from './webhooks.retry'
 import type { WebhookStorePort } from './webhooks.store'
 import {
@@ -121,10 +121,6 @@ export function createPgWebhookStore(sql: SQL): WebhookStorePort {
         [now, webhookId, eventId],
       )
       return (row as DeliveryRow | undefined) ?? null
-    },
-    async announce(events: readonly NewEvent[], now: number): Promise<void> {
-      await sql.begin((tx) => appendEventsPg(tx, events, now))
-      eventsAppended()
     },
     async testEvent(hook: Pick<WebhookRow, 'id' | 'user_id'>, data: unknown, now: number): Promise<DeliveryRow> {
       const row = await sql.begin(async (tx) => {

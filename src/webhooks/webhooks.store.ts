@@ -6,7 +6,7 @@
  * Positions in the outbox are opaque strings: here the event's seq (SQLite has one writer at
  * a time, so seq order is commit order), on PostgreSQL "<xid>:<seq>".
  */
-import { appendEvents, type NewEvent } from '../events'
+import { appendEvents } from '../events'
 import type { Awaitable } from '../shared'
 import type { Db } from '../store'
 import { type DeliveryOutcome, nextState, OUTAGE_MS } from './webhooks.retry'
@@ -217,10 +217,6 @@ export function createWebhookStore(db: Db) {
            RETURNING webhook_id, event_seq, event_id, event_type, status, attempts, response_status, last_attempt_at, next_attempt_at, created_at`,
         )
         .get(now, webhookId, eventId)
-    },
-    /** Events of a change another part of the node has already committed (A/B test verdicts): one transaction of their own. */
-    announce(events: readonly NewEvent[], now: number): void {
-      db.transaction(() => appendEvents(db, events, now))()
     },
     /** A webhook.test event for this webhook only, and its delivery, due now: one transaction. */
     testEvent(hook: Pick<WebhookRow, 'id' | 'user_id'>, data: unknown, now: number): DeliveryRow {

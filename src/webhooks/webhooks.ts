@@ -5,7 +5,7 @@
  * (in-memory SQLite: tests). `start` after the server listens, `stop` before the store closes.
  */
 import { type Config, deriveSettings } from '../config'
-import { type NewEvent, onEventsAppended } from '../events'
+import { onEventsAppended } from '../events'
 import type { Logger } from '../shared'
 import { createDelivery, shortLinkFrom } from './webhooks.delivery'
 import type { DispatcherStats } from './webhooks.dispatch'
@@ -48,12 +48,6 @@ export function createWebhooks(o: WebhooksOptions) {
     stream,
     delivery,
     start: delivery.start,
-    /**
-     * Events of a change committed elsewhere (an A/B test's link.test_completed): appended right
-     * after that change's commit, so a crash in between loses that one event. (Link health's
-     * events are appended by its store in the change's own transaction.)
-     */
-    announce: (events: readonly NewEvent[]) => o.store.announce(events, (o.now ?? Date.now)()),
     /** Events were committed in this process (e.g. a click batch by the writer thread). */
     wake() {
       delivery.wake()
