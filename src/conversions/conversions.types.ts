@@ -1,24 +1,9 @@
 /** The rows of conversions (migrations SQLite 0018 and 0019, PostgreSQL 0013 and 0014), shared by both stores and the service. */
 import type { NewEvent } from '../events'
+import { EVENT_STRINGS } from '../stats'
 
-/** A visit's dimensions as tracked_clicks and conversions keep them (the click events' columns). */
-export const CLICK_COLUMNS = [
-  'scan',
-  'continent',
-  'country',
-  'region',
-  'city',
-  'os',
-  'browser',
-  'device',
-  'referer',
-  'referer_url',
-  'utm_source',
-  'utm_medium',
-  'utm_campaign',
-  'utm_term',
-  'utm_content',
-] as const
+/** A visit's dimensions as tracked_clicks and conversions keep them: the click events' columns, in their order. */
+export const CLICK_COLUMNS = ['scan', ...EVENT_STRINGS.map(([column]) => column)] as const
 export type ClickDimensions = { scan: number } & Record<Exclude<(typeof CLICK_COLUMNS)[number], 'scan'>, string | null>
 
 /** A tracked click (`sl_id`) with its link as it is now. */

@@ -1,5 +1,5 @@
 /** Statistics: the click-event vocabulary, click recording and batch writing (worker), rollups, GET /statistics. Other modules import this file only. */
-export { type Browser, type Device, type Os, trackedClicksOf } from './click-event'
+export { type Browser, type Device, EVENT_STRINGS, type Os, trackedClicksOf } from './click-event'
 export {
   type ClickRecorder,
   createClickRecorder,
