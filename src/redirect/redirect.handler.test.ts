@@ -100,6 +100,21 @@ describe('the 302', () => {
     hsts = false
     expect(await sts('/plain302')).toEqual([302, 'https://dest.example/a?b=1', null])
   })
+
+  test("a location made per visit stays that answer's own when the next answers are made (the headers are copied)", async () => {
+    const made = await h.call('POST', '/links/link', {
+      json: { data: { url: 'https://dest.example/t' }, linkOptions: { key: 'own302', trackConversion: true } },
+    })
+    expect(made.status).toBe(200)
+    // A browser's visit (one without a user agent is a bot's: not counted, no click id).
+    const browser = { headers: { 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36' } }
+    const answers = [await visit('/own302', browser), await visit('/own302', browser), await visit('/own302', browser)]
+    const ids = answers.map((r) => new URL(r.headers.get('location')!).searchParams.get('sl_id'))
+    expect(new Set(ids).size).toBe(3)
+    // Read again after all three were made: each still carries its own.
+    expect(answers.map((r) => new URL(r.headers.get('location')!).searchParams.get('sl_id'))).toEqual(ids)
+    expect(answers.every((r) => r.headers.get('strict-transport-security') === 'max-age=31536000')).toBe(true)
+  })
 })
 
 describe('number targeting on one node', () => {

