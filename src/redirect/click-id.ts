@@ -58,21 +58,31 @@ export const CLICK_ID_PARAM = 'sl_id'
 
 /**
  * `url` with `sl_id=<clickId>` added to its query (before a fragment); an `sl_id` already there
- * is replaced. The common case (none there) is string work only, no URL object.
+ * is replaced. The common case (none there) is string work only, no URL object. Most tracked
+ * visits go to the destination the visit before went to, so the parts around the id are kept
+ * for the last destination (one comparison per visit instead of a scan of the URL).
  */
 export function appendClickId(url: string, clickId: string): string {
+  if (url !== around.url) around = partsAround(url)
+  return around.head + clickId + around.tail
+}
+
+let around = { url: '', head: '?sl_id=', tail: '' }
+
+/** What goes before the click id (the URL up to `sl_id=`) and after it (the fragment). */
+function partsAround(url: string): typeof around {
   const hash = url.indexOf('#')
   const base = hash < 0 ? url : url.slice(0, hash)
-  const fragment = hash < 0 ? '' : url.slice(hash)
+  const tail = hash < 0 ? '' : url.slice(hash)
   const q = base.indexOf('?')
   if (q >= 0 && base.includes(CLICK_ID_PARAM) && /[?&]sl_id(=|&|$)/.test(base)) {
     const kept = base
       .slice(q + 1)
       .split('&')
       .filter((p) => p !== CLICK_ID_PARAM && !p.startsWith(`${CLICK_ID_PARAM}=`))
-    kept.push(`${CLICK_ID_PARAM}=${clickId}`)
-    return `${base.slice(0, q)}?${kept.join('&')}${fragment}`
+    kept.push(`${CLICK_ID_PARAM}=`)
+    return { url, head: `${base.slice(0, q)}?${kept.join('&')}`, tail }
   }
   const sep = q < 0 ? '?' : q === base.length - 1 || base.endsWith('&') ? '' : '&'
-  return `${base}${sep}${CLICK_ID_PARAM}=${clickId}${fragment}`
+  return { url, head: `${base}${sep}${CLICK_ID_PARAM}=`, tail }
 }

@@ -8,12 +8,12 @@
  * row leaves memory (`text`). Click ids are ASCII (redirect/click-id.ts makes them).
  */
 export class TrackedIds {
-  private bytes = new Uint8Array(1024)
+  private bytes = Buffer.allocUnsafe(1024)
   private length = 0
 
   /** Adds a click id and its visit's time (ms). */
   add(id: string, at: number): void {
-    const need = this.length + id.length + 18
+    const need = this.length + id.length + 24
     if (need > this.bytes.length) this.grow(need)
     const b = this.bytes
     let p = this.length
@@ -23,14 +23,15 @@ export class TrackedIds {
     if (Number.isInteger(at) && at >= 0 && at < 1e16) {
       // The digits of `${at}` without making that string: the high part, then the low 8 digits zero-padded.
       const high = Math.floor(at / 1e8)
-      let low = at - high * 1e8
+      let low = (at - high * 1e8) | 0
       if (high > 0) {
         p = writeDigits(b, p, high)
-        for (let d = 10_000_000; d >= 1; d /= 10) {
-          const digit = Math.floor(low / d)
-          b[p++] = 48 + digit
-          low -= digit * d
+        for (let i = 7; i >= 0; i--) {
+          const q = (low / 10) | 0
+          b[p + i] = 48 + (low - q * 10)
+          low = q
         }
+        p += 8
       } else p = writeDigits(b, p, low)
     } else for (const c of String(at)) b[p++] = c.charCodeAt(0)
     this.length = p
@@ -38,22 +39,22 @@ export class TrackedIds {
 
   /** The `tracked` text: `<id>@<at>` separated by spaces. */
   text(): string {
-    return Buffer.from(this.bytes.buffer, 0, this.length).toString('latin1')
+    return this.bytes.toString('latin1', 0, this.length)
   }
 
   private grow(need: number) {
-    const bytes = new Uint8Array(Math.max(need, this.bytes.length * 2))
-    bytes.set(this.bytes.subarray(0, this.length))
+    const bytes = Buffer.allocUnsafe(Math.max(need, this.bytes.length * 2))
+    this.bytes.copy(bytes, 0, 0, this.length)
     this.bytes = bytes
   }
 }
 
-/** Writes the decimal digits of integer `n` (0 ≤ n < 1e8 or a safe high part) at `p`; returns the position after them. */
+/** Writes the decimal digits of integer `n` (0 ≤ n < 1e8) at `p`; returns the position after them. */
 function writeDigits(b: Uint8Array, p: number, n: number): number {
   let digits = 1
   for (let m = 10; m <= n; m *= 10) digits++
   for (let i = digits - 1; i >= 0; i--) {
-    const q = Math.floor(n / 10)
+    const q = (n / 10) | 0
     b[p + i] = 48 + (n - q * 10)
     n = q
   }
