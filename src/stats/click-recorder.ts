@@ -23,6 +23,7 @@ import { basename, dirname, join } from 'node:path'
 import type { SQL } from 'bun'
 import { metrics } from '../metrics'
 import { AppError, diskFullLogOf, isDiskFull, type Logger, workerSpec } from '../shared'
+import { columnsOf, transferOf } from './click-columns'
 import type { ClickEvent } from './click-event'
 import { type ClickJournal, type JournalChunk, type JournalMark, openClickJournal } from './click-journal'
 import { parseWriterFault } from './click-writer.faults'
@@ -337,7 +338,9 @@ function workerSink(db: Database, path: string, log: Logger, opts: EventsOptions
     async write(rows, mark) {
       const { channel, inline } = await connect()
       if (inline) return inline.write(rows, mark)
-      return channel.ask<boolean>({ type: 'write', events: rows, mark }, { watched: true })
+      // As columns: the numbers' buffers move to the thread, and it makes the row objects (click-columns.ts).
+      const columns = columnsOf(rows)
+      return channel.ask<boolean>({ type: 'write', columns, mark }, { watched: true, transfer: transferOf(columns) })
     },
     async journalMark(journal) {
       const { channel, inline } = await connect()

@@ -88,8 +88,11 @@ interface Pending {
 
 /** Requests to one writer thread; they fail when it is lost. */
 export interface WriterChannel {
-  /** Posts `message` with a new `req` (and `id`, unless it has one); settles with the answer's value. `watched`: a batch, bounded by `answerMs`. */
-  ask<T = unknown>(message: { type: string } & Record<string, unknown>, opts?: { watched?: boolean }): Promise<T>
+  /**
+   * Posts `message` with a new `req` (and `id`, unless it has one); settles with the answer's value. `watched`: a batch,
+   * bounded by `answerMs`; `transfer`: buffers moved to the thread with the message (the sender's copies are detached).
+   */
+  ask<T = unknown>(message: { type: string } & Record<string, unknown>, opts?: { watched?: boolean; transfer?: ArrayBuffer[] }): Promise<T>
   /** A message that gets no answer (interrupt a read, end a snapshot, resume a backup); dropped once the writer is lost. */
   post(message: { type: string } & Record<string, unknown>): void
 }
@@ -266,13 +269,13 @@ export function createSupervisedWriter<Inline>(opts: SupervisedWriterOptions<Inl
 
   function channelOf(gen: Generation): WriterChannel {
     return {
-      ask<T>(message: { type: string } & Record<string, unknown>, o: { watched?: boolean } = {}): Promise<T> {
+      ask<T>(message: { type: string } & Record<string, unknown>, o: { watched?: boolean; transfer?: ArrayBuffer[] } = {}): Promise<T> {
         if (gen.lost) return Promise.reject(new WriteFailedError(`the ${name} thread was lost`))
         const req = nextId++
         return new Promise<T>((resolve, reject) => {
           const timer = o.watched ? setTimeout(() => lose(gen, `did not answer a write within ${answerMs} ms`), answerMs) : null
           gen.waiting.set(req, { resolve: resolve as (v: unknown) => void, reject, timer, sentAt: o.watched ? Date.now() : null })
-          gen.worker.postMessage({ ...message, id: message.id ?? req, req })
+          gen.worker.postMessage({ ...message, id: message.id ?? req, req }, o.transfer ?? [])
         })
       },
       post(message) {

@@ -12,7 +12,7 @@
  * click-writer.faults.ts) makes this writer fail the way a broken one would.
  */
 import { connectStore, type Db } from '../store'
-import type { ClickEvent } from './click-event'
+import { type ClickColumns, rowsOf } from './click-columns'
 import type { JournalMark } from './click-journal'
 import type { WriterFault } from './click-writer.faults'
 import { type EventsEngine, openEventsEngine, type ReadTx } from './events.engine'
@@ -42,7 +42,7 @@ export interface OpenMessage {
 
 type Message =
   | OpenMessage
-  | { type: 'write'; id: number; req: number; events: ClickEvent[]; mark?: JournalMark }
+  | { type: 'write'; id: number; req: number; columns: ClickColumns; mark?: JournalMark }
   | { type: 'journal-mark'; id: number; req: number; journal: string }
   | { type: 'compact'; id: number; req: number }
   | { type: 'sync-conversions'; id: number; req: number }
@@ -100,7 +100,7 @@ self.onmessage = (ev: MessageEvent<Message>) => {
     // Before the batch is written: its rows must then be written once, by the next writer.
     if (fault && fault.at !== 'open' && writes >= fault.at) breakDown(fault.kind, `before write ${writes + 1}`)
     writes++
-    answer(msg.req, engine!.write(msg.events, msg.mark))
+    answer(msg.req, engine!.write(rowsOf(msg.columns), msg.mark))
   } else if (msg.type === 'journal-mark') answer(msg.req, engine!.journalMark(msg.journal))
   else if (msg.type === 'compact') answer(msg.req, engine!.compact())
   else if (msg.type === 'sync-conversions') answer(msg.req, engine!.syncConversions())
