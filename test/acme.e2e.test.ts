@@ -147,7 +147,11 @@ describe.skipIf(!pebbleInstalled())('ACME certificates for custom domains (pebbl
     const t0 = performance.now()
     const created = await json(await s.api('/domains', { method: 'POST', json: { domain: 'shop.example.com' } }))
     expect(created.status).toBe(200)
-    expect(created.body).toMatchObject({ cnameStatus: 'pending', sslStatus: 'pending' })
+    // The first CNAME check is due at once: on PostgreSQL (the answer is read back after the awaited insert) it may
+    // have found the CNAME already and started the order.
+    expect([created.body.cnameStatus, created.body.sslStatus]).toEqual(
+      created.body.cnameStatus === 'valid' ? ['valid', expect.stringMatching(/^(pending|issuing)$/)] : ['pending', 'pending'],
+    )
     const served = await waitFor(
       'certificate served',
       async () => {

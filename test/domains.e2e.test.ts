@@ -23,7 +23,11 @@ describe('domains over HTTPS', () => {
       await s.api('/domains', { method: 'POST', json: { domain: 'Links.Bücher.example', notFoundUrl: 'https://example.com/missing' } }),
     )
     expect(created.status).toBe(200)
-    expect(created.body).toMatchObject({ slug: 'links.xn--bcher-kva.example', cnameStatus: 'pending', sslStatus: 'pending', clicks: 0, archived: false })
+    expect(created.body).toMatchObject({ slug: 'links.xn--bcher-kva.example', sslStatus: 'pending', clicks: 0, archived: false })
+    // The first CNAME check is due at once: on PostgreSQL (the answer is read back after the insert, awaited) it can
+    // have ended already. This machine's DNS has no records for the name, so it is pending or, once checked, invalid.
+    if (created.body.cnameStatus === 'invalid') expect(created.body.cnameDetail).toContain('has no CNAME, A or AAAA records')
+    else expect(created.body.cnameStatus).toBe('pending')
 
     expect((await json(await s.api('/domains/links.bücher.example'))).body.slug).toBe('links.xn--bcher-kva.example')
     const list = await s.api('/domains?sortBy=domain&sortOrder=asc')
