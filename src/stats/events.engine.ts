@@ -55,6 +55,8 @@ CREATE TABLE IF NOT EXISTS conversions (
   ${EVENT_STRINGS.map(([c]) => `${c} VARCHAR`).join(', ')}
 );
 INSERT OR IGNORE INTO events_meta VALUES ('conversions_seq', 0);
+-- How far (a day's start, ms) the backfill of pair rows has come (0: not begun).
+INSERT OR IGNORE INTO events_meta VALUES ('pairs_backfilled_to', 0);
 -- The A/B variant of a conversion's click (SQLite migration 0019), for the raw events export; last, as the CSV load is by position.
 ALTER TABLE conversions ADD COLUMN IF NOT EXISTS variant TINYINT;
 `
@@ -131,13 +133,21 @@ function rollupSelects(level: Level, where: string): string[] {
 
 /**
  * The same rows appended to the level's table (reads sum them); at the day level also the pair
- * rows of events from `pairsFrom` on (earlier days get theirs from the backfill of a store
- * rolled up before pairs existed).
+ * rows of the events `pairsWhere` (over `e`) keeps: a store rolled up before pairs existed gets
+ * the earlier days' from its backfill, and only the days it has not reached yet are left to it.
  */
-const rollupInserts = (level: Level, where: string, pairsFrom: number) => [
+const rollupInserts = (level: Level, where: string, pairsWhere: string) => [
   ...rollupSelects(level, where).map((sql) => `INSERT INTO ${level.table} ${sql} ORDER BY 3`),
-  ...(level === LEVEL_DAY ? pairInserts(`${where} AND e."at" >= ${Math.trunc(pairsFrom)}`) : []),
+  ...(level === LEVEL_DAY ? pairInserts(`${where} AND ${pairsWhere}`) : []),
 ]
+
+/**
+ * Days of pair rows one backfill step adds, in one transaction: writes and roll-ups take their
+ * turn between steps. In one transaction, the backfill of a 100M-event year took 58 s on a
+ * quiet machine, and every write waited behind it, so the writer's watchdog (60 s) could end
+ * the thread and the backfill with it, to start again at the next open.
+ */
+const PAIR_BACKFILL_DAYS = 7
 
 /** The rollup limit of a level. */
 const limitOf = (level: Level, r: Rolled) => (level.ms >= WEEK ? r.week : level.ms >= DAY ? r.day : r.hour)
@@ -179,6 +189,10 @@ export interface EventsEngineOptions {
   importChunkRows?: number
   /** Tests: awaited after each chunk of an upgrade's move committed (writes wait meanwhile; reads do not). */
   afterImportChunk?: (copiedUpToId: number) => Promise<void> | void
+  /** Days of pair rows per step of a backfill (PAIR_BACKFILL_DAYS). */
+  pairBackfillDays?: number
+  /** Tests: awaited after each step of a pair backfill committed (`to`: the day it reached); a throw stops the backfill there. */
+  afterPairBackfillStep?: (to: number) => Promise<void> | void
   /** Tests: awaited once a statistics snapshot has begun, before its reads. */
   afterSnapshotBegun?: (legacy: boolean) => Promise<void> | void
   /**
@@ -242,6 +256,12 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
   )?.v
   if (pairsState === undefined) await writer.run(`INSERT INTO events_meta VALUES ('pairs', ${rolled.day === 0 ? 1 : 0})`)
   let pairsFrom = pairsState === 1 || (pairsState === undefined && rolled.day === 0) ? 0 : rolled.day
+  /** The backfill's pair rows cover the days before this (from the first event's day): late events there add their own. */
+  let pairsBackfilledTo = (
+    (await writer.runAndReadAll("SELECT value::DOUBLE AS v FROM events_meta WHERE key = 'pairs_backfilled_to'")).getRowObjectsJS()[0] as { v: number }
+  ).v
+  /** The events whose pair rows a roll-up or a late batch adds itself (the backfill adds the others). */
+  const pairsWhere = () => (pairsFrom === 0 ? 'TRUE' : `(e."at" >= ${Math.trunc(pairsFrom)} OR e."at" < ${Math.trunc(pairsBackfilledTo)})`)
   /** The latest event time stored: hours after it are not rolled up yet (a bulk load of the past stays on the fast path). */
   let latestAt = ((await writer.runAndReadAll('SELECT coalesce(max("at"), 0)::DOUBLE AS t FROM events')).getRowObjectsJS()[0] as { t: number }).t
 
@@ -496,7 +516,7 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
       if (alsoSql) await writer.run(alsoSql)
       for (const level of LEVELS)
         if (batch > 0 && minAt < limitOf(level, rolled))
-          for (const sql of rollupInserts(level, `e.batch = ${batch} AND e."at" < ${limitOf(level, rolled)}`, pairsFrom)) await writer.run(sql)
+          for (const sql of rollupInserts(level, `e.batch = ${batch} AND e."at" < ${limitOf(level, rolled)}`, pairsWhere())) await writer.run(sql)
       if (batch > 0) await writer.run(`UPDATE events_meta SET value = ${batch} WHERE key = 'batch'`)
       await writer.run('COMMIT')
     } catch (e) {
@@ -535,7 +555,7 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
     try {
       for (const level of LEVELS) {
         const [from, to] = [limitOf(level, rolled), limitOf(level, next)]
-        if (to > from) for (const sql of rollupInserts(level, `e."at" >= ${from} AND e."at" < ${to}`, pairsFrom)) await writer.run(sql)
+        if (to > from) for (const sql of rollupInserts(level, `e."at" >= ${from} AND e."at" < ${to}`, pairsWhere())) await writer.run(sql)
       }
       if (promoted.length) {
         const list = `[${promoted.join(',')}]`
@@ -560,24 +580,47 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
     return true
   }
 
-  /** The pair rows of the days rolled up before pairs existed (one transaction; readers use raw events until it commits). */
-  async function backfillPairs(): Promise<void> {
-    if (pairsFrom === 0 || closing) return
+  /**
+   * One step of the pair rows of the days rolled up before pairs existed: PAIR_BACKFILL_DAYS days
+   * in one transaction with how far it came (a restart goes on from there). Readers use raw
+   * events until the last step commits. True while days are left.
+   */
+  async function backfillPairsStep(): Promise<boolean> {
+    if (pairsFrom === 0 || closing) return false
     maintaining = true
-    const started = performance.now()
-    await writer.run('BEGIN TRANSACTION')
+    let to: number
     try {
-      for (const sql of pairInserts(`e."at" < ${pairsFrom}`)) await writer.run(sql)
-      await writer.run("UPDATE events_meta SET value = 1 WHERE key = 'pairs'")
-      await writer.run('COMMIT')
-    } catch (e) {
-      await writer.run('ROLLBACK').catch(() => {})
-      throw e
+      if (pairsBackfilledTo === 0) {
+        const first = (await writer.runAndReadAll('SELECT min("at")::DOUBLE AS t FROM events')).getRowObjectsJS()[0] as { t: number | null }
+        pairsBackfilledTo = first.t === null ? pairsFrom : Math.min(pairsFrom, Math.floor(first.t / DAY) * DAY)
+      }
+      const from = pairsBackfilledTo
+      to = Math.min(pairsFrom, from + (opts.pairBackfillDays ?? PAIR_BACKFILL_DAYS) * DAY)
+      await writer.run('BEGIN TRANSACTION')
+      try {
+        if (to > from) for (const sql of pairInserts(`e."at" >= ${from} AND e."at" < ${to}`)) await writer.run(sql)
+        await writer.run(`UPDATE events_meta SET value = ${to} WHERE key = 'pairs_backfilled_to'`)
+        if (to >= pairsFrom) await writer.run("UPDATE events_meta SET value = 1 WHERE key = 'pairs'")
+        await writer.run('COMMIT')
+      } catch (e) {
+        await writer.run('ROLLBACK').catch(() => {})
+        throw e
+      }
     } finally {
       maintaining = false
     }
+    pairsBackfilledTo = to
+    await opts.afterPairBackfillStep?.(to)
+    if (to < pairsFrom) return true
     pairsFrom = 0
-    log('statistics pair rows added for the days rolled up before', { ms: Math.round(performance.now() - started) })
+    log('statistics pair rows added for the days rolled up before', { ms: Math.round(performance.now() - backfillStarted) })
+    return false
+  }
+  let backfillStarted = 0
+  /** The backfill's steps, each queued behind what was queued during the one before. */
+  const backfillPairs = async (): Promise<void> => {
+    backfillStarted = performance.now()
+    while (await serial(backfillPairsStep)) {}
   }
 
   let reclusteredDay = (
@@ -795,7 +838,8 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
 
   // Hours closed while the server was down are rolled up in the background: the engine answers meanwhile (raw after the limits).
   if (now() - COMPACT_LAG_MS >= rolled.hour + HOUR) void serial(() => compactNow()).catch((e) => log('statistics roll-up failed', { error: String(e) }))
-  if (pairsFrom > 0) void serial(backfillPairs).catch((e) => log('statistics pair rows not added; again at the next start', { error: String(e) }))
+  const pairsBackfilled =
+    pairsFrom > 0 ? backfillPairs().catch((e) => log('statistics pair rows not added; again at the next start', { error: String(e) })) : Promise.resolve()
   // A move that switched and was stopped before SQLite's tables were emptied: emptied now.
   const leftover = !importing && db.query('SELECT 1 FROM click_events_compact UNION ALL SELECT 1 FROM stats_week LIMIT 1').get() !== null
   const imported = importing
@@ -821,6 +865,8 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
         syncQueued = null
         await syncConversionsNow()
       })),
+    /** Settles when the pair backfill of this open has ended (done, failed or stopped), at once when none ran. */
+    pairsBackfilled: () => pairsBackfilled,
     /** Rolls up closed hours now (benchmarks, after a bulk load); false when nothing was due. */
     compact: (at?: number) => serial(() => compactNow(at)),
     /** Runs `read` in one snapshot of the events; `timeoutMs` interrupts its statements past it. */

@@ -116,12 +116,66 @@ describe('the events engine answers as the SQLite rollups do', () => {
       const service = createStatsService({ store: createEventsStatsStore(eventsDb, upgraded), settings, now: () => NOW })
       const sample = groupByMatrix().filter((_, i) => i % 7 === 0)
       expect((await countDifferences(sqliteService, service, sample.slice(0, 40), expectSame)).differing).toBe(0)
-      await upgraded.compact() // queued behind the backfill
+      await upgraded.pairsBackfilled()
       expect(logs).toContain('statistics pair rows added for the days rolled up before')
       expect((await upgraded.snapshot(async (tx) => tx.rolled)).pairDay).toBe(upgraded.rolled().day)
       expect((await countDifferences(sqliteService, service, sample, expectSame)).differing).toBe(0)
     } finally {
       await upgraded.close()
+    }
+  })
+
+  test('the pair backfill goes a few days at a time: writes take their turn between steps, and a stop mid-way goes on at the next open without counting a day twice', async () => {
+    const copy = join(dir, 'before-pairs-steps.duckdb')
+    await engine.backup(copy)
+    const open = (o: Partial<Parameters<typeof openEventsEngine>[1]> = {}) =>
+      openEventsEngine(eventsDb, { path: copy, dataDir: dir, busyLinkClicks: 400, now: () => clock, threads: 1, ...o })
+    const totals = async (e: Awaited<ReturnType<typeof openEventsEngine>>) =>
+      e.exclusive(
+        async (c) =>
+          (await c.runAndReadAll('SELECT count(*)::DOUBLE AS n, coalesce(sum(clicks), 0)::DOUBLE AS clicks FROM stats_pair_day')).getRowObjectsJS()[0],
+      )
+    const older = await open()
+    const complete = await totals(older)
+    await older.exclusive(async (c) => {
+      await c.run('DELETE FROM stats_pair_day')
+      await c.run("DELETE FROM events_meta WHERE key IN ('pairs', 'pairs_backfilled_to')")
+    })
+    await older.close()
+
+    // First open: a day per step; a write asked for during the first step is written before the second step;
+    // the third step fails after it committed (as a stop would end it there).
+    const order: string[] = []
+    let steps = 0
+    let written: Promise<unknown> | null = null
+    const first = await open({
+      pairBackfillDays: 1,
+      afterPairBackfillStep: (to) => {
+        steps++
+        order.push(`step ${steps}`)
+        if (steps === 1) written = first.journalMark('no-such-journal').then(() => order.push('write'))
+        if (steps === 3) throw new Error(`stopped at ${to}`)
+      },
+    })
+    await first.pairsBackfilled()
+    await written
+    expect(order.slice(0, 3)).toEqual(['step 1', 'write', 'step 2'])
+    expect(steps).toBe(3)
+    expect((await first.snapshot(async (tx) => tx.rolled)).pairDay).toBe(0) // not complete: raw events answer
+    await first.close()
+
+    // Second open: goes on from the fourth day and ends with every pair row once.
+    const logs: string[] = []
+    let more = 0
+    const second = await open({ pairBackfillDays: 30, afterPairBackfillStep: () => void more++, log: (m) => void logs.push(m) })
+    try {
+      await second.pairsBackfilled()
+      expect(logs).toContain('statistics pair rows added for the days rolled up before')
+      expect(more).toBeGreaterThan(0)
+      expect(await totals(second)).toEqual(complete)
+      expect((await second.snapshot(async (tx) => tx.rolled)).pairDay).toBe(second.rolled().day)
+    } finally {
+      await second.close()
     }
   })
 
