@@ -67,10 +67,11 @@ export function appendClickId(url: string, clickId: string): string {
   return around.head + clickId + around.tail
 }
 
-let around = { url: '', head: '?sl_id=', tail: '' }
+/** The parts of the last destination (an empty one to begin with). */
+let around = partsAround('')
 
 /** What goes before the click id (the URL up to `sl_id=`) and after it (the fragment). */
-function partsAround(url: string): typeof around {
+function partsAround(url: string): { url: string; head: string; tail: string } {
   const hash = url.indexOf('#')
   const base = hash < 0 ? url : url.slice(0, hash)
   const tail = hash < 0 ? '' : url.slice(hash)

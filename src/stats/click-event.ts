@@ -35,8 +35,9 @@ export interface ClickEvent {
   n: number
   /**
    * Conversion tracking: the click ids of the visits this row stands for, each with its own time,
-   * as `<id>@<at ms>` separated by spaces (one string: cheap to grow, to post to the writer's
-   * thread and to store). Absent when none of them was tracked.
+   * as `<id>@<at ms>` separated by spaces (one string: cheap to post to the writer's thread and to
+   * store; while the row is held, the recorder gathers them as bytes, tracked-ids.ts). Absent when
+   * none of them was tracked.
    */
   tracked?: string | null
   /** The A/B test variant these visits went to (index in the link's `testVariants`); null/absent outside a test. */

@@ -101,7 +101,7 @@ interface RowSink {
  */
 const MAX_HELD_ROWS = 100_000
 const MAX_HELD_BYTES = 64 * 2 ** 20
-/** One tracked click in a held row's `tracked` string (id, time, separator). */
+/** One tracked click of a held row, as its `tracked` text will hold it (id, time, separator; bytes in TrackedIds until then). */
 const TRACKED_CLICK_BYTES = 2 * 40
 
 /** A row object, its map entry and merge key, without its variable strings. */

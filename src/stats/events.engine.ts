@@ -613,14 +613,13 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
     await opts.afterPairBackfillStep?.(to)
     if (to < pairsFrom) return true
     pairsFrom = 0
-    log('statistics pair rows added for the days rolled up before', { ms: Math.round(performance.now() - backfillStarted) })
     return false
   }
-  let backfillStarted = 0
   /** The backfill's steps, each queued behind what was queued during the one before. */
   const backfillPairs = async (): Promise<void> => {
-    backfillStarted = performance.now()
+    const started = performance.now()
     while (await serial(backfillPairsStep)) {}
+    if (pairsFrom === 0) log('statistics pair rows added for the days rolled up before', { ms: Math.round(performance.now() - started) })
   }
 
   let reclusteredDay = (
