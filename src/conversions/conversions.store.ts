@@ -6,9 +6,8 @@
  */
 import type { Database } from 'bun:sqlite'
 import { appendEvents } from '../events'
-import { clickTimeOf } from '../redirect'
 import type { Awaitable } from '../shared'
-import { trackedClicksOf } from '../stats'
+import { clickTimeOf, trackedClicksOf } from '../stats'
 import {
   CLICK_COLUMNS,
   type ClickDimensions,
@@ -118,7 +117,7 @@ export function createConversionStore(db: Database, events: ClickEventsPort): Co
   return {
     /**
      * A click on a single node lives in the events engine with its visit (`events.tracked`, the ids
-     * and times of the visits a row stands for). Its id carries its time: the read is pruned to the
+     * of the visits a row stands for). Its id carries its time: the read is pruned to the
      * row groups of that moment (DuckDB's zone maps on `at`), then the id is matched exactly.
      */
     async click(clickId) {
@@ -130,13 +129,13 @@ export function createConversionStore(db: Database, events: ClickEventsPort): Co
             await tx.run([
               {
                 sql: `SELECT link_seq::DOUBLE AS link_seq, scan, tracked, variant::DOUBLE AS variant, ${EVENT_DIMENSIONS.join(', ')} FROM events WHERE "at" >= ? AND "at" < ? AND contains(tracked, ?)`,
-                args: [at, at + CLICK_WRITE_LAG_MS, `${clickId}@`],
+                args: [at, at + CLICK_WRITE_LAG_MS, clickId],
               },
             ])
           )[0]!,
       )
       for (const r of rows) {
-        const visit = trackedClicksOf(r.tracked as string).find((t) => t.clickId === clickId)
+        const visit = trackedClicksOf(r.tracked as string, at).find((t) => t.clickId === clickId)
         if (!visit) continue
         const link = linkBySeq.get(r.link_seq as number)
         if (!link) return null

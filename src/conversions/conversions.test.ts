@@ -6,9 +6,9 @@
  */
 import { beforeAll, describe, expect, test } from 'bun:test'
 import { type ApiHarness, createHarness } from '../../test/helpers/in-process'
-import { newClickId } from '../redirect/click-id'
 import type { RedirectHandler } from '../redirect/redirect.handler'
 import { redirectHandlerFor } from '../redirect/redirect.test-fixtures'
+import { newClickId } from '../stats'
 
 let h: ApiHarness
 let redirects: RedirectHandler

@@ -4,6 +4,8 @@
  * (which parses visitors) and the statistics (which filter and group by these) both speak it;
  * it lives here, with the statistics, so the redirect depends on stats and never the reverse.
  */
+import { clickTimeOf } from './click-id'
+
 export type Os = 'IOS' | 'Android' | 'Windows' | 'MacOS' | 'Linux' | 'HarmonyOS' | 'Other'
 export type Browser = 'Chrome' | 'Edge' | 'Safari' | 'Firefox' | 'Opera' | 'Samsung Internet' | 'Android Browser' | 'Others'
 export type Device = 'Desktop' | 'Mobile' | 'Tablet' | 'Embedded' | 'SmartTv' | 'Wearable' | 'XR' | 'Others'
@@ -34,22 +36,27 @@ export interface ClickEvent {
   /** Identical visits this row stands for. */
   n: number
   /**
-   * Conversion tracking: the click ids of the visits this row stands for, each with its own time,
-   * as `<id>@<at ms>` separated by spaces (one string: cheap to post to the writer's thread and to
-   * store; while the row is held, the recorder gathers them as bytes, tracked-ids.ts). Absent when
-   * none of them was tracked.
+   * Conversion tracking: the click ids of the visits this row stands for, separated by spaces (one
+   * string: cheap to post to the writer's thread and to store; while the row is held, the recorder
+   * gathers them as bytes, tracked-ids.ts). Each id carries its visit's time (click-id.ts); rows
+   * written before 2026-11-26 have `<id>@<at ms>` instead, read the same. Absent when none of
+   * them was tracked.
    */
   tracked?: string | null
   /** The A/B test variant these visits went to (index in the link's `testVariants`); null/absent outside a test. */
   variant?: number | null
 }
 
-/** The click ids and times of a row's `tracked`. */
-export function trackedClicksOf(tracked: string | null | undefined): { clickId: string; at: number }[] {
+/**
+ * The click ids and times of a row's `tracked` (written at `rowAt`): the time an id carries, the
+ * one written after it (`<id>@<at>`, rows from before ids were kept alone), or else the row's.
+ */
+export function trackedClicksOf(tracked: string | null | undefined, rowAt: number): { clickId: string; at: number }[] {
   if (!tracked) return []
   return tracked.split(' ').map((t) => {
     const at = t.lastIndexOf('@')
-    return { clickId: t.slice(0, at), at: Number(t.slice(at + 1)) }
+    if (at >= 0) return { clickId: t.slice(0, at), at: Number(t.slice(at + 1)) }
+    return { clickId: t, at: clickTimeOf(t) ?? rowAt }
   })
 }
 

@@ -1,8 +1,8 @@
 import { expect, test } from 'bun:test'
 import { createHarness } from '../../test/helpers/in-process'
 import { until } from '../../test/helpers/poll'
-import { newClickId } from '../redirect/click-id'
 import type { Logger } from '../shared/log'
+import { newClickId } from './click-id'
 import { createClickRecorder, createEventsHandle, type Visit } from './click-recorder'
 
 const warnings: Record<string, unknown>[] = []

@@ -101,8 +101,8 @@ interface RowSink {
  */
 const MAX_HELD_ROWS = 100_000
 const MAX_HELD_BYTES = 64 * 2 ** 20
-/** One tracked click of a held row, as its `tracked` text will hold it (id, time, separator; bytes in TrackedIds until then). */
-const TRACKED_CLICK_BYTES = 2 * 40
+/** One tracked click of a held row, as its `tracked` text will hold it (id and separator; bytes in TrackedIds until then). */
+const TRACKED_CLICK_BYTES = 2 * 24
 
 /** A row object, its map entry and merge key, without its variable strings. */
 const ROW_OVERHEAD_BYTES = 400
@@ -476,7 +476,7 @@ function newRow(
     utmTerm: utm.term,
     utmContent: utm.content,
     n: 1,
-    tracked: clickId ? `${clickId}@${at}` : null,
+    tracked: clickId,
     variant,
   }
 }
@@ -790,7 +790,7 @@ function recorderOver(
       }
       row.n++
       if (t > row.at) row.at = t
-      // A tracked visit merges like any other (same dimensions); its click id and time go along, as bytes until the flush.
+      // A tracked visit merges like any other (same dimensions); its click id (which carries its time) goes along, as bytes until the flush.
       if (id) {
         if (row !== idsRow) {
           idsRow = row
@@ -800,7 +800,7 @@ function recorderOver(
             trackedOf.set(row, ids)
           }
         }
-        ids!.add(id, t)
+        ids!.add(id)
         pendingBytes += TRACKED_CLICK_BYTES
       }
       last = row

@@ -161,7 +161,7 @@ async function insertTrackedClicks(tx: SQL, events: ClickEvent[]): Promise<void>
   const cols: (string | number | null)[][] = Array.from({ length: 5 + EVENT_STRINGS.length }, () => [])
   for (const e of events) {
     if (!e.tracked) continue
-    for (const t of trackedClicksOf(e.tracked)) {
+    for (const t of trackedClicksOf(e.tracked, e.at)) {
       cols[0]!.push(t.clickId)
       cols[1]!.push(e.linkSeq)
       cols[2]!.push(t.at)

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { openStore } from '../store'
+import { newClickId } from './click-id'
 import { loadDuckDb } from './events.duckdb'
 import { openEventsCopySource, openEventsEngine } from './events.engine'
 import { event, T } from './stats.test-fixtures'
@@ -148,10 +149,13 @@ test("migrate-store's copy source: events with their variant, and one tracked_cl
     const path = join(dir, 'events.duckdb')
     const engine = await openEventsEngine(db, { path, dataDir: dir, threads: 1 })
     const at = T('2025-03-10T00:00:00Z')
+    const ids = [newClickId(at + 2000), newClickId(at + 2500), newClickId(at + 2999)]
     await engine.write([
-      // Two merged visits of variant 1, each with its click id; an untracked visit outside a test.
+      // Two merged visits of variant 1, each with its click id as rows before 2026-11-26 kept them (`<id>@<at>`); an
+      // untracked visit outside a test; three merged visits whose ids (as the recorder keeps them now) carry their time.
       event(1, at, { n: 2, country: 'FR', tracked: `id_one@${at} id_two@${at + 7}`, variant: 1 }),
       event(2, at + 1000, { country: 'DE' }),
+      event(2, at + 3000, { n: 3, country: 'IT', tracked: `${ids[0]} ${ids[1]} ${ids[2]}` }),
     ])
     await engine.close()
     db.close()
@@ -166,12 +170,16 @@ test("migrate-store's copy source: events with their variant, and one tracked_cl
       expect((await rows('click_events')).map((r) => [r.link_seq, r.n, r.variant])).toEqual([
         [1, 2, 1],
         [2, 1, null],
+        [2, 3, null],
       ])
-      expect(await source.count('tracked_clicks')).toBe(2)
+      expect(await source.count('tracked_clicks')).toBe(5)
       const tracked = await rows('tracked_clicks')
       expect(tracked.map((r) => [r.click_id, r.link_seq, r.at, r.country, r.variant])).toEqual([
         ['id_one', 1, at, 'FR', 1],
         ['id_two', 1, at + 7, 'FR', 1],
+        [ids[0], 2, at + 2000, 'IT', null],
+        [ids[1], 2, at + 2500, 'IT', null],
+        [ids[2], 2, at + 2999, 'IT', null],
       ])
     } finally {
       source.close()

@@ -23,6 +23,7 @@ import { constants, copyFileSync, existsSync, statSync, unlinkSync } from 'node:
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api'
 import { appendClickEvents } from '../events'
 import { type ClickEvent, EVENT_STRINGS } from './click-event'
+import { clickTimeSql } from './click-id'
 import { type JournalMark, journalKey, markedSqliteWriter, sqliteJournalMark } from './click-journal'
 import { createEventWriter } from './click-writer'
 import { loadDuckDb } from './events.duckdb'
@@ -1025,13 +1026,16 @@ export async function openEventsCopySource(path: string, dataDir: string) {
   const rolled: Rolled = { hour: m.hour!, day: m.day!, week: m.week! }
   const strings = EVENT_STRINGS.map(([c]) => c)
   const eventColumns = ['link_seq', 'at', 'scan', ...strings, 'n', 'variant']
-  // One row per click id of a row's `tracked` (`<id>@<at ms>` separated by spaces), with the row's dimensions and variant.
+  // One row per click id of a row's `tracked` (ids separated by spaces, each carrying its time; `<id>@<at ms>` in rows
+  // written before 2026-11-26), with the row's dimensions and variant: trackedClicksOf in SQL.
   const trackedColumns = ['click_id', 'link_seq', 'at', 'scan', ...strings, 'variant']
   const selectOf = (table: string): string => {
     if (table === 'click_events')
       return `SELECT link_seq::DOUBLE, "at"::DOUBLE, scan::INTEGER, ${strings.join(', ')}, n, variant::INTEGER FROM events ORDER BY "at"`
     if (table === 'tracked_clicks')
-      return `SELECT regexp_extract(t, '^(.*)@([0-9]+)$', 1), link_seq::DOUBLE, regexp_extract(t, '^(.*)@([0-9]+)$', 2)::DOUBLE, scan::INTEGER,
+      return `SELECT CASE WHEN contains(t, '@') THEN regexp_extract(t, '^(.*)@([0-9]+)$', 1) ELSE t END, link_seq::DOUBLE,
+        CASE WHEN contains(t, '@') THEN regexp_extract(t, '^(.*)@([0-9]+)$', 2)::DOUBLE
+          WHEN regexp_full_match(t, '[A-Za-z0-9_-]{22}') THEN (${clickTimeSql('t')})::DOUBLE ELSE "at"::DOUBLE END, scan::INTEGER,
         ${strings.join(', ')}, variant::INTEGER
         FROM (SELECT unnest(string_split(tracked, ' ')) AS t, * EXCLUDE (tracked) FROM events WHERE tracked IS NOT NULL) WHERE t <> ''`
     if (table === 'stats_busy_links') return 'SELECT DISTINCT seq::DOUBLE FROM stats_busy_links'

@@ -1,5 +1,6 @@
 /** Statistics: the click-event vocabulary, click recording and batch writing (worker), rollups, GET /statistics. Other modules import this file only. */
 export { type Browser, type Device, EVENT_STRINGS, type Os, trackedClicksOf } from './click-event'
+export { clickTimeOf, newClickId } from './click-id'
 export {
   type ClickRecorder,
   createClickRecorder,

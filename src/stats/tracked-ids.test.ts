@@ -1,23 +1,29 @@
 import { expect, test } from 'bun:test'
 import { trackedClicksOf } from './click-event'
+import { newClickId } from './click-id'
 import { TrackedIds } from './tracked-ids'
 
-/** A click id's shape (22 URL-safe characters, distinct per i); stats does not import the redirect's maker. */
-const clickIdLike = (i: number) => `id-${i.toString(36)}`.padEnd(22, '_')
-
-test('the text is what joining <id>@<at> with spaces gives, for any time, across growth', () => {
+test('the text is the ids joined with spaces, across growth, and each id gives back its visit time', () => {
   const ids = new TrackedIds()
-  const parts: string[] = []
-  const times = [0, 7, 99_999_999, 100_000_000, 100_000_001, 1_795_640_400_123, Date.now(), 2 ** 48 - 1, 1.5, 12.25]
+  const made: { clickId: string; at: number }[] = []
+  const t0 = Date.UTC(2026, 10, 26, 7, 0, 0, 5)
   for (let i = 0; i < 500; i++) {
-    const at = times[i % times.length]!
-    const id = clickIdLike(i)
-    ids.add(id, at)
-    parts.push(`${id}@${at}`)
+    const at = t0 + i * 37
+    const clickId = newClickId(at)
+    ids.add(clickId)
+    made.push({ clickId, at })
   }
-  expect(ids.text()).toBe(parts.join(' '))
-  expect(trackedClicksOf(ids.text())).toHaveLength(500)
-  expect(trackedClicksOf(ids.text())[5]).toEqual({ clickId: parts[5]!.split('@')[0]!, at: 1_795_640_400_123 })
+  expect(ids.text()).toBe(made.map((m) => m.clickId).join(' '))
+  expect(trackedClicksOf(ids.text(), t0)).toEqual(made)
+})
+
+test('rows written with <id>@<at> read the same; an id that carries no time takes the row time', () => {
+  const id = newClickId(1_795_640_400_123)
+  expect(trackedClicksOf(`abc@7 ${id} ${'x'.repeat(5)}`, 99)).toEqual([
+    { clickId: 'abc', at: 7 },
+    { clickId: id, at: 1_795_640_400_123 },
+    { clickId: 'xxxxx', at: 99 },
+  ])
 })
 
 test('an empty set has no text', () => {

@@ -58,7 +58,7 @@ function mergedOnRecord(visits: Visit[]): ClickEvent[] {
     }
     cur.n++
     cur.at = v.at
-    if (v.clickId) cur.tracked = cur.tracked ? `${cur.tracked} ${v.clickId}@${v.at}` : `${v.clickId}@${v.at}`
+    if (v.clickId) cur.tracked = cur.tracked ? `${cur.tracked} ${v.clickId}` : v.clickId
   }
   return [...rows.values()]
 }
