@@ -139,7 +139,8 @@ export function createConversionStore(db: Database, events: ClickEventsPort): Co
         if (!visit) continue
         const link = linkBySeq.get(r.link_seq as number)
         if (!link) return null
-        const dims = Object.fromEntries(EVENT_DIMENSIONS.map((c) => [c, (r[c] as string | null) ?? null]))
+        // The events store keeps an unknown value as '' (stats' events.engine.ts).
+        const dims = Object.fromEntries(EVENT_DIMENSIONS.map((c) => [c, (r[c] as string | null) || null]))
         const variant = (r.variant as number | null) ?? null
         return { click_id: clickId, link_seq: r.link_seq as number, at: visit.at, scan: r.scan ? 1 : 0, ...dims, ...link, variant } as TrackedClick
       }

@@ -154,7 +154,7 @@ test("migrate-store's copy source: events with their variant, and one tracked_cl
       // Two merged visits of variant 1, each with its click id as rows before 2026-11-26 kept them (`<id>@<at>`); an
       // untracked visit outside a test; three merged visits whose ids (as the recorder keeps them now) carry their time.
       event(1, at, { n: 2, country: 'FR', tracked: `id_one@${at} id_two@${at + 7}`, variant: 1 }),
-      event(2, at + 1000, { country: 'DE' }),
+      event(2, at + 1000, { country: 'DE', region: null }),
       event(2, at + 3000, { n: 3, country: 'IT', tracked: `${ids[0]} ${ids[1]} ${ids[2]}` }),
     ])
     await engine.close()
@@ -171,6 +171,12 @@ test("migrate-store's copy source: events with their variant, and one tracked_cl
         [1, 2, 1],
         [2, 1, null],
         [2, 3, null],
+      ])
+      // Unknown values (kept as '' in the file, see SCHEMA) are copied as null.
+      expect((await rows('click_events')).map((r) => [r.country, r.region, r.referer, r.utm_source])).toEqual([
+        ['FR', 'Bavaria', null, null],
+        ['DE', null, null, null],
+        ['IT', 'Bavaria', null, null],
       ])
       expect(await source.count('tracked_clicks')).toBe(5)
       const tracked = await rows('tracked_clicks')

@@ -34,6 +34,14 @@ const WEEK = 7 * DAY
 
 const sqlString = (s: string) => `'${s.replaceAll("'", "''")}'`
 
+/**
+ * The events' strings (EVENT_STRINGS) hold '' for an unknown value (no referer, no UTM, a place
+ * the GeoIP database does not know), not NULL: DuckDB groups a dictionary-compressed column
+ * without NULLs per dictionary entry, and one with NULLs row by row. A year of 10M events by
+ * city took 125 ms with NULLs and 24 ms with '' (by continent: 173 → 25 ms). Reads turn '' back
+ * into null (after grouping: nullif before it would cost the same again); files written before
+ * 2026-11-26 still hold NULLs in their older row groups, read the same way.
+ */
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS events (
   "at" BIGINT NOT NULL, link_seq INTEGER NOT NULL, owner INTEGER NOT NULL, ltype INTEGER NOT NULL,
@@ -318,7 +326,7 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
         n: r.n as number,
         tracked: (r.tracked as string | null) ?? null,
       } as ClickEvent
-      for (const [column, field] of EVENT_STRINGS) (e as unknown as Record<string, unknown>)[field] = r[column] ?? null
+      for (const [column, field] of EVENT_STRINGS) (e as unknown as Record<string, unknown>)[field] = r[column] || null
       const list = byBatch.get(r.batch as number) ?? []
       list.push(e)
       byBatch.set(r.batch as number, list)
@@ -451,7 +459,7 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
     "variant: 'TINYINT'",
   ].map((c) => `'${c.split(':')[0]!.replaceAll('"', '')}': ${c.split(': ')[1]}`)
   const loadCsv = `INSERT INTO events SELECT * FROM read_csv('${csvPath.replaceAll("'", "''")}', header = false, auto_detect = false,
-    columns = {${csvColumns.join(', ')}}, nullstr = '', quote = '"', escape = '"', delim = ',', new_line = '\\n')`
+    columns = {${csvColumns.join(', ')}}, nullstr = '', allow_quoted_nulls = false, quote = '"', escape = '"', delim = ',', new_line = '\\n')`
 
   /** The rows through the Appender, inside the caller's transaction (its flush appends there). */
   async function appendRows(rows: ClickEvent[], batch: number): Promise<void> {
@@ -467,11 +475,8 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
         appender.appendBoolean(Boolean(e.scan))
         appender.appendInteger(Math.trunc(e.n))
         appender.appendBigInt(b)
-        for (const [, field] of EVENT_STRINGS) {
-          const v = e[field] as string | null
-          if (v === null || v === undefined) appender.appendNull()
-          else appender.appendVarchar(v)
-        }
+        // An unknown value is stored as '' (see SCHEMA).
+        for (const [, field] of EVENT_STRINGS) appender.appendVarchar((e[field] as string | null) ?? '')
         // The columns SCHEMA adds to older files, in its order: the visits' click ids, then the A/B variant (null outside a test).
         if (e.tracked) appender.appendVarchar(e.tracked)
         else appender.appendNull()
@@ -491,7 +496,7 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
     for (const e of rows) {
       const [owner, ltype] = groups(e.linkSeq)
       let line = `${Math.trunc(e.at)},${Math.trunc(e.linkSeq)},${owner},${ltype},${e.scan},${Math.trunc(e.n)},${batch}`
-      for (const [, field] of EVENT_STRINGS) line += `,${csvField(e[field] as string | null)}`
+      for (const [, field] of EVENT_STRINGS) line += `,${csvField((e[field] as string | null) ?? '')}`
       line += `,${csvField(e.tracked ?? null)}`
       line += e.variant == null ? ',' : `,${Math.trunc(e.variant)}`
       lines.push(line)
@@ -1026,17 +1031,17 @@ export async function openEventsCopySource(path: string, dataDir: string) {
   const rolled: Rolled = { hour: m.hour!, day: m.day!, week: m.week! }
   const strings = EVENT_STRINGS.map(([c]) => c)
   const eventColumns = ['link_seq', 'at', 'scan', ...strings, 'n', 'variant']
+  const knownStrings = strings.map((c) => `nullif(${c}, '') AS ${c}`).join(', ')
   // One row per click id of a row's `tracked` (ids separated by spaces, each carrying its time; `<id>@<at ms>` in rows
   // written before 2026-11-26), with the row's dimensions and variant: trackedClicksOf in SQL.
   const trackedColumns = ['click_id', 'link_seq', 'at', 'scan', ...strings, 'variant']
   const selectOf = (table: string): string => {
-    if (table === 'click_events')
-      return `SELECT link_seq::DOUBLE, "at"::DOUBLE, scan::INTEGER, ${strings.join(', ')}, n, variant::INTEGER FROM events ORDER BY "at"`
+    if (table === 'click_events') return `SELECT link_seq::DOUBLE, "at"::DOUBLE, scan::INTEGER, ${knownStrings}, n, variant::INTEGER FROM events ORDER BY "at"`
     if (table === 'tracked_clicks')
       return `SELECT CASE WHEN contains(t, '@') THEN regexp_extract(t, '^(.*)@([0-9]+)$', 1) ELSE t END, link_seq::DOUBLE,
         CASE WHEN contains(t, '@') THEN regexp_extract(t, '^(.*)@([0-9]+)$', 2)::DOUBLE
           WHEN regexp_full_match(t, '[A-Za-z0-9_-]{22}') THEN (${clickTimeSql('t')})::DOUBLE ELSE "at"::DOUBLE END, scan::INTEGER,
-        ${strings.join(', ')}, variant::INTEGER
+        ${knownStrings}, variant::INTEGER
         FROM (SELECT unnest(string_split(tracked, ' ')) AS t, * EXCLUDE (tracked) FROM events WHERE tracked IS NOT NULL) WHERE t <> ''`
     if (table === 'stats_busy_links') return 'SELECT DISTINCT seq::DOUBLE FROM stats_busy_links'
     const level = LEVELS.find((l) => l.table === table)!

@@ -76,8 +76,9 @@ export function duckExportSelect(spec: ResolvedExportSpec, linksTable: string): 
   for (const [col, values] of spec.filters) where.push(values.length ? `e.${col} IN (${values.map(quote).join(', ')})` : 'FALSE')
   if (spec.qr !== undefined) where.push(spec.qr ? 'e.scan' : 'NOT e.scan')
   const at = spec.format === 'parquet' ? 'epoch_ms(e."at")' : `strftime(epoch_ms(e."at"), '%Y-%m-%dT%H:%M:%S.%gZ')`
-  const strings = EVENT_STRINGS.map(([c]) => `e.${c} AS "${camel(c)}"`).join(', ')
   const event = spec.event ?? 'clicks'
+  // An events row keeps an unknown value as '' (events.engine.ts SCHEMA); a conversion, as null.
+  const strings = EVENT_STRINGS.map(([c]) => `${event === 'clicks' ? `nullif(e.${c}, '')` : `e.${c}`} AS "${camel(c)}"`).join(', ')
   const variant = spec.variant ? ', e.variant::INTEGER AS "variant"' : ''
   if (event !== 'clicks') {
     where.push(`e.kind = '${event === 'leads' ? 'lead' : 'sale'}'`)
