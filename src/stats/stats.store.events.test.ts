@@ -11,6 +11,7 @@ import { copyFileSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type Db, openStore } from '../store'
+import { EVENT_STRINGS } from './click-event'
 import { type EventsEngine, openEventsEngine } from './events.engine'
 import {
   admin,
@@ -174,6 +175,62 @@ describe('the events engine answers as the SQLite rollups do', () => {
       expect(more).toBeGreaterThan(0)
       expect(await totals(second)).toEqual(complete)
       expect((await second.snapshot(async (tx) => tx.rolled)).pairDay).toBe(second.rolled().day)
+    } finally {
+      await second.close()
+    }
+  })
+
+  test("a file written when unknown values were NULL gets them rewritten as '' in steps, going on after a stop; the same answers before, meanwhile and after", async () => {
+    const copy = join(dir, 'with-nulls.duckdb')
+    await engine.backup(copy)
+    const open = (o: Partial<Parameters<typeof openEventsEngine>[1]> = {}) =>
+      openEventsEngine(eventsDb, { path: copy, dataDir: dir, busyLinkClicks: 400, now: () => clock, threads: 1, ...o })
+    const columns = EVENT_STRINGS.map(([c]) => c)
+    const nulls = (e: EventsEngine) =>
+      e.exclusive(
+        async (c) =>
+          (
+            (
+              await c.runAndReadAll(`SELECT count(*)::DOUBLE AS n FROM events WHERE ${columns.map((x) => `${x} IS NULL`).join(' OR ')}`)
+            ).getRowObjectsJS()[0] as {
+              n: number
+            }
+          ).n,
+      )
+    const older = await open()
+    await older.exclusive(async (c) => {
+      await c.run(`UPDATE events SET ${columns.map((x) => `${x} = nullif(${x}, '')`).join(', ')}`)
+      await c.run("DELETE FROM events_meta WHERE key IN ('nulls_until', 'nulls_rewritten_to')")
+    })
+    const before = await nulls(older)
+    expect(before).toBeGreaterThan(1000)
+    await older.close()
+    const sample = groupByMatrix().filter((_, i) => i % 5 === 0)
+
+    // First open: two steps, then a stop (the second step committed); the answers are the same meanwhile.
+    let steps = 0
+    const first = await open({
+      afterNullsRewriteStep: (to) => {
+        if (++steps === 2) throw new Error(`stopped at ${to}`)
+      },
+    })
+    const service = (e: EventsEngine) => createStatsService({ store: createEventsStatsStore(eventsDb, e), settings, now: () => NOW })
+    expect((await countDifferences(sqliteService, service(first), sample.slice(0, 40), expectSame)).differing).toBe(0)
+    await first.nullsRewritten()
+    expect(steps).toBe(2)
+    const left = await nulls(first)
+    expect(left).toBeGreaterThan(0)
+    expect(left).toBeLessThan(before)
+    await first.close()
+
+    // Second open: goes on from there and ends with no NULL left; every sampled answer is the same.
+    const logs: string[] = []
+    const second = await open({ log: (m) => void logs.push(m) })
+    try {
+      await second.nullsRewritten()
+      expect(logs).toContain("statistics events' unknown values rewritten")
+      expect(await nulls(second)).toBe(0)
+      expect((await countDifferences(sqliteService, service(second), sample, expectSame)).differing).toBe(0)
     } finally {
       await second.close()
     }
