@@ -31,6 +31,8 @@ const visitsPerFigure = Number(arg('visits', '200000'))
 const sizes = arg('sizes', '1000,10000,50000').split(',').map(Number)
 const linkCount = Number(arg('links', '2000'))
 const compareDir = arg('compare', '')
+/** Rows per write of the recorders (the recorder's MAX_WRITE_ROWS when absent). */
+const maxWriteRows = Number(arg('max-write-rows', '0'))
 
 const log = { info() {}, warn() {}, error: (m: string, f?: Record<string, unknown>) => console.error(m, f) }
 const pg = await startPostgres()
@@ -100,7 +102,8 @@ async function sideOf(name: string, dir: string): Promise<Side> {
     url,
     writer: (sql, onStep) => createPgEventWriter(sql, { onStep }),
     // stop() waits for the last writes however long they take on a loaded machine.
-    recorder: (sql, journalDir) => createPgClickRecorder(sql, log, { journalDir, stopWaitMs: 3_600_000 }),
+    recorder: (sql, journalDir) =>
+      createPgClickRecorder(sql, log, { journalDir, stopWaitMs: 3_600_000, ...(maxWriteRows ? { maxWriteRows } : {}) }),
   }
 }
 
