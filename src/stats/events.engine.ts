@@ -28,7 +28,20 @@ import { type JournalMark, journalKey, markedSqliteWriter, sqliteJournalMark } f
 import { createEventWriter } from './click-writer'
 import { loadDuckDb } from './events.duckdb'
 import { duckCopyOptions, duckExportSelect, exportLinks, type ResolvedExportSpec } from './events.export'
-import { BUSY_LINK_CLICKS, DAY, DIMENSIONS, dimsKept, HOUR, LEVEL_DAY, LEVELS, type Level, PAIRS, type ScopeKind, valueSql } from './stats.rollup'
+import {
+  BUSY_LINK_CLICKS,
+  DAY,
+  DIMENSIONS,
+  dimsKept,
+  HOUR,
+  LEVEL_DAY,
+  LEVELS,
+  type Level,
+  PAIRS,
+  PAIRS_VERSION,
+  type ScopeKind,
+  valueSql,
+} from './stats.rollup'
 
 const WEEK = 7 * DAY
 
@@ -265,6 +278,18 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
   let { batch: lastBatch, rolled } = await meta(writer)
   // Pair rows came after stores were rolled up: such a store gets them for the days rolled up before
   // this open in the background (pairsFrom: the roll-ups and late events add them from there on).
+  // Pair rows made for another set of pairs (stats.rollup.ts PAIRS_VERSION; none: the first set) are dropped and all
+  // backfilled again below, readers answering from raw events meanwhile.
+  const pairsVersion = (
+    (await writer.runAndReadAll("SELECT value::DOUBLE AS v FROM events_meta WHERE key = 'pairs_version'")).getRowObjectsJS()[0] as { v: number } | undefined
+  )?.v
+  if (pairsVersion !== PAIRS_VERSION)
+    await inWriterTransaction(async () => {
+      await writer.run('DELETE FROM stats_pair_day')
+      await writer.run(`UPDATE events_meta SET value = ${rolled.day === 0 ? 1 : 0} WHERE key = 'pairs'`)
+      await writer.run("UPDATE events_meta SET value = 0 WHERE key = 'pairs_backfilled_to'")
+      await writer.run(`INSERT OR REPLACE INTO events_meta VALUES ('pairs_version', ${PAIRS_VERSION})`)
+    })
   const pairsState = (
     (await writer.runAndReadAll("SELECT value::DOUBLE AS v FROM events_meta WHERE key = 'pairs'")).getRowObjectsJS()[0] as { v: number } | undefined
   )?.v

@@ -95,9 +95,22 @@ export const DAY = 86_400_000
  */
 export const PAIR_COLUMNS = ['country', 'os', 'browser', 'device', 'referer', 'utm_source', 'utm_medium', 'utm_campaign'] as const
 export const PAIR_DIM_BASE = 64
-export const PAIRS = PAIR_COLUMNS.flatMap((first, i) =>
-  PAIR_COLUMNS.slice(i + 1).map((second, k) => ({ dim: PAIR_DIM_BASE + 8 * i + (i + 1 + k), first, second })),
-)
+/**
+ * City with the dimensions of fewest values (os, browser, device): a few values × the day's cities.
+ * Their dim is PAIR_DIM_BASE + 8·i + 8 (i: the first one's index), a code no pair above takes (j > i).
+ * Without them "phones only, by city" read a year of raw events: 651 ms at 100M clicks.
+ */
+const CITY_PAIRS = (['os', 'browser', 'device'] as const).map((first) => ({
+  dim: PAIR_DIM_BASE + 8 * PAIR_COLUMNS.indexOf(first) + 8,
+  first: first as string,
+  second: 'city',
+}))
+export const PAIRS: { dim: number; first: string; second: string }[] = [
+  ...PAIR_COLUMNS.flatMap((first, i) => PAIR_COLUMNS.slice(i + 1).map((second, k) => ({ dim: PAIR_DIM_BASE + 8 * i + (i + 1 + k), first, second }))),
+  ...CITY_PAIRS,
+]
+/** The set of PAIRS the pair rows of a file were made for: another one (a file from before) drops them and backfills them all. */
+export const PAIRS_VERSION = 2
 /** The pair of two distinct columns, or null when either has no pair rows. */
 export const pairOf = (a: string, b: string) => PAIRS.find((p) => (p.first === a && p.second === b) || (p.first === b && p.second === a)) ?? null
 /** SQL reading the first (0) or second (1) value of a pair row, null when unknown. */

@@ -28,6 +28,7 @@ import {
   storedBatches,
   timeMatrix,
 } from './stats.contract.test-fixtures'
+import { PAIRS } from './stats.rollup'
 import { createStatsService } from './stats.service'
 import { createStatsStore, type StatsStorePort } from './stats.store'
 import { createEventsStatsStore } from './stats.store.events'
@@ -120,6 +121,43 @@ describe('the events engine answers as the SQLite rollups do', () => {
       await upgraded.pairsBackfilled()
       expect(logs).toContain('statistics pair rows added for the days rolled up before')
       expect((await upgraded.snapshot(async (tx) => tx.rolled)).pairDay).toBe(upgraded.rolled().day)
+      expect((await countDifferences(sqliteService, service, sample, expectSame)).differing).toBe(0)
+    } finally {
+      await upgraded.close()
+    }
+  })
+
+  test('a file whose pair rows were made for the first set of pairs (before city pairs) rebuilds them all; the same answers meanwhile and after', async () => {
+    const copy = join(dir, 'first-pair-set.duckdb')
+    await engine.backup(copy)
+    const open = (log?: (m: string) => void) => openEventsEngine(eventsDb, { path: copy, dataDir: dir, busyLinkClicks: 400, now: () => clock, threads: 1, log })
+    const rowsOf = (e: EventsEngine) =>
+      e.exclusive(
+        async (c) =>
+          (
+            await c.runAndReadAll(
+              'SELECT dim::DOUBLE AS dim, count(*)::DOUBLE AS n, sum(clicks)::DOUBLE AS clicks FROM stats_pair_day GROUP BY dim ORDER BY dim',
+            )
+          ).getRowObjectsJS() as { dim: number; n: number; clicks: number }[],
+      )
+    const older = await open()
+    const complete = await rowsOf(older)
+    const cityDims = PAIRS.filter((p) => p.second === 'city').map((p) => p.dim)
+    expect(complete.filter((r) => cityDims.includes(r.dim))).toHaveLength(3)
+    await older.exclusive(async (c) => {
+      await c.run(`DELETE FROM stats_pair_day WHERE dim IN (${cityDims.join(', ')})`)
+      await c.run("DELETE FROM events_meta WHERE key = 'pairs_version'")
+    })
+    await older.close()
+    const logs: string[] = []
+    const upgraded = await open((m) => void logs.push(m))
+    try {
+      const service = createStatsService({ store: createEventsStatsStore(eventsDb, upgraded), settings, now: () => NOW })
+      const sample = groupByMatrix().filter((_, i) => i % 7 === 3)
+      expect((await countDifferences(sqliteService, service, sample.slice(0, 40), expectSame)).differing).toBe(0)
+      await upgraded.pairsBackfilled()
+      expect(logs).toContain('statistics pair rows added for the days rolled up before')
+      expect(await rowsOf(upgraded)).toEqual(complete)
       expect((await countDifferences(sqliteService, service, sample, expectSame)).differing).toBe(0)
     } finally {
       await upgraded.close()
