@@ -102,8 +102,7 @@ async function sideOf(name: string, dir: string): Promise<Side> {
     url,
     writer: (sql, onStep) => createPgEventWriter(sql, { onStep }),
     // stop() waits for the last writes however long they take on a loaded machine.
-    recorder: (sql, journalDir) =>
-      createPgClickRecorder(sql, log, { journalDir, stopWaitMs: 3_600_000, ...(maxWriteRows ? { maxWriteRows } : {}) }),
+    recorder: (sql, journalDir) => createPgClickRecorder(sql, log, { journalDir, stopWaitMs: 3_600_000, ...(maxWriteRows ? { maxWriteRows } : {}) }),
   }
 }
 
