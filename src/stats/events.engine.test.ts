@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { openStore } from '../store'
 import { newClickId } from './click-id'
 import { loadDuckDb } from './events.duckdb'
-import { openEventsCopySource, openEventsEngine } from './events.engine'
+import { bindArgs, openEventsCopySource, openEventsEngine } from './events.engine'
 import { event, T } from './stats.test-fixtures'
 
 function storeWithTwoLinks(dir: string) {
@@ -238,4 +238,17 @@ test('conversions keep their A/B variant in the events store; a file whose conve
     db.close()
     rmSync(dir, { recursive: true, force: true })
   }
+})
+
+test('bindArgs: integers and integer lists after IN go inline (DuckDB prunes and hashes them), strings and other lists as parameters', () => {
+  expect(bindArgs('SELECT 1 WHERE "at" >= ? AND link_seq IN ? AND country IN (SELECT unnest(?)) AND city = ?', [5, [3, 1, 2], ['DE', 'FR'], 'Berlin'])).toEqual(
+    {
+      text: 'SELECT 1 WHERE "at" >= 5 AND link_seq IN (3,1,2) AND country IN (SELECT unnest($1)) AND city = $2',
+      params: [['DE', 'FR'], 'Berlin'],
+    },
+  )
+  // An empty list matches nothing; a list of anything but integers is refused, never written into the SQL.
+  expect(bindArgs('SELECT 1 WHERE link_seq IN ?', [[]]).text).toBe('SELECT 1 WHERE link_seq IN (NULL)')
+  expect(() => bindArgs('SELECT 1 WHERE link_seq IN ?', [['1) OR (1=1']])).toThrow('not a list of integers')
+  expect(() => bindArgs('SELECT 1 WHERE link_seq IN ?', [[1.5]])).toThrow('not a list of integers')
 })

@@ -137,7 +137,7 @@ function duckScopeCondition(scope: Scope, column: string, raw: boolean): Stateme
   if (!scope.everyLink && Object.values(scope.links).some((v) => v !== undefined)) {
     // The store keeps only the busy links of the set, or only the others: a list it finds empty
     // (a busy link's raw part) skips the read instead of scanning every event for none.
-    sql += ` AND ${column} IN (SELECT unnest(?))`
+    sql += ` AND ${column} IN ?`
     args.push(scope.busy === undefined ? { seqsOf: scope.links } : { seqsOf: scope.links, busy: scope.busy })
   } else if (scope.busy !== undefined) sql += ` AND ${column} ${scope.busy ? '' : 'NOT '}IN (SELECT seq FROM stats_busy_links)`
   return { sql, args }
