@@ -251,4 +251,7 @@ test('bindArgs: integers and integer lists after IN go inline (DuckDB prunes and
   expect(bindArgs('SELECT 1 WHERE link_seq IN ?', [[]]).text).toBe('SELECT 1 WHERE link_seq IN (NULL)')
   expect(() => bindArgs('SELECT 1 WHERE link_seq IN ?', [['1) OR (1=1']])).toThrow('not a list of integers')
   expect(() => bindArgs('SELECT 1 WHERE link_seq IN ?', [[1.5]])).toThrow('not a list of integers')
+  // A long list stays a parameter.
+  const long = Array.from({ length: 1001 }, (_, i) => i)
+  expect(bindArgs('SELECT 1 WHERE link_seq IN ?', [long])).toEqual({ text: 'SELECT 1 WHERE link_seq IN (SELECT unnest($1))', params: [long] })
 })

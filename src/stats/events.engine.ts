@@ -177,6 +177,9 @@ const NULLS_REWRITE_DAYS = 7
 /** The rollup limit of a level. */
 const limitOf = (level: Level, r: Rolled) => (level.ms >= WEEK ? r.week : level.ms >= DAY ? r.day : r.hour)
 
+/** Integers of an `IN ?` list written into the SQL at most (bindArgs). */
+const INLINE_IN_MAX = 1000
+
 /** A statement's `?` arguments: integers inline (so DuckDB prunes by its zone maps), as are integer lists after `IN `; strings and other lists as parameters. */
 export function bindArgs(sql: string, args: readonly unknown[]): { text: string; params: unknown[] } {
   const parts = sql.split('?')
@@ -189,10 +192,15 @@ export function bindArgs(sql: string, args: readonly unknown[]): { text: string;
       if (!Number.isSafeInteger(a)) throw new Error(`not an integer argument: ${a}`)
       text += String(a)
     } else if (Array.isArray(a) && text.endsWith(' IN ')) {
-      // `x IN ?` with a list of integers (a scope's links): a literal list, which DuckDB hashes; as
-      // `IN (SELECT unnest($n))`, a tag's ~400 links over a year of 100M events: 458 → 389 ms.
+      // `x IN ?` with a list of integers (a scope's links): up to INLINE_IN_MAX, a literal list, which DuckDB hashes
+      // (a tag's ~400 links by country over a year of 100M events: 561 → 470 ms against `IN (SELECT unnest($n))`);
+      // longer, that (a big member's links per link over 30 days, in several parts: 66-70 ms, inline 96-100).
       if (!a.every((n) => Number.isSafeInteger(n))) throw new Error('not a list of integers')
-      text += `(${a.length ? a.join(',') : 'NULL'})`
+      if (a.length <= INLINE_IN_MAX) text += `(${a.length ? a.join(',') : 'NULL'})`
+      else {
+        params.push(a)
+        text += `(SELECT unnest($${params.length}))`
+      }
     } else {
       params.push(a)
       text += `$${params.length}`
