@@ -173,6 +173,9 @@ const PAIR_BACKFILL_DAYS = 7
 
 /** Days of events one step of the rewrite of a file's NULLs updates (~0.2-0.4 s at 10M events a year). */
 const NULLS_REWRITE_DAYS = 7
+/** That rewrite, of the events a step's condition (appended) keeps: their NULL strings as '' (SCHEMA). */
+const REWRITE_NULLS = `UPDATE events SET ${EVENT_STRINGS.map(([c]) => `${c} = coalesce(${c}, '')`).join(', ')}
+  WHERE (${EVENT_STRINGS.map(([c]) => `${c} IS NULL`).join(' OR ')})`
 
 /** The rollup limit of a level. */
 const limitOf = (level: Level, r: Rolled) => (level.ms >= WEEK ? r.week : level.ms >= DAY ? r.day : r.hour)
@@ -289,46 +292,40 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
     return { batch: get('batch'), rolled: { hour: get('rolled_hour'), day, week: get('rolled_week'), pairDay } as Rolled }
   }
   let { batch: lastBatch, rolled } = await meta(writer)
+  /** An `events_meta` value, undefined when its key is absent. */
+  const metaValue = async (key: string): Promise<number | undefined> =>
+    ((await writer.runAndReadAll('SELECT value::DOUBLE AS v FROM events_meta WHERE key = $1', [key])).getRowObjectsJS()[0] as { v: number } | undefined)?.v
   // Pair rows came after stores were rolled up: such a store gets them for the days rolled up before
   // this open in the background (pairsFrom: the roll-ups and late events add them from there on).
   // Pair rows made for another set of pairs (stats.rollup.ts PAIRS_VERSION; none: the first set) are dropped and all
   // backfilled again below, readers answering from raw events meanwhile.
-  const pairsVersion = (
-    (await writer.runAndReadAll("SELECT value::DOUBLE AS v FROM events_meta WHERE key = 'pairs_version'")).getRowObjectsJS()[0] as { v: number } | undefined
-  )?.v
-  if (pairsVersion !== PAIRS_VERSION)
+  if ((await metaValue('pairs_version')) !== PAIRS_VERSION)
     await inWriterTransaction(async () => {
       await writer.run('DELETE FROM stats_pair_day')
       await writer.run(`UPDATE events_meta SET value = ${rolled.day === 0 ? 1 : 0} WHERE key = 'pairs'`)
       await writer.run("UPDATE events_meta SET value = 0 WHERE key = 'pairs_backfilled_to'")
       await writer.run(`INSERT OR REPLACE INTO events_meta VALUES ('pairs_version', ${PAIRS_VERSION})`)
     })
-  const pairsState = (
-    (await writer.runAndReadAll("SELECT value::DOUBLE AS v FROM events_meta WHERE key = 'pairs'")).getRowObjectsJS()[0] as { v: number } | undefined
-  )?.v
+  const pairsState = await metaValue('pairs')
   if (pairsState === undefined) await writer.run(`INSERT INTO events_meta VALUES ('pairs', ${rolled.day === 0 ? 1 : 0})`)
   let pairsFrom = pairsState === 1 || (pairsState === undefined && rolled.day === 0) ? 0 : rolled.day
   /** The backfill's pair rows cover the days before this (from the first event's day): late events there add their own. */
-  let pairsBackfilledTo = (
-    (await writer.runAndReadAll("SELECT value::DOUBLE AS v FROM events_meta WHERE key = 'pairs_backfilled_to'")).getRowObjectsJS()[0] as { v: number }
-  ).v
+  let pairsBackfilledTo = (await metaValue('pairs_backfilled_to'))!
   /** The events whose pair rows a roll-up or a late batch adds itself (the backfill adds the others). */
   const pairsWhere = () => (pairsFrom === 0 ? 'TRUE' : `(e."at" >= ${Math.trunc(pairsFrom)} OR e."at" < ${Math.trunc(pairsBackfilledTo)})`)
   /** The latest event time stored: hours after it are not rolled up yet (a bulk load of the past stays on the fast path). */
   let latestAt = ((await writer.runAndReadAll('SELECT coalesce(max("at"), 0)::DOUBLE AS t FROM events')).getRowObjectsJS()[0] as { t: number }).t
   // A file written before unknown values were '' (SCHEMA) holds NULLs in the events up to its latest one: rewritten in
   // the background from its first day on (nulls_rewritten_to), so its old row groups group as fast as new ones.
-  const nullsMeta = async (key: string) =>
-    ((await writer.runAndReadAll(`SELECT value::DOUBLE AS v FROM events_meta WHERE key = '${key}'`)).getRowObjectsJS()[0] as { v: number } | undefined)?.v
-  let nullsUntil = await nullsMeta('nulls_until')
-  if (nullsUntil === undefined) {
+  /** At the first open by a version that writes '': where the NULLs end and where their rewrite begins (nothing when empty). */
+  const noteNullsToRewrite = async (): Promise<number> => {
     const first = ((await writer.runAndReadAll('SELECT min("at")::DOUBLE AS t FROM events')).getRowObjectsJS()[0] as { t: number | null }).t
-    nullsUntil = first === null ? 0 : latestAt + 1
-    await writer.run(
-      `INSERT INTO events_meta VALUES ('nulls_until', ${nullsUntil}), ('nulls_rewritten_to', ${first === null ? 0 : Math.floor(first / DAY) * DAY})`,
-    )
+    const until = first === null ? 0 : latestAt + 1
+    await writer.run(`INSERT INTO events_meta VALUES ('nulls_until', ${until}), ('nulls_rewritten_to', ${first === null ? 0 : Math.floor(first / DAY) * DAY})`)
+    return until
   }
-  let nullsRewrittenTo = (await nullsMeta('nulls_rewritten_to'))!
+  const nullsUntil = (await metaValue('nulls_until')) ?? (await noteNullsToRewrite())
+  let nullsRewrittenTo = (await metaValue('nulls_rewritten_to'))!
 
   // SQLite: the links' groups (numbered once per owner and type), counters and the batch number.
   const linkOf = db.query<{ user_id: string; link_type: string }, [number]>('SELECT user_id, link_type FROM links WHERE seq = ?')
@@ -416,8 +413,7 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
   // chunk's transaction). Until the last chunk the recorder writes the SQLite way and statistics
   // read the SQLite rollups; then both switch here and the SQLite tables are emptied.
   const legacyLast = () => db.query<{ id: number | null }, []>('SELECT max(id) AS id FROM click_events_compact').get()?.id ?? 0
-  let importedId = ((await writer.runAndReadAll("SELECT value::DOUBLE AS v FROM events_meta WHERE key = 'imported_id'")).getRowObjectsJS()[0] as { v: number })
-    .v
+  let importedId = (await metaValue('imported_id'))!
   let importing = legacyLast() > importedId
   // A journal chunk's mark goes with its rows into SQLite's kv here (click-journal.ts), as it did before the engine.
   const legacyWrite = importing ? markedSqliteWriter(db, createEventWriter(db, { busyLinkClicks: busyAt })) : null
@@ -690,15 +686,13 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
    * True while events are left.
    */
   async function rewriteNullsStep(): Promise<boolean> {
-    if (nullsRewrittenTo >= nullsUntil! || closing) return false
+    if (nullsRewrittenTo >= nullsUntil || closing) return false
     maintaining = true
     const from = nullsRewrittenTo
-    const to = Math.min(nullsUntil!, from + NULLS_REWRITE_DAYS * DAY)
+    const to = Math.min(nullsUntil, from + NULLS_REWRITE_DAYS * DAY)
     try {
-      const columns = EVENT_STRINGS.map(([c]) => c)
       await inWriterTransaction(async () => {
-        await writer.run(`UPDATE events SET ${columns.map((c) => `${c} = coalesce(${c}, '')`).join(', ')}
-          WHERE "at" >= ${from} AND "at" < ${to} AND (${columns.map((c) => `${c} IS NULL`).join(' OR ')})`)
+        await writer.run(`${REWRITE_NULLS} AND "at" >= ${from} AND "at" < ${to}`)
         await writer.run(`UPDATE events_meta SET value = ${to} WHERE key = 'nulls_rewritten_to'`)
       })
     } finally {
@@ -706,12 +700,12 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
     }
     nullsRewrittenTo = to
     await opts.afterNullsRewriteStep?.(to)
-    return to < nullsUntil!
+    return to < nullsUntil
   }
   const rewriteNulls = async (): Promise<void> => {
     const started = performance.now()
     while (await serial(rewriteNullsStep)) {}
-    if (nullsRewrittenTo >= nullsUntil!) log("statistics events' unknown values rewritten", { ms: Math.round(performance.now() - started) })
+    if (nullsRewrittenTo >= nullsUntil) log("statistics events' unknown values rewritten", { ms: Math.round(performance.now() - started) })
   }
 
   /** The backfill's steps, each queued behind what was queued during the one before. */
@@ -721,9 +715,7 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
     if (pairsFrom === 0) log('statistics pair rows added for the days rolled up before', { ms: Math.round(performance.now() - started) })
   }
 
-  let reclusteredDay = (
-    (await writer.runAndReadAll("SELECT value::DOUBLE AS v FROM events_meta WHERE key = 'reclustered_day'")).getRowObjectsJS()[0] as { v: number }
-  ).v
+  let reclusteredDay = (await metaValue('reclustered_day'))!
   /** The rollup tables rewritten in (scope, dim, t) order, each in one transaction (readers keep their snapshot). */
   async function recluster(): Promise<void> {
     const started = performance.now()
@@ -762,9 +754,7 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
   const conversionsCsv = `${csvPath}.conversions.csv`
   const loadConversions = `INSERT INTO conversions SELECT * FROM read_csv('${conversionsCsv.replaceAll("'", "''")}', header = false, auto_detect = false,
     columns = {${CONVERSION_COLUMNS.map(([c, t]) => `'${c}': '${t}'`).join(', ')}}, nullstr = '', quote = '"', escape = '"', delim = ',', new_line = '\\n')`
-  let conversionsSeq = (
-    (await writer.runAndReadAll("SELECT value::DOUBLE AS v FROM events_meta WHERE key = 'conversions_seq'")).getRowObjectsJS()[0] as { v: number }
-  ).v
+  let conversionsSeq = (await metaValue('conversions_seq'))!
   async function syncConversionsNow(): Promise<void> {
     for (;;) {
       const rows = conversionsAfter.all(conversionsSeq, CONVERSIONS_CHUNK)
@@ -831,10 +821,7 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
 
   /** A click journal's mark in the events store (click-journal.ts), or null. */
   async function markOf(journal: string): Promise<number | null> {
-    const rows = (await writer.runAndReadAll('SELECT value::DOUBLE AS v FROM events_meta WHERE key = $1', [journalKey(journal)])).getRowObjectsJS() as {
-      v: number
-    }[]
-    return rows[0]?.v ?? null
+    return (await metaValue(journalKey(journal))) ?? null
   }
 
   /**

@@ -486,7 +486,7 @@ export function conversionsSql(
   const args: SqlArg[] = [from, to]
   if (links && Object.values(links).some((v) => v !== undefined)) {
     if (dialect === 'duckdb') {
-      where += ' AND link_seq IN (SELECT unnest(?))'
+      where += ' AND link_seq IN ?'
       args.push({ seqsOf: links })
     } else {
       const set = linkSetSql(links)

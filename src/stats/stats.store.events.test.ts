@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type Db, openStore } from '../store'
 import { EVENT_STRINGS } from './click-event'
-import { type EventsEngine, openEventsEngine } from './events.engine'
+import { type EventsEngine, type EventsEngineOptions, openEventsEngine } from './events.engine'
 import {
   admin,
   answer,
@@ -69,6 +69,15 @@ afterAll(async () => {
 
 const expectSame = (got: unknown, want: unknown) => expect(got).toEqual(want)
 
+/** A copy of the suite's events file, opened as the suite's engine is (with `o` added): the upgrade tests change the copy. */
+async function copyOfEngine(name: string) {
+  const path = join(dir, name)
+  await engine.backup(path)
+  return (o: Partial<EventsEngineOptions> = {}) => openEventsEngine(eventsDb, { path, dataDir: dir, busyLinkClicks: 400, now: () => clock, threads: 1, ...o })
+}
+/** The statistics service over engine `e` (on the suite's SQLite store). */
+const serviceOver = (e: EventsEngine) => createStatsService({ store: createEventsStatsStore(eventsDb, e), settings, now: () => NOW })
+
 describe('the events engine answers as the SQLite rollups do', () => {
   test('same clicks and counters; part of the range rolled up, the rest raw; busy links promoted', async () => {
     const lite = (await answer(sqliteService, admin, {})) as { clicks: number }
@@ -103,9 +112,7 @@ describe('the events engine answers as the SQLite rollups do', () => {
   })
 
   test('a store rolled up before pair rows existed gets them in the background; the same answers meanwhile and after', async () => {
-    const copy = join(dir, 'before-pairs.duckdb')
-    await engine.backup(copy)
-    const open = (log?: (m: string) => void) => openEventsEngine(eventsDb, { path: copy, dataDir: dir, busyLinkClicks: 400, now: () => clock, threads: 1, log })
+    const open = await copyOfEngine('before-pairs.duckdb')
     const older = await open()
     await older.exclusive(async (c) => {
       await c.run('DELETE FROM stats_pair_day')
@@ -113,9 +120,9 @@ describe('the events engine answers as the SQLite rollups do', () => {
     })
     await older.close()
     const logs: string[] = []
-    const upgraded = await open((m) => void logs.push(m))
+    const upgraded = await open({ log: (m) => void logs.push(m) })
     try {
-      const service = createStatsService({ store: createEventsStatsStore(eventsDb, upgraded), settings, now: () => NOW })
+      const service = serviceOver(upgraded)
       const sample = groupByMatrix().filter((_, i) => i % 7 === 0)
       expect((await countDifferences(sqliteService, service, sample.slice(0, 40), expectSame)).differing).toBe(0)
       await upgraded.pairsBackfilled()
@@ -128,9 +135,7 @@ describe('the events engine answers as the SQLite rollups do', () => {
   })
 
   test('a file whose pair rows were made for the first set of pairs (before city pairs) rebuilds them all; the same answers meanwhile and after', async () => {
-    const copy = join(dir, 'first-pair-set.duckdb')
-    await engine.backup(copy)
-    const open = (log?: (m: string) => void) => openEventsEngine(eventsDb, { path: copy, dataDir: dir, busyLinkClicks: 400, now: () => clock, threads: 1, log })
+    const open = await copyOfEngine('first-pair-set.duckdb')
     const rowsOf = (e: EventsEngine) =>
       e.exclusive(
         async (c) =>
@@ -150,9 +155,9 @@ describe('the events engine answers as the SQLite rollups do', () => {
     })
     await older.close()
     const logs: string[] = []
-    const upgraded = await open((m) => void logs.push(m))
+    const upgraded = await open({ log: (m) => void logs.push(m) })
     try {
-      const service = createStatsService({ store: createEventsStatsStore(eventsDb, upgraded), settings, now: () => NOW })
+      const service = serviceOver(upgraded)
       const sample = groupByMatrix().filter((_, i) => i % 7 === 3)
       expect((await countDifferences(sqliteService, service, sample.slice(0, 40), expectSame)).differing).toBe(0)
       await upgraded.pairsBackfilled()
@@ -165,11 +170,8 @@ describe('the events engine answers as the SQLite rollups do', () => {
   })
 
   test('the pair backfill goes a few days at a time: writes take their turn between steps, and a stop mid-way goes on at the next open without counting a day twice', async () => {
-    const copy = join(dir, 'before-pairs-steps.duckdb')
-    await engine.backup(copy)
-    const open = (o: Partial<Parameters<typeof openEventsEngine>[1]> = {}) =>
-      openEventsEngine(eventsDb, { path: copy, dataDir: dir, busyLinkClicks: 400, now: () => clock, threads: 1, ...o })
-    const totals = async (e: Awaited<ReturnType<typeof openEventsEngine>>) =>
+    const open = await copyOfEngine('before-pairs-steps.duckdb')
+    const totals = async (e: EventsEngine) =>
       e.exclusive(
         async (c) =>
           (await c.runAndReadAll('SELECT count(*)::DOUBLE AS n, coalesce(sum(clicks), 0)::DOUBLE AS clicks FROM stats_pair_day')).getRowObjectsJS()[0],
@@ -219,10 +221,7 @@ describe('the events engine answers as the SQLite rollups do', () => {
   })
 
   test("a file written when unknown values were NULL gets them rewritten as '' in steps, going on after a stop; the same answers before, meanwhile and after", async () => {
-    const copy = join(dir, 'with-nulls.duckdb')
-    await engine.backup(copy)
-    const open = (o: Partial<Parameters<typeof openEventsEngine>[1]> = {}) =>
-      openEventsEngine(eventsDb, { path: copy, dataDir: dir, busyLinkClicks: 400, now: () => clock, threads: 1, ...o })
+    const open = await copyOfEngine('with-nulls.duckdb')
     const columns = EVENT_STRINGS.map(([c]) => c)
     const nulls = (e: EventsEngine) =>
       e.exclusive(
@@ -252,8 +251,7 @@ describe('the events engine answers as the SQLite rollups do', () => {
         if (++steps === 2) throw new Error(`stopped at ${to}`)
       },
     })
-    const service = (e: EventsEngine) => createStatsService({ store: createEventsStatsStore(eventsDb, e), settings, now: () => NOW })
-    expect((await countDifferences(sqliteService, service(first), sample.slice(0, 40), expectSame)).differing).toBe(0)
+    expect((await countDifferences(sqliteService, serviceOver(first), sample.slice(0, 40), expectSame)).differing).toBe(0)
     await first.nullsRewritten()
     expect(steps).toBe(2)
     const left = await nulls(first)
@@ -268,7 +266,7 @@ describe('the events engine answers as the SQLite rollups do', () => {
       await second.nullsRewritten()
       expect(logs).toContain("statistics events' unknown values rewritten")
       expect(await nulls(second)).toBe(0)
-      expect((await countDifferences(sqliteService, service(second), sample, expectSame)).differing).toBe(0)
+      expect((await countDifferences(sqliteService, serviceOver(second), sample, expectSame)).differing).toBe(0)
     } finally {
       await second.close()
     }
