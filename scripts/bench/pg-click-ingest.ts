@@ -10,7 +10,8 @@
  * - writer: `--visits` visits in batches of each of `--sizes` (one row per visit, as the
  *   recorder hands them over), back to back: visits/s, and the mean ms per batch of each step.
  * - one recorder (one node): `--visits` visits recorded as fast as a loop can (yielding every
- *   1,000), with its own flushing, until stop() has written everything: visits/s.
+ *   1,000), with its own flushing, until drain() has written everything (the visits put in the
+ *   journal at the memory bound included): visits/s.
  * - three recorders (three nodes) on one PostgreSQL doing the same at once: visits/s together.
  * - the events of 1,000 visits alone, COPY against one INSERT from unnest arrays.
  * `--compare DIR`: the same figures for the checkout in DIR (A, its own code and migrations, its
@@ -74,6 +75,7 @@ function visit(): Visit {
 type Writer = (events: ClickEvent[]) => Promise<unknown>
 interface Recorder {
   record(v: Visit): void
+  drain(): Promise<void>
   stop(): Promise<void>
 }
 /** One checkout's writer and recorder, on a database of its own migrated by its own code. */
@@ -144,6 +146,8 @@ async function recorderRun(side: Side, nodes: number) {
         r.record(visit())
         if (i % 1000 === 999) await new Promise((done) => setImmediate(done))
       }
+      // Everything, the visits put in the journal at the memory bound included.
+      await r.drain()
       await r.stop()
     }),
   )

@@ -52,6 +52,28 @@ test('rows come back as they went in, chunk by chunk, at positions that only gro
   journal.close()
 })
 
+test('a chunk read ahead (after the one being written) holds the next rows; until that one is applied, a plain read gives it again', () => {
+  const journal = openClickJournal(dir)
+  const written = rows(0, 100)
+  journal.append(written)
+  const first = journal.read(4096)!
+  const second = journal.read(4096, first)!
+  expect(second.rows[0]).toEqual(written[first.rows.length])
+  expect(second.mark.upTo).toBeGreaterThan(first.mark.upTo)
+  // The first failed: nothing moved, it comes back as it was.
+  expect(journal.read(4096)).toEqual(first)
+  journal.applied(first)
+  journal.applied(second)
+  expect(journal.visits()).toBe(100 - first.rows.length - second.rows.length)
+  const rest: ClickEvent[] = []
+  for (let chunk = journal.read(4096); chunk; chunk = journal.read(4096)) {
+    rest.push(...chunk.rows)
+    journal.applied(chunk)
+  }
+  expect([...first.rows, ...second.rows, ...rest]).toEqual(written)
+  journal.close()
+})
+
 test("a row's optional fields (click ids, A/B variant) come back in one tail after its visits; a plain row has no tail", () => {
   const journal = openClickJournal(dir)
   const written = rows(0, 4)

@@ -215,19 +215,23 @@ export function openClickJournal(dir: string) {
     unsynced: () => bufferVisits,
     /** Visits in the journal not yet written to the store (of one link). */
     visits: (linkSeq?: number) => (linkSeq === undefined ? visits : (perLink.get(linkSeq) ?? 0)),
-    /** The next chunk of at most about `maxBytes` (at least one row), or null when every row is written. */
-    read(maxBytes: number): JournalChunk | null {
+    /**
+     * The next chunk of at most about `maxBytes` (at least one row), or null when every row is written;
+     * `after`: the chunk after that one, read while it is being written (applied in the order read).
+     */
+    read(maxBytes: number, after?: JournalChunk): JournalChunk | null {
       try {
         sync()
       } catch {} // what the file holds is read; the rest stays buffered
-      if (readAt >= size) return null
-      let bytes = readRange(readAt, Math.min(size, readAt + maxBytes))
-      if (bytes.lastIndexOf(10) < 0) bytes = readRange(readAt, size)
+      const from = after ? Math.max(readAt, after.mark.upTo - base + headerBytes) : readAt
+      if (from >= size) return null
+      let bytes = readRange(from, Math.min(size, from + maxBytes))
+      if (bytes.lastIndexOf(10) < 0) bytes = readRange(from, size)
       const { rows, used } = parseLines(bytes)
       if (!used) return null
       let n = 0
       for (const r of rows) n += r.n
-      return { rows, mark: { journal: id, upTo: base + readAt - headerBytes + used }, visits: n }
+      return { rows, mark: { journal: id, upTo: base + from - headerBytes + used }, visits: n }
     },
     /** The chunk `read` returned is in the store: move past it. */
     applied(chunk: JournalChunk) {

@@ -234,6 +234,112 @@ describe('PostgreSQL click writer', () => {
     await sql.close()
   })
 
+  describe('a batch called while another is written (the recorder writes ahead)', () => {
+    /** A writer whose first batch waits for a lock on stats_week until `release`; `waiting` once it does. */
+    async function heldWriter(name: string) {
+      const { sql, url } = await freshDatabase(name)
+      const client = new SQL(url, { max: 2 })
+      const write = createPgEventWriter(client, { maxAttempts: 1 })
+      const blocker = await sql.reserve()
+      await blocker`BEGIN`
+      await blocker`LOCK TABLE stats_week IN SHARE MODE`
+      const waiting = () =>
+        until(
+          'the first batch waiting for the lock',
+          async () => (await sql`SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted AND relation = 'stats_week'::regclass`)[0].n,
+          (n) => n > 0,
+        )
+      const release = async () => {
+        await blocker`COMMIT`
+        blocker.release()
+      }
+      const stored = async () => Number((await sql`SELECT coalesce(sum(n), 0)::float8 AS n FROM click_events`)[0].n)
+      const close = async () => {
+        await client.close()
+        await sql.close()
+      }
+      return { sql, write, waiting, release, stored, close }
+    }
+    const events = (seed: number, linkSeq: number) => randomEvents(30, seed).map((e) => ({ ...e, linkSeq, at: Date.UTC(2026, 7, 1) }))
+    const visitsOf = (es: ClickEvent[]) => es.reduce((n, e) => n + e.n, 0)
+    /** A caller's side of a batch written ahead: `isPrepared` once the writer said so; its turn taken when it comes. */
+    function turnOf() {
+      let prepared = false
+      return {
+        turn: {
+          prepared() {
+            prepared = true
+          },
+          starting: () => true,
+        },
+        isPrepared: async () => prepared,
+      }
+    }
+
+    test('is prepared at once and written after the first, in call order, each once', async () => {
+      const w = await heldWriter('ahead_order')
+      const [first, second] = [events(1, 2), events(2, 3)]
+      const firstDone = w.write(first)
+      await w.waiting()
+      const { turn, isPrepared } = turnOf()
+      const secondDone = w.write(second, undefined, turn)
+      await until('the second batch prepared', isPrepared, Boolean)
+      // Its transaction has not begun: one batch waits for the lock, and nothing is stored yet.
+      const [{ n }] = await w.sql`SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted AND relation = 'stats_week'::regclass`
+      expect(n).toBe(1)
+      expect(await w.stored()).toBe(0)
+      await w.release()
+      expect(await Promise.all([firstDone, secondDone])).toEqual([true, true])
+      expect(await w.stored()).toBe(visitsOf(first) + visitsOf(second))
+      await w.close()
+    })
+
+    test('taken back before its turn (starting answers false): nothing of it is written', async () => {
+      const w = await heldWriter('ahead_cancel')
+      const [first, second] = [events(3, 2), events(4, 3)]
+      const firstDone = w.write(first)
+      await w.waiting()
+      const secondDone = w.write(second, undefined, { prepared() {}, starting: () => false })
+      await w.release()
+      expect(await Promise.all([firstDone, secondDone])).toEqual([true, false])
+      expect(await w.stored()).toBe(visitsOf(first))
+      await w.close()
+    })
+
+    test('a journal chunk after a batch that fails is not written: its mark stays where it was', async () => {
+      const w = await heldWriter('ahead_chunk')
+      const [first, chunk] = [events(5, 2), events(6, 3)]
+      const firstDone = w.write(first)
+      await w.waiting()
+      const { turn, isPrepared } = turnOf()
+      const mark = { journal: 'j1', upTo: 100 }
+      const chunkDone = w.write(chunk, mark, turn)
+      await until('the chunk prepared', isPrepared, Boolean)
+      // The first batch's connection dies while it waits: that batch fails.
+      await w.sql`SELECT pg_terminate_backend(pid) FROM pg_locks WHERE NOT granted AND relation = 'stats_week'::regclass`
+      expect(
+        await firstDone.then(
+          () => 'written',
+          () => 'failed',
+        ),
+      ).toBe('failed')
+      expect(
+        await chunkDone.then(
+          () => 'written',
+          (e) => String(e),
+        ),
+      ).toContain('the write before this journal chunk failed')
+      await w.release()
+      expect(await pgJournalMark(w.sql, 'j1')).toBeNull()
+      expect(await w.stored()).toBe(0)
+      // Offered again, it is written once.
+      expect(await w.write(chunk, mark)).toBe(true)
+      expect(await pgJournalMark(w.sql, 'j1')).toBe(100)
+      expect(await w.stored()).toBe(visitsOf(chunk))
+      await w.close()
+    })
+  })
+
   test('a NUL in a visitor-controlled value is dropped, not a batch that fails forever', async () => {
     const { sql } = await freshDatabase('nul')
     const [e] = randomEvents(1, 3)
@@ -414,6 +520,56 @@ describe('PostgreSQL click recorder', () => {
       async () => recorder.pendingCount(),
       (n) => n === 0,
     )
+    await recorder.stop()
+    const [{ n }] = await sql`SELECT coalesce(sum(clicks), 0)::float8 AS n FROM link_clicks`
+    const [{ e }] = await sql`SELECT coalesce(sum(n), 0)::float8 AS e FROM click_events`
+    expect({ n, e }).toEqual({ n: recorded, e: recorded })
+    await client.close()
+    await sql.close()
+    rmSync(journalDir, { recursive: true, force: true })
+  }, 120_000)
+
+  test('a batch written ahead that waits a flush window for its turn goes to the journal; every visit is written once', async () => {
+    const { sql, url } = await freshDatabase('ahead_waits')
+    const client = new SQL(url, { max: 2 })
+    const journalDir = mkdtempSync(join(tmpdir(), 'pg-journal-'))
+    // A window long enough that the second batch surely goes ahead while the first is still young.
+    const recorder = createPgClickRecorder(client, quietLog([]), { flushMs: 2_000, journalDir })
+    const rnd = seededRandom(12)
+    const base = Date.UTC(2026, 7, 1)
+    const distinct = (i: number, site: string): Visit => ({ ...visitOf(rnd, 1 + (i % LINKS.length), base + i), refererUrl: `https://${site}.example/${i}` })
+    recorder.start()
+    const blocker = await sql.reserve()
+    await blocker`BEGIN`
+    await blocker`LOCK TABLE stats_week IN SHARE MODE`
+    let recorded = 0
+    for (; recorded < 50; recorded++) recorder.record(distinct(recorded, 'first'))
+    void recorder.flush()
+    await until(
+      'the first batch waiting for the lock',
+      async () => (await sql`SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted AND relation = 'stats_week'::regclass`)[0].n,
+      (n) => n > 0,
+    )
+    for (; recorded < 80; recorded++) recorder.record(distinct(recorded, 'ahead'))
+    void recorder.flush()
+    // The second batch is prepared (its referer URLs numbered) and held in memory with the first.
+    await until(
+      'the second batch prepared',
+      async () => (await sql`SELECT count(*)::int AS n FROM stats_values WHERE value LIKE 'https://ahead.example/%'`)[0].n,
+      (n) => n === 30,
+    )
+    expect(recorder.held().rows).toBe(80)
+    // At the tick a window later it is taken back into the journal: only the stuck batch stays in memory.
+    await until(
+      'the waiting batch moved to the journal',
+      async () => recorder.held().rows,
+      (n) => n === 50,
+    )
+    expect(recorder.pendingCount()).toBe(80)
+    await blocker`COMMIT`
+    blocker.release()
+    await recorder.drain()
+    expect(recorder.pendingCount()).toBe(0)
     await recorder.stop()
     const [{ n }] = await sql`SELECT coalesce(sum(clicks), 0)::float8 AS n FROM link_clicks`
     const [{ e }] = await sql`SELECT coalesce(sum(n), 0)::float8 AS e FROM click_events`
