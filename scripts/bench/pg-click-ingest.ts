@@ -13,6 +13,10 @@
  *   1,000), with its own flushing, until drain() has written everything (the visits put in the
  *   journal at the memory bound included): visits/s.
  * - three recorders (three nodes) on one PostgreSQL doing the same at once: visits/s together.
+ * - one recorder offered `--rate` visits/s (paced, every millisecond or so) for `--paced-seconds`: visits/s from the
+ *   first visit until drain() has written everything, how far behind the store was when the feed ended (visits not
+ *   yet written), and how many of them went through the journal. Offered above what it can write, this is the
+ *   node's sustained rate.
  * - the events of 1,000 visits alone, COPY against one INSERT from unnest arrays.
  * `--compare DIR`: the same figures for the checkout in DIR (A, its own code and migrations, its
  * own database in the same cluster), alternating with this one (B) within each run.
@@ -34,6 +38,8 @@ const linkCount = Number(arg('links', '2000'))
 const compareDir = arg('compare', '')
 /** Rows per write of the recorders (the recorder's MAX_WRITE_ROWS when absent). */
 const maxWriteRows = Number(arg('max-write-rows', '0'))
+const pacedRate = Number(arg('rate', '70000'))
+const pacedSeconds = Number(arg('paced-seconds', '10'))
 
 const log = { info() {}, warn() {}, error: (m: string, f?: Record<string, unknown>) => console.error(m, f) }
 const pg = await startPostgres()
@@ -75,6 +81,8 @@ function visit(): Visit {
 type Writer = (events: ClickEvent[]) => Promise<unknown>
 interface Recorder {
   record(v: Visit): void
+  start(): void
+  pendingCount(): number
   drain(): Promise<void>
   stop(): Promise<void>
 }
@@ -83,7 +91,7 @@ interface Side {
   name: string
   url: string
   writer(sql: SQL, onStep?: (step: string, ms: number) => void): Writer
-  recorder(sql: SQL, journalDir: string): Recorder
+  recorder(sql: SQL, journalDir: string, logger?: typeof log): Recorder
 }
 
 async function sideOf(name: string, dir: string): Promise<Side> {
@@ -104,7 +112,8 @@ async function sideOf(name: string, dir: string): Promise<Side> {
     url,
     writer: (sql, onStep) => createPgEventWriter(sql, { onStep }),
     // stop() waits for the last writes however long they take on a loaded machine.
-    recorder: (sql, journalDir) => createPgClickRecorder(sql, log, { journalDir, stopWaitMs: 3_600_000, ...(maxWriteRows ? { maxWriteRows } : {}) }),
+    recorder: (sql, journalDir, logger = log) =>
+      createPgClickRecorder(sql, logger, { journalDir, stopWaitMs: 3_600_000, ...(maxWriteRows ? { maxWriteRows } : {}) }),
   }
 }
 
@@ -161,6 +170,38 @@ async function recorderRun(side: Side, nodes: number) {
   for (const d of dirs) rmSync(d, { recursive: true, force: true })
 }
 
+/** One recorder offered `pacedRate` visits/s for `pacedSeconds`: visits/s until all is written, the lag at the feed's end, the journal's share. */
+async function pacedRun(side: Side) {
+  const sql = new SQL(side.url, { max: 10 })
+  const dir = mkdtempSync(join(tmpdir(), 'ingest-journal-'))
+  let journaled = 0
+  const warnLog = {
+    ...log,
+    warn: (m: string, f?: Record<string, unknown>) => {
+      if (m.includes('journal')) journaled += Number(f?.visits ?? 0)
+    },
+  }
+  const recorder = side.recorder(sql, dir, warnLog)
+  recorder.start()
+  const total = pacedRate * pacedSeconds
+  const start = performance.now()
+  for (let sent = 0; sent < total; ) {
+    const due = Math.min(total, Math.floor(((performance.now() - start) / 1000) * pacedRate))
+    for (; sent < due; sent++) recorder.record(visit())
+    await new Promise((done) => setTimeout(done, 1))
+  }
+  const behind = recorder.pendingCount()
+  await recorder.drain()
+  const s = (performance.now() - start) / 1000
+  await recorder.stop()
+  const what = `one recorder offered ${pacedRate.toLocaleString('en')}/s for ${pacedSeconds} s`
+  note(`${side.name} ${what}: visits/s`, total / s)
+  note(`${side.name} ${what}: visits not written when the feed ended`, behind)
+  note(`${side.name} ${what}: visits through the journal`, journaled)
+  await sql.close()
+  rmSync(dir, { recursive: true, force: true })
+}
+
 /** ms per 1,000 events inserted alone (no counters, no rollups), one transaction each. */
 async function eventsRun(side: Side, mode: 'copy' | 'unnest') {
   const sql = new SQL(side.url, { max: 2 })
@@ -191,6 +232,7 @@ try {
     for (const size of sizes) for (const side of order) await writerRun(side, size)
     for (const side of order) await recorderRun(side, 1)
     for (const side of order) await recorderRun(side, 3)
+    if (pacedRate > 0) for (const side of order) await pacedRun(side)
     const last = sides.at(-1)!
     for (const mode of run % 2 ? (['unnest', 'copy'] as const) : (['copy', 'unnest'] as const)) await eventsRun(last, mode)
   }

@@ -95,13 +95,14 @@ export function openClickJournal(dir: string) {
   /** Visits in the journal not yet written to the store: all, and per link. */
   let visits = 0
   const perLink = new Map<number, number>()
+  const countRow = (r: ClickEvent, sign: 1 | -1) => {
+    visits += sign * r.n
+    const n = (perLink.get(r.linkSeq) ?? 0) + sign * r.n
+    if (n > 0) perLink.set(r.linkSeq, n)
+    else perLink.delete(r.linkSeq)
+  }
   const count = (rows: Iterable<ClickEvent>, sign: 1 | -1) => {
-    for (const r of rows) {
-      visits += sign * r.n
-      const n = (perLink.get(r.linkSeq) ?? 0) + sign * r.n
-      if (n > 0) perLink.set(r.linkSeq, n)
-      else perLink.delete(r.linkSeq)
-    }
+    for (const r of rows) countRow(r, sign)
   }
   const fd = openSync(path, existsSync(path) ? 'r+' : 'w+', 0o600)
 
@@ -203,7 +204,7 @@ export function openClickJournal(dir: string) {
         buffer.push(line)
         bufferBytes += line.length
         bufferVisits += r.n
-        count([r], 1)
+        countRow(r, 1)
       }
       if (bufferBytes >= BUFFER_BYTES)
         try {

@@ -930,6 +930,11 @@ function recorderOver(
     const chunk = j && !stopping && (journalTurn || pending.size === 0) && readMark(j) ? j.read(chunkBytes, ahead?.chunk) : null
     if (chunk) return send(chunk.rows, chunkBytesOf(chunk), null, chunk)
     if (pending.size === 0) return Promise.resolve()
+    // A batch goes ahead only once it is half a write: PostgreSQL's cost per write is much the same for 10,000 rows as for 50,000.
+    if (ahead && pending.size < maxWriteRows / 2 && !stopping) {
+      flushWanted = true
+      return allDone()
+    }
     const { batch, bytes } = takePending(maxWriteRows)
     // More than one write holds: the next goes as soon as this one is in.
     if (pending.size) flushWanted = true

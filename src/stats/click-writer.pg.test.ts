@@ -246,7 +246,10 @@ describe('PostgreSQL click writer', () => {
       const waiting = () =>
         until(
           'the first batch waiting for the lock',
-          async () => (await sql`SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted AND relation = 'stats_week'::regclass`)[0].n,
+          async () =>
+            (
+              await sql`SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted AND relation = 'stats_week'::regclass AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`
+            )[0].n,
           (n) => n > 0,
         )
       const release = async () => {
@@ -285,7 +288,8 @@ describe('PostgreSQL click writer', () => {
       const secondDone = w.write(second, undefined, turn)
       await until('the second batch prepared', isPrepared, Boolean)
       // Its transaction has not begun: one batch waits for the lock, and nothing is stored yet.
-      const [{ n }] = await w.sql`SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted AND relation = 'stats_week'::regclass`
+      const [{ n }] =
+        await w.sql`SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted AND relation = 'stats_week'::regclass AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`
       expect(n).toBe(1)
       expect(await w.stored()).toBe(0)
       await w.release()
@@ -316,7 +320,7 @@ describe('PostgreSQL click writer', () => {
       const chunkDone = w.write(chunk, mark, turn)
       await until('the chunk prepared', isPrepared, Boolean)
       // The first batch's connection dies while it waits: that batch fails.
-      await w.sql`SELECT pg_terminate_backend(pid) FROM pg_locks WHERE NOT granted AND relation = 'stats_week'::regclass`
+      await w.sql`SELECT pg_terminate_backend(pid) FROM pg_locks WHERE NOT granted AND relation = 'stats_week'::regclass AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`
       expect(
         await firstDone.then(
           () => 'written',
@@ -346,6 +350,18 @@ describe('PostgreSQL click writer', () => {
     await createPgEventWriter(sql)([{ ...e!, utmSource: 'a\0b', refererUrl: 'https://x.example/\0' }])
     const rows = await sql`SELECT utm_source, referer_url FROM click_events`
     expect(rows).toEqual([{ utm_source: 'ab', referer_url: 'https://x.example/' }])
+    await sql.close()
+  })
+
+  test('quotes, backslashes, braces and commas in visitor-controlled values reach the rollups as they came', async () => {
+    const { sql } = await freshDatabase('quoting')
+    const [e] = randomEvents(1, 4)
+    const odd = ['a"b', 'c\\d', '{e,f}', 'g h', '"', '\\', 'NULL']
+    await createPgEventWriter(sql)(odd.map((utmCampaign, i) => ({ ...e!, n: 1, at: e!.at + i, utmCampaign })))
+    const rows: { value: string }[] = await sql`SELECT value FROM stats_day WHERE scope = 0 AND dim = 11 ORDER BY value`
+    expect(rows.map((r) => r.value)).toEqual([...odd].sort())
+    const events: { utm_campaign: string }[] = await sql`SELECT utm_campaign FROM click_events ORDER BY utm_campaign`
+    expect(events.map((r) => r.utm_campaign)).toEqual([...odd].sort())
     await sql.close()
   })
 
@@ -499,7 +515,10 @@ describe('PostgreSQL click recorder', () => {
     for (; recorded < 50; recorded++) recorder.record(distinct(recorded))
     await until(
       'a batch waiting for the lock',
-      async () => (await sql`SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted AND relation = 'stats_week'::regclass`)[0].n,
+      async () =>
+        (
+          await sql`SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted AND relation = 'stats_week'::regclass AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`
+        )[0].n,
       (n) => n > 0,
     )
     for (let round = 0; round < 20; round++) {
@@ -533,8 +552,9 @@ describe('PostgreSQL click recorder', () => {
     const { sql, url } = await freshDatabase('ahead_waits')
     const client = new SQL(url, { max: 2 })
     const journalDir = mkdtempSync(join(tmpdir(), 'pg-journal-'))
-    // A window long enough that the second batch surely goes ahead while the first is still young.
-    const recorder = createPgClickRecorder(client, quietLog([]), { flushMs: 2_000, journalDir })
+    // A window long enough that the second batch surely goes ahead while the first is still young; writes of
+    // 40 rows, so that 30 rows (more than half a write) may go ahead.
+    const recorder = createPgClickRecorder(client, quietLog([]), { flushMs: 2_000, journalDir, maxWriteRows: 40 })
     const rnd = seededRandom(12)
     const base = Date.UTC(2026, 7, 1)
     const distinct = (i: number, site: string): Visit => ({ ...visitOf(rnd, 1 + (i % LINKS.length), base + i), refererUrl: `https://${site}.example/${i}` })
@@ -543,14 +563,14 @@ describe('PostgreSQL click recorder', () => {
     await blocker`BEGIN`
     await blocker`LOCK TABLE stats_week IN SHARE MODE`
     let recorded = 0
-    for (; recorded < 50; recorded++) recorder.record(distinct(recorded, 'first'))
+    for (; recorded < 40; recorded++) recorder.record(distinct(recorded, 'first'))
     void recorder.flush()
     await until(
       'the first batch waiting for the lock',
       async () => (await sql`SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted AND relation = 'stats_week'::regclass`)[0].n,
       (n) => n > 0,
     )
-    for (; recorded < 80; recorded++) recorder.record(distinct(recorded, 'ahead'))
+    for (; recorded < 70; recorded++) recorder.record(distinct(recorded, 'ahead'))
     void recorder.flush()
     // The second batch is prepared (its referer URLs numbered) and held in memory with the first.
     await until(
@@ -558,14 +578,14 @@ describe('PostgreSQL click recorder', () => {
       async () => (await sql`SELECT count(*)::int AS n FROM stats_values WHERE value LIKE 'https://ahead.example/%'`)[0].n,
       (n) => n === 30,
     )
-    expect(recorder.held().rows).toBe(80)
+    expect(recorder.held().rows).toBe(70)
     // At the tick a window later it is taken back into the journal: only the stuck batch stays in memory.
     await until(
       'the waiting batch moved to the journal',
       async () => recorder.held().rows,
-      (n) => n === 50,
+      (n) => n === 40,
     )
-    expect(recorder.pendingCount()).toBe(80)
+    expect(recorder.pendingCount()).toBe(70)
     await blocker`COMMIT`
     blocker.release()
     await recorder.drain()

@@ -204,10 +204,25 @@ function byKey(a: RollupDelta, b: RollupDelta): number {
   return a.scope - b.scope || a.dim - b.dim || a.t - b.t || (a.value < b.value ? -1 : a.value > b.value ? 1 : 0)
 }
 
-/** Sorted rollup rows as the columns of upsertSql's unnest, or null for none. */
-function upsertColumnsOf(rows: RollupDelta[]): unknown[][] | null {
+/** Numbers as the text of a PostgreSQL array. */
+const numberArray = (xs: number[]) => `{${xs.join(',')}}`
+/** Strings as the text of a PostgreSQL array: each quoted, its quotes and backslashes escaped. */
+const textArray = (xs: string[]) => `{${xs.map((s) => `"${/["\\]/.test(s) ? s.replace(/["\\]/g, '\\$&') : s}"`).join(',')}}`
+
+/**
+ * Sorted rollup rows as the columns of upsertSql's unnest, or null for none: as array texts made
+ * here, before the transaction, rather than by the driver inside it (it quotes element by element).
+ */
+function upsertColumnsOf(rows: RollupDelta[]): string[] | null {
   if (!rows.length) return null
-  return [rows.map((r) => r.scope), rows.map((r) => r.dim), rows.map((r) => r.t), rows.map((r) => r.value), rows.map((r) => r.clicks), rows.map((r) => r.scans)]
+  return [
+    numberArray(rows.map((r) => r.scope)),
+    numberArray(rows.map((r) => r.dim)),
+    numberArray(rows.map((r) => r.t)),
+    textArray(rows.map((r) => r.value)),
+    numberArray(rows.map((r) => r.clicks)),
+    numberArray(rows.map((r) => r.scans)),
+  ]
 }
 
 /** PostgreSQL's mark of `journal` (click-journal.ts): the position its rows are written up to, or null. */
