@@ -41,7 +41,8 @@ const maxWriteRows = Number(arg('max-write-rows', '0'))
 const pacedRate = Number(arg('rate', '70000'))
 const pacedSeconds = Number(arg('paced-seconds', '10'))
 
-const log = { info() {}, warn() {}, error: (m: string, f?: Record<string, unknown>) => console.error(m, f) }
+type Fields = Record<string, unknown>
+const log = { info() {}, warn(_m: string, _f?: Fields) {}, error: (m: string, f?: Fields) => console.error(m, f) }
 const pg = await startPostgres()
 
 const rnd = seededRandom(42)
