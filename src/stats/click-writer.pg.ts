@@ -12,8 +12,11 @@
  *   from `stats_busy_links`, so a link crosses the threshold in exactly one transaction; that
  *   one marks it and backfills its dimension rows from every committed event plus its own,
  *   and every later batch (of any node) sees the mark after taking the same lock.
- * - Events go in as plain strings (no dictionary), into the month partitions, which are
- *   created before the transaction (once per month per process).
+ * - A batch called while another is being written prepares meanwhile and begins its transaction
+ *   after that one's (the recorder's writeAhead, ADR 28).
+ * - Events go in as compact rows (their strings as stats_values ids, numbered before the
+ *   transaction; migration 0009) by COPY, into the month partitions, which are created before
+ *   the transaction (once per month per process).
  * - `stats_groups` are numbered outside the batch transaction, one autocommit insert per
  *   new name, in the order of first appearance in the batch (as SQLite numbers them), so
  *   racing nodes never deadlock on them; a race loser reads the winner's number.
@@ -36,7 +39,7 @@ export interface PgEventWriterOptions extends EventWriterOptions {
   eventInsert?: 'copy' | 'unnest'
   /** Runs of a batch that hit a deadlock or serialization failure before its error is thrown. */
   maxAttempts?: number
-  /** Hears how long each step of a batch took (scripts/bench/pg-click-ingest.ts). */
+  /** Hears how long each step of a batch took (scripts/bench/pg-click-ingest.ts; batches written one after another). */
   onStep?: (step: string, ms: number) => void
 }
 
