@@ -36,14 +36,14 @@ if bun run build; then
   SHORTLINK_BIN=dist/shortlink run_suite e2e bun test --timeout "$TIMEOUT_MS" ./test
   # The same end-to-end suite against one node on PostgreSQL: scripts/with-postgres.ts starts a
   # cluster of its own and every test server gets a database there. Not repeated: the files that
-  # start their own PostgreSQL (cluster*, acme.cluster, bun-sql.pins, readiness.pg, pg-connections-ended.pg), migrate-store and
+  # start their own PostgreSQL (cluster*, acme.cluster, bun-sql.pins, readiness.pg), migrate-store and
   # backup (their source is SQLite: on PostgreSQL backups are pg_dump's, which operations.e2e checks),
   # pages.browser (renders pages in-process, no store), and the SQLite side's own faults (disk-full,
   # click-writer-faults: their servers stay on SQLite in this run too).
   pg_files=()
   for f in test/*.test.ts test/dashboard/*.test.ts; do
     case "$f" in
-      test/cluster*|test/readiness.pg.e2e.test.ts|test/pg-connections-ended.pg.e2e.test.ts|test/backup.e2e.test.ts|test/acme.cluster.test.ts|test/bun-sql.pins.test.ts|test/migrate-store.e2e.test.ts|test/pages.browser.test.ts) ;;
+      test/cluster*|test/readiness.pg.e2e.test.ts|test/backup.e2e.test.ts|test/acme.cluster.test.ts|test/bun-sql.pins.test.ts|test/migrate-store.e2e.test.ts|test/pages.browser.test.ts) ;;
       test/disk-full.e2e.test.ts|test/click-writer-faults.e2e.test.ts) ;;
       *) pg_files+=("./$f") ;;
     esac
