@@ -160,6 +160,35 @@ const quietLog = (errors: string[] = [], warnings: Record<string, unknown>[] = [
   error: (m, f) => void errors.push(`${m} ${JSON.stringify(f)}`),
 })
 
+/**
+ * Holds a lock on stats_week in its own transaction: a batch's rollup upserts wait for it until
+ * `release`. `waiting` settles once one does (locks of this database only: the cluster is shared).
+ */
+async function holdStatsWeek(sql: SQL) {
+  const blocker = await sql.reserve()
+  await blocker`BEGIN`
+  await blocker`LOCK TABLE stats_week IN SHARE MODE`
+  const waiters = "NOT granted AND relation = 'stats_week'::regclass AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+  const waitingCount = async () => (await sql.unsafe(`SELECT count(*)::int AS n FROM pg_locks WHERE ${waiters}`))[0].n as number
+  return {
+    waitingCount,
+    waiting: () => until('a batch waiting for the lock', waitingCount, (n) => n > 0),
+    /** Cancels the waiting statements: their batches fail, their connections live on. */
+    cancelWaiting: () => sql.unsafe(`SELECT pg_cancel_backend(pid) FROM pg_locks WHERE ${waiters}`),
+    async release() {
+      await blocker`COMMIT`
+      blocker.release()
+    },
+  }
+}
+
+/** Visits in each link's counters and in the events: equal, and what was recorded, when each visit is written once. */
+async function storedVisits(sql: SQL) {
+  const [{ n }] = await sql`SELECT coalesce(sum(clicks), 0)::float8 AS n FROM link_clicks`
+  const [{ e }] = await sql`SELECT coalesce(sum(n), 0)::float8 AS e FROM click_events`
+  return { n, e }
+}
+
 describe('PostgreSQL click writer', () => {
   test.each(['copy', 'unnest'] as const)('the same batches give the same rows as the SQLite writer (events by %s)', async (mode) => {
     const events = randomEvents(1500, 14)
@@ -240,28 +269,13 @@ describe('PostgreSQL click writer', () => {
       const { sql, url } = await freshDatabase(name)
       const client = new SQL(url, { max: 2 })
       const write = createPgEventWriter(client, { maxAttempts: 1 })
-      const blocker = await sql.reserve()
-      await blocker`BEGIN`
-      await blocker`LOCK TABLE stats_week IN SHARE MODE`
-      const waiting = () =>
-        until(
-          'the first batch waiting for the lock',
-          async () =>
-            (
-              await sql`SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted AND relation = 'stats_week'::regclass AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`
-            )[0].n,
-          (n) => n > 0,
-        )
-      const release = async () => {
-        await blocker`COMMIT`
-        blocker.release()
-      }
+      const lock = await holdStatsWeek(sql)
       const stored = async () => Number((await sql`SELECT coalesce(sum(n), 0)::float8 AS n FROM click_events`)[0].n)
       const close = async () => {
         await client.close()
         await sql.close()
       }
-      return { sql, write, waiting, release, stored, close }
+      return { sql, write, lock, stored, close }
     }
     const events = (seed: number, linkSeq: number) => randomEvents(30, seed).map((e) => ({ ...e, linkSeq, at: Date.UTC(2026, 7, 1) }))
     const visitsOf = (es: ClickEvent[]) => es.reduce((n, e) => n + e.n, 0)
@@ -283,16 +297,14 @@ describe('PostgreSQL click writer', () => {
       const w = await heldWriter('ahead_order')
       const [first, second] = [events(1, 2), events(2, 3)]
       const firstDone = w.write(first)
-      await w.waiting()
+      await w.lock.waiting()
       const { turn, isPrepared } = turnOf()
       const secondDone = w.write(second, undefined, turn)
       await until('the second batch prepared', isPrepared, Boolean)
       // Its transaction has not begun: one batch waits for the lock, and nothing is stored yet.
-      const [{ n }] =
-        await w.sql`SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted AND relation = 'stats_week'::regclass AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`
-      expect(n).toBe(1)
+      expect(await w.lock.waitingCount()).toBe(1)
       expect(await w.stored()).toBe(0)
-      await w.release()
+      await w.lock.release()
       expect(await Promise.all([firstDone, secondDone])).toEqual([true, true])
       expect(await w.stored()).toBe(visitsOf(first) + visitsOf(second))
       await w.close()
@@ -302,9 +314,9 @@ describe('PostgreSQL click writer', () => {
       const w = await heldWriter('ahead_cancel')
       const [first, second] = [events(3, 2), events(4, 3)]
       const firstDone = w.write(first)
-      await w.waiting()
+      await w.lock.waiting()
       const secondDone = w.write(second, undefined, { prepared() {}, starting: () => false })
-      await w.release()
+      await w.lock.release()
       expect(await Promise.all([firstDone, secondDone])).toEqual([true, false])
       expect(await w.stored()).toBe(visitsOf(first))
       await w.close()
@@ -320,16 +332,16 @@ describe('PostgreSQL click writer', () => {
           (e) => `failed: ${e}`,
         )
       const firstDone = outcome(w.write(first))
-      await w.waiting()
+      await w.lock.waiting()
       const { turn, isPrepared } = turnOf()
       const mark = { journal: 'j1', upTo: 100 }
       const chunkDone = outcome(w.write(chunk, mark, turn))
       await until('the chunk prepared', isPrepared, Boolean)
       // The first batch's statement is cancelled while it waits: that batch fails (its connection lives on).
-      await w.sql`SELECT pg_cancel_backend(pid) FROM pg_locks WHERE NOT granted AND relation = 'stats_week'::regclass AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`
+      await w.lock.cancelWaiting()
       expect(await firstDone).toContain('failed: ')
       expect(await chunkDone).toContain('the write before this journal chunk failed')
-      await w.release()
+      await w.lock.release()
       expect(await pgJournalMark(w.sql, 'j1')).toBeNull()
       expect(await w.stored()).toBe(0)
       // Offered again, it is written once.
@@ -485,10 +497,7 @@ describe('PostgreSQL click recorder', () => {
       (n) => n === 0,
     )
     await recorder.stop()
-    const [{ n }] = await sql`SELECT coalesce(sum(clicks), 0)::float8 AS n FROM link_clicks`
-    expect(n).toBe(recorded)
-    const [{ e }] = await sql`SELECT coalesce(sum(n), 0)::float8 AS e FROM click_events`
-    expect(e).toBe(recorded)
+    expect(await storedVisits(sql)).toEqual({ n: recorded, e: recorded })
     await client.close()
     await sql.close()
     rmSync(journalDir, { recursive: true, force: true })
@@ -504,19 +513,10 @@ describe('PostgreSQL click recorder', () => {
     const distinct = (i: number): Visit => ({ ...visitOf(rnd, 1 + (i % LINKS.length), base + i), refererUrl: `https://slow.example/${i}` })
     recorder.start()
     let recorded = 0
-    const blocker = await sql.reserve()
-    await blocker`BEGIN`
     // The writer's batch waits for this lock (its rollup upserts) until the transaction ends.
-    await blocker`LOCK TABLE stats_week IN SHARE MODE`
+    const lock = await holdStatsWeek(sql)
     for (; recorded < 50; recorded++) recorder.record(distinct(recorded))
-    await until(
-      'a batch waiting for the lock',
-      async () =>
-        (
-          await sql`SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted AND relation = 'stats_week'::regclass AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`
-        )[0].n,
-      (n) => n > 0,
-    )
+    await lock.waiting()
     for (let round = 0; round < 20; round++) {
       for (let k = 0; k < 200; k++, recorded++) recorder.record(distinct(recorded))
       expect(recorder.held().rows).toBeLessThanOrEqual(100)
@@ -528,17 +528,14 @@ describe('PostgreSQL click recorder', () => {
       )
     }
     expect(recorder.pendingCount()).toBe(recorded)
-    await blocker`COMMIT`
-    blocker.release()
+    await lock.release()
     await until(
       'every visit written',
       async () => recorder.pendingCount(),
       (n) => n === 0,
     )
     await recorder.stop()
-    const [{ n }] = await sql`SELECT coalesce(sum(clicks), 0)::float8 AS n FROM link_clicks`
-    const [{ e }] = await sql`SELECT coalesce(sum(n), 0)::float8 AS e FROM click_events`
-    expect({ n, e }).toEqual({ n: recorded, e: recorded })
+    expect(await storedVisits(sql)).toEqual({ n: recorded, e: recorded })
     await client.close()
     await sql.close()
     rmSync(journalDir, { recursive: true, force: true })
@@ -555,17 +552,11 @@ describe('PostgreSQL click recorder', () => {
     const base = Date.UTC(2026, 7, 1)
     const distinct = (i: number, site: string): Visit => ({ ...visitOf(rnd, 1 + (i % LINKS.length), base + i), refererUrl: `https://${site}.example/${i}` })
     recorder.start()
-    const blocker = await sql.reserve()
-    await blocker`BEGIN`
-    await blocker`LOCK TABLE stats_week IN SHARE MODE`
+    const lock = await holdStatsWeek(sql)
     let recorded = 0
     for (; recorded < 40; recorded++) recorder.record(distinct(recorded, 'first'))
     void recorder.flush()
-    await until(
-      'the first batch waiting for the lock',
-      async () => (await sql`SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted AND relation = 'stats_week'::regclass`)[0].n,
-      (n) => n > 0,
-    )
+    await lock.waiting()
     for (; recorded < 70; recorded++) recorder.record(distinct(recorded, 'ahead'))
     void recorder.flush()
     // The second batch is prepared (its referer URLs numbered) and held in memory with the first.
@@ -582,14 +573,11 @@ describe('PostgreSQL click recorder', () => {
       (n) => n === 40,
     )
     expect(recorder.pendingCount()).toBe(70)
-    await blocker`COMMIT`
-    blocker.release()
+    await lock.release()
     await recorder.drain()
     expect(recorder.pendingCount()).toBe(0)
     await recorder.stop()
-    const [{ n }] = await sql`SELECT coalesce(sum(clicks), 0)::float8 AS n FROM link_clicks`
-    const [{ e }] = await sql`SELECT coalesce(sum(n), 0)::float8 AS e FROM click_events`
-    expect({ n, e }).toEqual({ n: recorded, e: recorded })
+    expect(await storedVisits(sql)).toEqual({ n: recorded, e: recorded })
     await client.close()
     await sql.close()
     rmSync(journalDir, { recursive: true, force: true })
