@@ -33,9 +33,17 @@ async function refuseClicks(s: TestServer, refuse: boolean) {
   db.close()
 }
 
-/** Visits in the data dir's journal file (each line after the header is a row; its last field is its visits). */
+/**
+ * Visits in the data dir's journal file (each line after the header is a row; its last field is its visits). The
+ * server may be appending while this reads: a last line without its newline is not whole yet and is left out.
+ */
 function journaled(s: TestServer): number {
-  const lines = readFileSync(join(s.dir, 'data/clicks.journal'), 'utf8').split('\n').slice(1).filter(Boolean)
+  const text = readFileSync(join(s.dir, 'data/clicks.journal'), 'utf8')
+  const lines = text
+    .slice(0, text.lastIndexOf('\n') + 1)
+    .split('\n')
+    .slice(1)
+    .filter(Boolean)
   return lines.reduce((n, line) => n + (JSON.parse(line) as number[]).at(-1)!, 0)
 }
 
