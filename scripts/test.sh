@@ -7,6 +7,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p test-artifacts
+rm -f test-artifacts/unit.log test-artifacts/web.log test-artifacts/e2e.log test-artifacts/e2e-postgres.log
 bash scripts/install-test-tools.sh
 passed=0; failed=0; skipped=0; status=0
 # Per test and hook, for a loaded machine. Bun reads it from the command line only (not from bunfig.toml,
@@ -51,6 +52,14 @@ if bun run build; then
   SHORTLINK_BIN=dist/shortlink run_suite e2e-postgres bun scripts/with-postgres.ts bun test --timeout "$TIMEOUT_MS" "${pg_files[@]}"
 else
   echo "build failed"; status=1; failed=$((failed + 1))
+fi
+# CI keeps only the tail of this output: name each failed test (with its file) next to the counts.
+if [ "$failed" -gt 0 ]; then
+  echo "== failed tests:"
+  for log in test-artifacts/unit.log test-artifacts/web.log test-artifacts/e2e.log test-artifacts/e2e-postgres.log; do
+    [ -f "$log" ] || continue
+    awk -v suite="$(basename "$log" .log)" '/^[^ ].*\.test\.tsx?:$/ { file = $0 } /^\(fail\)/ && !seen[$0]++ { print suite ": " file " " $0 }' "$log"
+  done
 fi
 echo "$passed passed, $failed failed, $skipped skipped"
 exit $status
