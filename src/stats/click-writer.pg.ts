@@ -121,9 +121,15 @@ export function createPgValueIds(sql: SQL) {
         missing = missingOf(events)
       }
       const values = [...missing].sort()
-      await sql`INSERT INTO stats_values (value) SELECT v FROM unnest(${values}::text[]) AS v ON CONFLICT (value) DO NOTHING`
-      const rows: { id: number; value: string }[] = await sql`SELECT id, value FROM stats_values WHERE value = ANY(${values}::text[])`
-      for (const r of rows) cache.set(r.value, r.id)
+      // The new strings come back from the insert; only those already stored (or another node's since) are looked up.
+      const added: { id: number; value: string }[] =
+        await sql`INSERT INTO stats_values (value) SELECT v FROM unnest(${values}::text[]) AS v ON CONFLICT (value) DO NOTHING RETURNING id, value`
+      for (const r of added) cache.set(r.value, r.id)
+      const known = added.length === values.length ? [] : values.filter((v) => !cache.has(v))
+      if (known.length) {
+        const rows: { id: number; value: string }[] = await sql`SELECT id, value FROM stats_values WHERE value = ANY(${known}::text[])`
+        for (const r of rows) cache.set(r.value, r.id)
+      }
     }
     return events.map((e) => {
       const row: CompactEvent = [e.linkSeq, e.at, e.n]
