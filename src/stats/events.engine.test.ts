@@ -142,46 +142,6 @@ test('an events file written before A/B tests (click ids its last column) gets t
   }
 })
 
-test('a file with hour rows of full referer URLs for all links (before they were kept per day only) loses those rows, and only those, at its next open', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'events-referer-url-'))
-  const path = join(dir, 'events.duckdb')
-  const db = storeWithTwoLinks(dir)
-  try {
-    await (await openEventsEngine(db, { path, dataDir: dir, threads: 1 })).close()
-    const api = await loadDuckDb(dir)
-    const hourRows = async () => {
-      const instance = await api.DuckDBInstance.create(path)
-      const c = await instance.connect()
-      const rows = (await c.runAndReadAll('SELECT scope, dim::INTEGER AS dim, value FROM stats_hour ORDER BY scope, dim')).getRowObjectsJS()
-      const meta = (await c.runAndReadAll("SELECT value::INTEGER AS v FROM events_meta WHERE key = 'referer_url_days_only'")).getRowObjectsJS()
-      c.closeSync()
-      instance.closeSync()
-      return { rows, meta }
-    }
-    expect((await hourRows()).meta).toEqual([{ v: 1 }])
-    // The file as an earlier release left it: such rows, and no mark of their removal.
-    const old = await api.DuckDBInstance.create(path)
-    const c = await old.connect()
-    await c.run(`INSERT INTO stats_hour VALUES (0, 8, 484000, 'https://a.example/p/1', 1, 0), (0, 7, 484000, 'a.example', 1, 0),
-      (-1, 8, 484000, 'https://a.example/p/1', 1, 0), (1, 0, 484000, '', 1, 0)`)
-    await c.run("DELETE FROM events_meta WHERE key = 'referer_url_days_only'")
-    c.closeSync()
-    old.closeSync()
-    await (await openEventsEngine(db, { path, dataDir: dir, threads: 1 })).close()
-    expect(await hourRows()).toEqual({
-      rows: [
-        { scope: -1, dim: 8, value: 'https://a.example/p/1' },
-        { scope: 0, dim: 7, value: 'a.example' },
-        { scope: 1, dim: 0, value: '' },
-      ],
-      meta: [{ v: 1 }],
-    })
-  } finally {
-    db.close()
-    rmSync(dir, { recursive: true, force: true })
-  }
-})
-
 test("migrate-store's copy source: events with their variant, and one tracked_clicks row per click id with its visit's dimensions and variant", async () => {
   const dir = mkdtempSync(join(tmpdir(), 'events-copy-source-'))
   try {

@@ -39,7 +39,6 @@ import {
   type Level,
   PAIRS,
   PAIRS_VERSION,
-  REFERER_URL,
   type ScopeKind,
   valueSql,
 } from './stats.rollup'
@@ -306,13 +305,6 @@ export async function openEventsEngine(db: Database, opts: EventsEngineOptions) 
       await writer.run(`UPDATE events_meta SET value = ${rolled.day === 0 ? 1 : 0} WHERE key = 'pairs'`)
       await writer.run("UPDATE events_meta SET value = 0 WHERE key = 'pairs_backfilled_to'")
       await writer.run(`INSERT OR REPLACE INTO events_meta VALUES ('pairs_version', ${PAIRS_VERSION})`)
-    })
-  // Full referer URLs are rolled up per day only for all links too (stats.rollup.ts levelsFor): the hour rows
-  // a file got before are never read again (PostgreSQL's migration 0016 drops them the same way).
-  if ((await metaValue('referer_url_days_only')) === undefined)
-    await inWriterTransaction(async () => {
-      await writer.run(`DELETE FROM stats_hour WHERE scope = 0 AND dim = ${REFERER_URL}`)
-      await writer.run("INSERT INTO events_meta VALUES ('referer_url_days_only', 1)")
     })
   const pairsState = await metaValue('pairs')
   if (pairsState === undefined) await writer.run(`INSERT INTO events_meta VALUES ('pairs', ${rolled.day === 0 ? 1 : 0})`)

@@ -43,8 +43,6 @@ export const DIMENSIONS = [
 export type Dimension = (typeof DIMENSIONS)[number]
 /** `dim` of the rows holding plain totals. */
 export const TOTAL = 0
-/** `dim` of the full referer URL: kept per day only, even for all links (levelsFor). */
-export const REFERER_URL = DIMENSIONS.find((d) => d.column === 'referer_url')!.code
 /** Geo dims from coarse to fine: a finer rollup row also knows the coarser values. */
 export const GEO_COLUMNS = ['country', 'region', 'city'] as const
 export type GeoColumn = (typeof GEO_COLUMNS)[number]
@@ -147,9 +145,7 @@ export type ScopeKind = 'all' | 'group' | 'link' | 'busy'
 export function levelsFor(kind: ScopeKind, dim: number): Level[] {
   if (dim >= PAIR_DIM_BASE) return kind === 'all' ? [LEVEL_PAIR_DAY] : []
   if (dim === TOTAL) return kind === 'link' ? [LEVEL_HOUR, LEVEL_DAY, LEVEL_WEEK] : kind === 'busy' ? [] : [LEVEL_QUARTER, LEVEL_HOUR, LEVEL_DAY]
-  // A referer URL is nearly a visit of its own: hour rows of all links were a row per such visit (a fifth of
-  // PostgreSQL's writes per batch); a range's partial days read raw events for it instead.
-  if (kind === 'all') return dim === REFERER_URL ? [LEVEL_DAY] : [LEVEL_HOUR, LEVEL_DAY]
+  if (kind === 'all') return [LEVEL_HOUR, LEVEL_DAY]
   if (kind === 'group' || kind === 'busy') return [LEVEL_DAY]
   return []
 }

@@ -17,7 +17,6 @@ import { linkHealth } from './0016_link_health'
 import { abTests } from './0017_ab_tests'
 import { conversions } from './0018_conversions'
 import { conversionVariants } from './0019_conversion_variants'
-import { refererUrlDaysOnly } from './0020_referer_url_days_only'
 
 export interface Migration {
   id: number
@@ -46,5 +45,4 @@ export const migrations: Migration[] = [
   abTests,
   conversions,
   conversionVariants,
-  refererUrlDaysOnly,
 ]

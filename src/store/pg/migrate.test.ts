@@ -71,21 +71,4 @@ describe('PostgreSQL migrations', () => {
     expect(await migratePostgres(sql)).toEqual([])
     await sql.close()
   })
-
-  test('0016: the hour rows of full referer URLs for all links go; other hour rows and the day rows stay', async () => {
-    const sql = new SQL(await freshDatabase())
-    const before = pgMigrations.filter((m) => m.id < 16)
-    await migratePostgres(sql, { migrations: before })
-    const rows = `(0, 8, 484000, 'https://a.example/p/1', 1, 0), (0, 7, 484000, 'a.example', 1, 0), (1, 0, 484000, '', 1, 0)`
-    await sql.unsafe(`INSERT INTO stats_hour (scope, dim, t, value, clicks, scans) VALUES ${rows}`)
-    await sql.unsafe(`INSERT INTO stats_day (scope, dim, t, value, clicks, scans) VALUES ${rows}`)
-    expect(await migratePostgres(sql)).toEqual(['0016_referer_url_days_only'])
-    const kept = (table: string) => sql.unsafe(`SELECT scope::int AS scope, dim, value FROM ${table} ORDER BY scope, dim`)
-    expect(await kept('stats_hour')).toEqual([
-      { scope: 0, dim: 7, value: 'a.example' },
-      { scope: 1, dim: 0, value: '' },
-    ])
-    expect(await kept('stats_day')).toHaveLength(3)
-    await sql.close()
-  })
 })

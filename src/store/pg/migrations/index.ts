@@ -13,7 +13,6 @@ import { abTests } from './0012_ab_tests'
 import { conversions } from './0013_conversions'
 import { conversionVariants } from './0014_conversion_variants'
 import { clickEventsLoadVariant } from './0015_click_events_load_variant'
-import { refererUrlDaysOnly } from './0016_referer_url_days_only'
 
 /** A PostgreSQL migration: statements run as one script inside its own transaction. */
 export interface PgMigration {
@@ -39,5 +38,4 @@ export const pgMigrations: PgMigration[] = [
   conversions,
   conversionVariants,
   clickEventsLoadVariant,
-  refererUrlDaysOnly,
 ]
