@@ -32,6 +32,12 @@ export function statsQueries(end: number, links: { top: string; median: number }
   add('admin time week, 1 year, Europe/Paris', `groupBy=time&granularity=week&timezone=Europe/Paris&${lastYear}`)
   add('admin time month, all, UTC', `groupBy=time&granularity=month`)
   add('admin groupBy=city, 1 year', `groupBy=city&${lastYear}`)
+  // A referer URL's series in zones: all links' hour rows of it serve days that are not UTC's (without them, a year
+  // of raw events: 23.7 → 81.6 ms at 10M).
+  const googleSearch = `refererUrl=${encodeURIComponent('https://www.google.com/search')}`
+  add('refererUrl time day, 1 year, Europe/Paris', `${googleSearch}&groupBy=time&granularity=day&timezone=Europe/Paris&${lastYear}`)
+  add('refererUrl time hour, 30 days, America/New_York', `${googleSearch}&groupBy=time&granularity=hour&timezone=America/New_York&${last30}`)
+  add('refererUrl count, 30 days', `${googleSearch}&${last30}`)
   add('big member (u0) count, 30 days', `${last30}`, 'bigMember')
   add('big member groupBy=city, 30 days', `groupBy=city&${last30}`, 'bigMember')
   add('big member groupBy=link, 30 days', `groupBy=link&${last30}`, 'bigMember')
