@@ -11,6 +11,7 @@ import { BackupCommandError, backupCommand, nodeParts, RestoreFailedError, Resto
 import { type Config, ConfigError, deriveSettings, loadConfig } from './config'
 import { createClusterDeps, createDeps, type Deps } from './deps'
 import { IMPORT_SOURCES, type ImportRecordValue, type ImportSourceName } from './imports'
+import { metrics } from './metrics'
 import { startServer } from './server'
 import { AppError, createLogger, readCapped } from './shared'
 import { StartError, startFailure } from './start-errors'
@@ -32,6 +33,11 @@ import { loadServerCertificate } from './tls'
 
 /** How long a SIGTERM may take (every held click written, deliveries in flight finished) before the process gives up (systemd's default stop timeout is 90 s). */
 const SHUTDOWN_DEADLINE_MS = 45_000
+
+const unhandledRejections = metrics.counter(
+  'shortlink_unhandled_rejections_total',
+  'Failed promises nothing handled: each a bug, logged with its stack; the server went on.',
+)
 
 const REQUIRED_BUN = pkg.packageManager.replace(/^bun@/, '')
 
@@ -109,6 +115,12 @@ function readConfig(flags: Record<string, string>): { config: Config; file: stri
 async function serve(flags: Record<string, string>) {
   const { config, file } = readConfig(flags)
   const log = createLogger()
+  // A failed promise nothing handled is a bug; Bun (like Node) ends the process on one when nothing listens,
+  // which would stop every redirect and lose the visits held in memory. Logged with its stack and counted instead.
+  process.on('unhandledRejection', (reason) => {
+    unhandledRejections.inc()
+    log.error('unhandled rejection (a bug; the server goes on)', { error: reason instanceof Error ? (reason.stack ?? reason.message) : String(reason) })
+  })
   // Checked before listening: the database itself is read in the background (below).
   if (config.geoip.database && !existsSync(config.geoip.database)) die(`geoip.database: no such file: ${config.geoip.database}`)
   // Every way a start can fail ends in one line naming the cause (src/start-errors.ts).
@@ -154,6 +166,8 @@ async function serve(flags: Record<string, string>) {
 
   // Logged last: tests and scripts wait for this line, the key above is already out.
   log.info('started', { config: file ?? '(embedded default)', dataDir: config.server.dataDir, tls: config.tls.mode })
+  // TEST ONLY (test/unhandled-rejection.e2e.test.ts): a rejection nobody handles, as a bug would leave. Never set it in production.
+  if (process.env.SHORTLINK_TEST_UNHANDLED_REJECTION) void Promise.reject(new Error(process.env.SHORTLINK_TEST_UNHANDLED_REJECTION))
 
   let stopping = false
   const shutdown = async (signal: string, exitCode = 0) => {
