@@ -600,8 +600,8 @@ function recorderOver(
     oneWriteAtATime?: boolean
     /**
      * With oneWriteAtATime: once the write in flight is prepared (the sink's `prepared`), the
-     * next one may start and prepare while it is written; the sink begins its transaction after
-     * that one's, and a journal chunk's only when that one was written (the marks go in order).
+     * next one may start and prepare while it is written; the sink commits it after that one,
+     * and a journal chunk only when that one was written (the marks go in order).
      */
     writeAhead?: boolean
     quietRetries?: boolean

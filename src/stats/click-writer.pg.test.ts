@@ -293,7 +293,7 @@ describe('PostgreSQL click writer', () => {
       }
     }
 
-    test('is prepared at once and written after the first, in call order, each once', async () => {
+    test('is prepared at once, inserts its events in a transaction of its own while the first is written, and commits after it, each once', async () => {
       const w = await heldWriter('ahead_order')
       const [first, second] = [events(1, 2), events(2, 3)]
       const firstDone = w.write(first)
@@ -301,7 +301,16 @@ describe('PostgreSQL click writer', () => {
       const { turn, isPrepared } = turnOf()
       const secondDone = w.write(second, undefined, turn)
       await until('the second batch prepared', isPrepared, Boolean)
-      // Its transaction has not begun: one batch waits for the lock, and nothing is stored yet.
+      // Its events are in, in its own transaction, idle while it waits for the first batch (which waits for the lock):
+      // it holds no lock the first one needs, and nothing of either is stored yet.
+      const eventsInWaiting = async () =>
+        (
+          await w.sql`SELECT count(DISTINCT l.pid)::int AS n FROM pg_locks l
+            JOIN pg_class c ON c.oid = l.relation JOIN pg_stat_activity a ON a.pid = l.pid
+            WHERE l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+              AND c.relname LIKE 'click_events_compact%' AND l.mode = 'RowExclusiveLock' AND a.state = 'idle in transaction'`
+        )[0].n as number
+      await until('the second batch waiting in its transaction, its events in', eventsInWaiting, (n) => n === 1)
       expect(await w.lock.waitingCount()).toBe(1)
       expect(await w.stored()).toBe(0)
       await w.lock.release()

@@ -12,8 +12,10 @@
  *   from `stats_busy_links`, so a link crosses the threshold in exactly one transaction; that
  *   one marks it and backfills its dimension rows from every committed event plus its own,
  *   and every later batch (of any node) sees the mark after taking the same lock.
- * - A batch called while another is being written prepares meanwhile and begins its transaction
- *   after that one's (the recorder's writeAhead, ADR 28).
+ * - A batch called while another is being written prepares meanwhile, begins its transaction and
+ *   inserts its rows (events, tracked clicks, outbox: locks nobody waits for), then waits for that
+ *   one to end before its counters and rollups: the two transactions overlap, and commit in call
+ *   order (the recorder's writeAhead, ADR 28).
  * - Events go in as compact rows (their strings as stats_values ids, numbered before the
  *   transaction; migration 0009) by COPY, into the month partitions, which are created before
  *   the transaction (once per month per process).
@@ -45,6 +47,8 @@ export interface PgEventWriterOptions extends EventWriterOptions {
 
 /** SQLSTATEs after which the whole transaction can simply run again. */
 const RETRYABLE = new Set(['40P01', '40001'])
+/** Thrown to roll a batch's transaction back when it is not to be written after all (taken back, or already written). */
+const SKIPPED = Symbol('skipped')
 
 const ROLLUP_TABLES = ['stats_quarter', 'stats_hour', 'stats_day', 'stats_week'] as const
 
@@ -276,8 +280,9 @@ export function createPgEventWriter(sql: SQL, options: PgEventWriterOptions = {}
   /**
    * Settles when the transaction of the batch called last has ended. A batch called while
    * another is being written prepares at once (JavaScript, and PostgreSQL numbering its
-   * strings) and begins its own transaction after that one, in call order: the two overlap
-   * on two cores instead of taking turns. It settles true when that batch was written (or skipped).
+   * strings), inserts its rows in its own transaction, and takes its first shared lock (link
+   * counters) after that one ended, in call order: the two overlap on two cores instead of
+   * taking turns. It settles true when that batch was written (or skipped).
    */
   let lastTransaction: Promise<boolean> = Promise.resolve(true)
   /** Batches called and not ended. */
@@ -371,14 +376,18 @@ export function createPgEventWriter(sql: SQL, options: PgEventWriterOptions = {}
     return rollupDeltas(theirs, links).filter((d) => d.table === 'stats_day' && d.scope > 0 && d.dim !== 0)
   }
 
+  /** A batch's rows that take no lock another batch waits for: its events, tracked clicks and link.clicked webhook events. */
+  async function insertRows(tx: SQL, batch: ReturnType<typeof prepare>): Promise<void> {
+    await (batch.copyText === null ? insertEvents(tx, batch.compact) : copyEvents(tx, batch.compact, batch.copyText))
+    await insertTrackedClicks(tx, batch.events)
+    // link.clicked webhook events, in the transaction of the clicks they announce (the outbox).
+    await appendClickEventsPg(tx, batch.events)
+    step('events')
+  }
+
+  /** The batch's counters and rollups (its rows are in): locks taken in the global order of the header. */
   async function writeBatch(tx: SQL, batch: ReturnType<typeof prepare>): Promise<number[]> {
     const { events, seqs, knownBusy } = batch
-    // Events first: they take no lock another batch waits for.
-    await (batch.copyText === null ? insertEvents(tx, batch.compact) : copyEvents(tx, batch.compact, batch.copyText))
-    await insertTrackedClicks(tx, events)
-    // link.clicked webhook events, in the transaction of the clicks they announce (the outbox).
-    await appendClickEventsPg(tx, events)
-    step('events')
     // Days already rolled up into pair rows (stats.pairs.pg.ts): this batch's events of those days
     // add their rows here. Shared with other batches; the roll-up of a day waits for it.
     const [{ upto }] = await tx`SELECT upto FROM stats_pairs_state FOR SHARE`
@@ -468,18 +477,32 @@ export function createPgEventWriter(sql: SQL, options: PgEventWriterOptions = {}
     const batch = prepare(events, compact)
     step('prepare (JS)')
     turn?.prepared()
-    // A journal chunk read ahead of the one before it must not move the mark past rows that failed.
-    if (before && !(await before) && mark) throw new Error('the write before this journal chunk failed; the chunk stays in the journal')
-    if (turn && !turn.starting()) return false
     stepStart = performance.now()
+    let started = false
     for (let attempt = 1; ; attempt++) {
       try {
-        const nowBusy = await sql.begin(async (tx) => (mark && !(await takeMark(tx, mark)) ? null : writeBatch(tx, batch)))
+        const nowBusy = await sql.begin(async (tx) => {
+          // The rows first, while the batch before is still written (new rows: none of its locks), so the two
+          // transactions overlap on two backends; then the wait for it, before any lock it takes too (link counters,
+          // rollups, the journal mark): neither can wait on the other.
+          await insertRows(tx, batch)
+          // A journal chunk read ahead of the one before it must not move the mark past rows that failed.
+          if (before && !(await before) && mark) throw new Error('the write before this journal chunk failed; the chunk stays in the journal')
+          step('waiting for the batch before')
+          // Asked once: a rerun after a deadlock has had its turn already.
+          if (turn && !started) {
+            if (!turn.starting()) throw SKIPPED
+            started = true
+          }
+          if (mark && !(await takeMark(tx, mark))) throw SKIPPED
+          return writeBatch(tx, batch)
+        })
         step('commit')
-        if (!nowBusy) return false
         for (const seq of nowBusy) busy.add(seq)
         return true
       } catch (e) {
+        // Taken back while it waited, or a journal chunk already written: rolled back, rows and all.
+        if (e === SKIPPED) return false
         const errno = (e as { errno?: unknown }).errno
         if (attempt >= maxAttempts || typeof errno !== 'string' || !RETRYABLE.has(errno)) throw e
       }
