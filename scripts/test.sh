@@ -7,7 +7,9 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p test-artifacts
-rm -f test-artifacts/unit.log test-artifacts/web.log test-artifacts/e2e.log test-artifacts/e2e-postgres.log
+# Each suite's output (run_suite); an earlier run's are removed, so a suite that does not run now is never read.
+suite_logs=(test-artifacts/unit.log test-artifacts/web.log test-artifacts/e2e.log test-artifacts/e2e-postgres.log)
+rm -f "${suite_logs[@]}"
 bash scripts/install-test-tools.sh
 passed=0; failed=0; skipped=0; status=0
 # Per test and hook, for a loaded machine. Bun reads it from the command line only (not from bunfig.toml,
@@ -56,7 +58,7 @@ fi
 # CI keeps only the tail of this output: name each failed test (with its file) next to the counts.
 if [ "$failed" -gt 0 ]; then
   echo "== failed tests:"
-  for log in test-artifacts/unit.log test-artifacts/web.log test-artifacts/e2e.log test-artifacts/e2e-postgres.log; do
+  for log in "${suite_logs[@]}"; do
     [ -f "$log" ] || continue
     awk -v suite="$(basename "$log" .log)" '/^[^ ].*\.test\.tsx?:$/ { file = $0 } /^\(fail\)/ && !seen[$0]++ { print suite ": " file " " $0 }' "$log"
   done

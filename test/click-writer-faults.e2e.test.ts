@@ -9,7 +9,7 @@ import { afterAll, expect, test } from 'bun:test'
 import { rmSync } from 'node:fs'
 import { UA } from './helpers/agents'
 import { until } from './helpers/poll'
-import { startServer, type TestServer } from './helpers/server'
+import { logLines, startServer, type TestServer } from './helpers/server'
 
 const servers: TestServer[] = []
 afterAll(async () => {
@@ -18,13 +18,6 @@ afterAll(async () => {
     rmSync(s.dir, { recursive: true, force: true })
   }
 })
-
-const logLines = (s: TestServer) =>
-  s
-    .output()
-    .split('\n')
-    .filter((l) => l.startsWith('{'))
-    .map((l) => JSON.parse(l) as { level: string; msg: string })
 
 for (const [fault, said] of [
   ['crash@open*9', 'the click writer thread failed: test fault: the click writer crashes while opening; starting a new one'],

@@ -15,7 +15,7 @@ import { join } from 'node:path'
 import { UA } from './helpers/agents'
 import { type Mounted, mountTmpfs, requireRoot } from './helpers/mounts'
 import { until } from './helpers/poll'
-import { freePort, json, shortlinkCommand, startServer, type TestServer } from './helpers/server'
+import { freePort, json, logLines, shortlinkCommand, startServer, type TestServer } from './helpers/server'
 
 requireRoot('the full-disk test')
 const root = mkdtempSync(join(tmpdir(), 'shortlink-disk-'))
@@ -60,12 +60,6 @@ function fill(disk: Mounted, leave = 0): number {
   return size - leave
 }
 
-const logLines = (s: TestServer) =>
-  s
-    .output()
-    .split('\n')
-    .filter((l) => l.startsWith('{'))
-    .map((l) => JSON.parse(l) as { level: string; msg: string; [k: string]: unknown })
 const DISK_FULL_LINE = 'the disk is full: writes answer 503 until there is room; redirects go on and clicks wait in memory'
 
 test('writes answer 503 with Retry-After and write nothing; reads, redirects and clicks go on; said once per kind of write, not per request; all resumes when there is room', async () => {

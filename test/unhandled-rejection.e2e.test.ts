@@ -7,7 +7,7 @@ import { afterAll, expect, test } from 'bun:test'
 import { rmSync } from 'node:fs'
 import { UA } from './helpers/agents'
 import { until } from './helpers/poll'
-import { freePort, startServer, type TestServer } from './helpers/server'
+import { freePort, logLines, startServer, type TestServer } from './helpers/server'
 
 let server: TestServer | undefined
 afterAll(async () => {
@@ -22,14 +22,7 @@ test('an unhandled rejection is logged with its stack and counted; the server go
     toml: `\n[metrics]\nlisten = "127.0.0.1:${metricsPort}"\n`,
   })
   server = s
-  const said = await until('the log line of the rejection', async () =>
-    s
-      .output()
-      .split('\n')
-      .filter((l) => l.startsWith('{'))
-      .map((l) => JSON.parse(l) as { level: string; msg: string; error?: string })
-      .find((l) => l.msg.startsWith('unhandled rejection')),
-  )
+  const said = await until('the log line of the rejection', async () => logLines(s).find((l) => l.msg.startsWith('unhandled rejection')))
   expect(said.level).toBe('error')
   expect(said.error).toContain('test: a promise nobody awaited failed')
   expect(said.error).toContain('main.ts') // the stack says where the promise failed

@@ -39,6 +39,14 @@ export async function freePort(): Promise<number> {
 /** A response's status and parsed JSON body, for assertions. */
 export const json = async (r: Response) => ({ status: r.status, body: (await r.json()) as any })
 
+/** The server's JSON log lines so far (its output also holds plain lines: the first admin key, stderr). */
+export const logLines = (s: Pick<TestServer, 'output'>) =>
+  s
+    .output()
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as { level: string; msg: string; [k: string]: unknown })
+
 export interface TestServer {
   dir: string
   /** The server's data dir: `<dir>/data` unless given. */
