@@ -18,10 +18,13 @@
  *   yet written), and how many of them went through the journal. Offered above what it can write, this is the
  *   node's sustained rate.
  * - the events of 1,000 visits alone, COPY against one INSERT from unnest arrays.
+ * `--figures writer,recorder,nodes,paced,events` runs only those (all by default). The recorder figures also give
+ * the CPU seconds per 100,000 visits of this process (Bun: feed, recorder, writer's JavaScript) and of PostgreSQL (all
+ * its processes), to say which of the two bounds the rate.
  * `--compare DIR`: the same figures for the checkout in DIR (A, its own code and migrations, its
  * own database in the same cluster), alternating with this one (B) within each run.
  */
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { SQL } from 'bun'
@@ -40,10 +43,37 @@ const compareDir = arg('compare', '')
 const maxWriteRows = Number(arg('max-write-rows', '0'))
 const pacedRate = Number(arg('rate', '70000'))
 const pacedSeconds = Number(arg('paced-seconds', '10'))
+const only = new Set(arg('figures', 'writer,recorder,nodes,paced,events').split(','))
 
 type Fields = Record<string, unknown>
 const log = { info() {}, warn(_m: string, _f?: Fields) {}, error: (m: string, f?: Fields) => console.error(m, f) }
 const pg = await startPostgres()
+
+/** CPU seconds used so far by this process and by the PostgreSQL cluster (its postmaster, its live children and the children it reaped). */
+function cpuSeconds(): { bun: number; pg: number } {
+  /** proc(5)'s stat fields from the third on (state, ppid, …), or null for a process that has ended since the listing. */
+  const statOf = (pid: number | string): number[] | null => {
+    try {
+      const text = readFileSync(`/proc/${pid}/stat`, 'utf8')
+      return text
+        .slice(text.lastIndexOf(')') + 2)
+        .split(' ')
+        .map(Number)
+    } catch {
+      return null
+    }
+  }
+  // Fields 14-17: utime, stime, cutime, cstime, in clock ticks (100 a second).
+  const ticks = (stat: number[] | null, withChildren: boolean) => (stat ? stat[11]! + stat[12]! + (withChildren ? stat[13]! + stat[14]! : 0) : 0)
+  const postmaster = Number(readFileSync(join(pg.dir, 'data', 'postmaster.pid'), 'utf8').split('\n')[0])
+  let pgTicks = ticks(statOf(postmaster), true)
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue
+    const stat = statOf(pid)
+    if (stat?.[1] === postmaster) pgTicks += ticks(stat, false)
+  }
+  return { bun: ticks(statOf('self'), false) / 100, pg: pgTicks / 100 }
+}
 
 const rnd = seededRandom(42)
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!
@@ -149,6 +179,7 @@ async function recorderRun(side: Side, nodes: number) {
   const per = Math.round(visitsPerFigure / nodes)
   const stored = async () => Number((await clients[0]!`SELECT coalesce(sum(n), 0)::float8 AS n FROM click_events`)[0].n)
   const before = await stored()
+  const cpuBefore = cpuSeconds()
   const start = performance.now()
   await Promise.all(
     recorders.map(async (r) => {
@@ -162,8 +193,11 @@ async function recorderRun(side: Side, nodes: number) {
     }),
   )
   const s = (performance.now() - start) / 1000
+  const cpu = cpuSeconds()
   const written = (await stored()) - before
   const what = nodes === 1 ? 'one recorder (one node)' : `${nodes} recorders (nodes) together`
+  note(`${side.name} ${what}: CPU s per 100,000 visits, Bun`, ((cpu.bun - cpuBefore.bun) * 100_000) / written)
+  note(`${side.name} ${what}: CPU s per 100,000 visits, PostgreSQL`, ((cpu.pg - cpuBefore.pg) * 100_000) / written)
   // Visits written per second; a recorder that drops visits at its bound (no journal) counts only what it wrote.
   note(`${side.name} ${what}: visits/s`, written / s)
   note(`${side.name} ${what}: visits not written`, nodes * per - written)
@@ -230,12 +264,12 @@ try {
   console.log(`load average at the start: ${await load()}\n`)
   for (let run = 0; run < runs; run++) {
     const order = run % 2 ? [...sides].reverse() : sides
-    for (const size of sizes) for (const side of order) await writerRun(side, size)
-    for (const side of order) await recorderRun(side, 1)
-    for (const side of order) await recorderRun(side, 3)
-    if (pacedRate > 0) for (const side of order) await pacedRun(side)
+    if (only.has('writer')) for (const size of sizes) for (const side of order) await writerRun(side, size)
+    if (only.has('recorder')) for (const side of order) await recorderRun(side, 1)
+    if (only.has('nodes')) for (const side of order) await recorderRun(side, 3)
+    if (only.has('paced') && pacedRate > 0) for (const side of order) await pacedRun(side)
     const last = sides.at(-1)!
-    for (const mode of run % 2 ? (['unnest', 'copy'] as const) : (['copy', 'unnest'] as const)) await eventsRun(last, mode)
+    if (only.has('events')) for (const mode of run % 2 ? (['unnest', 'copy'] as const) : (['copy', 'unnest'] as const)) await eventsRun(last, mode)
   }
   console.log(`${'figure'.padEnd(70)} min / median / max`)
   for (const [what, xs] of [...figures].sort(([a], [b]) => (a < b ? -1 : 1))) console.log(`${what.padEnd(70)} ${stat(xs)}`)
