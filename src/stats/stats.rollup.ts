@@ -168,7 +168,22 @@ export interface RollupDelta {
 
 const KINDS: ScopeKind[] = ['all', 'group', 'link', 'busy']
 /** (level, scope kind, dims) triples every event is summed into, computed once. */
-const PLAN = LEVELS.flatMap((level) => KINDS.map((kind) => ({ level, kind, dims: dimsKept(kind, level) })).filter((p) => p.dims.length > 0))
+const PLAN_ENTRIES = LEVELS.flatMap((level) => KINDS.map((kind) => ({ level, kind, dims: dimsKept(kind, level) })).filter((p) => p.dims.length > 0))
+/**
+ * Each plan entry with, when there is one, the finer entry of its kind that keeps all its dims
+ * (`from`, and where each dim sits there): its rows are summed from that entry's rows after the
+ * events, not from every event (all links' days from their hours, a link's days and weeks from
+ * its hours): a quarter fewer map updates per event.
+ */
+const PLAN = PLAN_ENTRIES.map((entry) => {
+  const finer = PLAN_ENTRIES.filter(
+    (f) => f.kind === entry.kind && f.level.ms < entry.level.ms && entry.level.ms % f.level.ms === 0 && entry.dims.every((d) => f.dims.includes(d)),
+  ).sort((a, b) => b.level.ms - a.level.ms)[0]
+  return { ...entry, from: finer ? PLAN_ENTRIES.indexOf(finer) : -1, fromDims: finer ? entry.dims.map((d) => finer.dims.indexOf(d)) : [] }
+})
+/** Plan entries summed from the events, and those summed from a finer entry's rows (finer ones first, so a source is complete). */
+const FROM_EVENTS = PLAN.flatMap((p, i) => (p.from < 0 ? [i] : []))
+const FROM_ROWS = PLAN.flatMap((p, i) => (p.from >= 0 ? [i] : [])).sort((a, b) => PLAN[a]!.level.ms - PLAN[b]!.level.ms)
 
 /** What the writer knows of a link: its group scopes (owner, type) and whether it is busy. */
 export interface LinkScopes {
@@ -186,8 +201,8 @@ export function rollupDeltas(events: ClickEvent[], links: LinkScopes): RollupDel
   // Per plan entry: scope → unit → per dim of the entry, value → row.
   const rows = PLAN.map(() => new Map<number, Map<number, Map<string, RollupDelta>[]>>())
   const values: string[] = []
-  const add = (p: number, scope: number, t: number, n: number, scans: number) => {
-    const { level, dims } = PLAN[p]!
+  /** The per-dim maps of a plan entry's rows of one scope and unit. */
+  const unitOf = (p: number, scope: number, t: number) => {
     let byUnit = rows[p]!.get(scope)
     if (!byUnit) {
       byUnit = new Map()
@@ -195,36 +210,49 @@ export function rollupDeltas(events: ClickEvent[], links: LinkScopes): RollupDel
     }
     let byDim = byUnit.get(t)
     if (!byDim) {
-      byDim = dims.map(() => new Map())
+      byDim = PLAN[p]!.dims.map(() => new Map())
       byUnit.set(t, byDim)
     }
-    for (let i = 0; i < dims.length; i++) {
-      const dim = dims[i]!
-      const value = values[dim]!
-      const g = byDim[i]!
-      const row = g.get(value)
-      if (row) {
-        row.clicks += n
-        row.scans += scans
-      } else {
-        const made = { table: level.table, scope, dim, t, value, clicks: n, scans }
-        g.set(value, made)
-        out.push(made)
-      }
+    return byDim
+  }
+  const addTo = (g: Map<string, RollupDelta>, p: number, scope: number, t: number, i: number, value: string, n: number, scans: number) => {
+    const row = g.get(value)
+    if (row) {
+      row.clicks += n
+      row.scans += scans
+    } else {
+      const made = { table: PLAN[p]!.level.table, scope, dim: PLAN[p]!.dims[i]!, t, value, clicks: n, scans }
+      g.set(value, made)
+      out.push(made)
     }
+  }
+  const add = (p: number, scope: number, t: number, n: number, scans: number) => {
+    const { dims } = PLAN[p]!
+    const byDim = unitOf(p, scope, t)
+    for (let i = 0; i < dims.length; i++) addTo(byDim[i]!, p, scope, t, i, values[dims[i]!]!, n, scans)
   }
   for (const e of events) {
     const scans = e.scan ? e.n : 0
     for (let dim = 0; dim <= DIMENSIONS.length; dim++) values[dim] = dimValueOf(dim, e)
     const groups = links.groups(e.linkSeq)
     const busy = links.busy(e.linkSeq)
-    for (let p = 0; p < PLAN.length; p++) {
+    for (const p of FROM_EVENTS) {
       const { level, kind } = PLAN[p]!
       const t = Math.floor(e.at / level.ms)
       if (kind === 'all') add(p, 0, t, e.n, scans)
       else if (kind === 'group') for (const scope of groups) add(p, scope, t, e.n, scans)
       else if (kind === 'link' || busy) add(p, e.linkSeq, t, e.n, scans)
     }
+  }
+  for (const p of FROM_ROWS) {
+    const { from, fromDims, level } = PLAN[p]!
+    const per = level.ms / PLAN[from]!.level.ms
+    for (const [scope, byUnit] of rows[from]!)
+      for (const [ft, byDim] of byUnit) {
+        const t = Math.floor(ft / per)
+        const target = unitOf(p, scope, t)
+        for (let i = 0; i < fromDims.length; i++) for (const r of byDim[fromDims[i]!]!.values()) addTo(target[i]!, p, scope, t, i, r.value, r.clicks, r.scans)
+      }
   }
   return out
 }
