@@ -108,6 +108,8 @@ const MAX_CACHED_VALUES = 100_000
  */
 export function createPgValueIds(sql: SQL) {
   const cache = new Map<string, number>()
+  /** Times the cache started over: a call that saw none while it waited checks only its own new strings again, not every event's. */
+  let restarts = 0
   const missingOf = (events: ClickEvent[]) => {
     const missing = new Set<string>()
     for (const e of events)
@@ -119,11 +121,13 @@ export function createPgValueIds(sql: SQL) {
   }
   return async (events: ClickEvent[]): Promise<CompactEvent[]> => {
     // Until every string is cached when checked: another batch's call may start the cache over while this one waits.
-    for (let missing = missingOf(events); missing.size; missing = missingOf(events)) {
+    for (let missing = missingOf(events); missing.size; ) {
       if (cache.size + missing.size > MAX_CACHED_VALUES) {
         cache.clear()
+        restarts++
         missing = missingOf(events)
       }
+      const restartsBefore = restarts
       const values = [...missing].sort()
       // The new strings come back from the insert; only those already stored (or another node's since) are looked up.
       const added: { id: number; value: string }[] =
@@ -134,6 +138,7 @@ export function createPgValueIds(sql: SQL) {
         const rows: { id: number; value: string }[] = await sql`SELECT id, value FROM stats_values WHERE value = ANY(${known}::text[])`
         for (const r of rows) cache.set(r.value, r.id)
       }
+      missing = restarts === restartsBefore ? new Set(values.filter((v) => !cache.has(v))) : missingOf(events)
     }
     return events.map((e) => {
       const row: CompactEvent = [e.linkSeq, e.at, e.n]
