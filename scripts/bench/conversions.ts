@@ -15,7 +15,7 @@ import { resolve } from 'node:path'
 import { $ } from 'bun'
 import { minMedianMax } from './ab'
 import { arg } from './args'
-import { startBenchServer } from './redirect-server'
+import { cpuSeconds, startBenchServer } from './redirect-server'
 
 const ROOT = resolve(import.meta.dir, '../..')
 const passes = Number(arg('passes', '6'))
@@ -29,7 +29,11 @@ const BROWSER =
 const ms = (v: string) => (v.endsWith('us') ? Number.parseFloat(v) / 1000 : v.endsWith('ms') ? Number.parseFloat(v) : Number.parseFloat(v) * 1000)
 async function wrk(url: string, secs = seconds) {
   const out = await $`taskset -c 0 wrk -t2 -c${connections} -d${secs}s --latency -H ${BROWSER} ${url}`.text()
-  return { rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? 0), p99: ms(/\s99%\s+(\S+)/.exec(out)?.[1] ?? 'NaN') }
+  return {
+    rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? 0),
+    p99: ms(/\s99%\s+(\S+)/.exec(out)?.[1] ?? 'NaN'),
+    requests: Number(/(\d+) requests in/.exec(out)?.[1] ?? 0),
+  }
 }
 
 const server = await startBenchServer({ root: ROOT, bin: resolve(arg('bin', 'dist/shortlink')), cpus: '1' })
@@ -51,19 +55,29 @@ await api('/links/link', {
 const urls = { off: `https://localhost:${server.httpsPort}/bench`, on: `https://localhost:${server.httpsPort}/bench-tracked` }
 console.log(`load ${(await Bun.file('/proc/loadavg').text()).trim()}; wrk -c${connections} -d${seconds}s; ${passes} alternating passes`)
 for (const u of Object.values(urls)) await wrk(u, 2) // warm-up
-const res = { off: { rps: [] as number[], p99: [] as number[] }, on: { rps: [] as number[], p99: [] as number[] } }
+// CPU µs per request as well: the server's CPU for the pass over the requests it answered, steadier than req/s on a shared machine.
+const res = { off: { rps: [] as number[], p99: [] as number[], cpu: [] as number[] }, on: { rps: [] as number[], p99: [] as number[], cpu: [] as number[] } }
 for (let i = 0; i < passes; i++) {
   for (const side of i % 2 ? (['on', 'off'] as const) : (['off', 'on'] as const)) {
+    const cpuBefore = cpuSeconds(server.pid)
     const r = await wrk(urls[side])
+    const cpu = ((cpuSeconds(server.pid) - cpuBefore) * 1e6) / r.requests
     res[side].rps.push(r.rps)
     res[side].p99.push(r.p99)
-    console.log(`pass ${i + 1} ${side.padEnd(3)} ${r.rps.toFixed(0).padStart(7)} req/s  p99 ${r.p99.toFixed(2)} ms`)
+    res[side].cpu.push(cpu)
+    console.log(`pass ${i + 1} ${side.padEnd(3)} ${r.rps.toFixed(0).padStart(7)} req/s  p99 ${r.p99.toFixed(2)} ms  ${cpu.toFixed(1)} CPU µs/req`)
   }
 }
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
-console.log(`A trackConversion off  req/s min|median|max ${minMedianMax(res.off.rps)}   p99 ms ${minMedianMax(res.off.p99)}`)
-console.log(`B trackConversion on   req/s min|median|max ${minMedianMax(res.on.rps)}   p99 ms ${minMedianMax(res.on.p99)}`)
-console.log(`B/A (medians) ${(median(res.on.rps) / median(res.off.rps)).toFixed(3)}`)
+console.log(
+  `A trackConversion off  req/s min|median|max ${minMedianMax(res.off.rps)}   p99 ms ${minMedianMax(res.off.p99)}   CPU µs/req ${minMedianMax(res.off.cpu)}`,
+)
+console.log(
+  `B trackConversion on   req/s min|median|max ${minMedianMax(res.on.rps)}   p99 ms ${minMedianMax(res.on.p99)}   CPU µs/req ${minMedianMax(res.on.cpu)}`,
+)
+console.log(
+  `B/A (medians) req/s ${(median(res.on.rps) / median(res.off.rps)).toFixed(3)}; requests per CPU-second ${(median(res.off.cpu) / median(res.on.cpu)).toFixed(3)}`,
+)
 
 // 2. Conversions on the clicks just written: ids read back from the tracked clicks through a few visits.
 const ids: string[] = []

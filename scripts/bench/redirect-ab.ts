@@ -3,6 +3,7 @@
  * link, wrk over HTTPS on loopback, passes alternating A, B, B, A… in one run; and, on B, a GS1
  * Digital Link URI of a product. Both servers pinned to one core, wrk to the other.
  *   bun scripts/bench/redirect-ab.ts --a /path/to/main/dist/shortlink --b dist/shortlink [--passes 6] [--seconds 6] [--connections 64]
+ *   [--tracked]: both sides visit a link with trackConversion on (a click id per visit) instead of the ordinary one
  *   [--b-print N]: B makes a print run of N codes (zip-png) while the passes go (A = B's build, to see what a run costs redirects)
  * Prints req/s and p99 per pass, then min | median | max per side.
  */
@@ -52,9 +53,24 @@ if (printCodes) {
     ids.push(((await (await bApi('/links/link', { data: { url: `https://example.com/p/${i}` } })).json()) as { id: string }).id)
   runId = ((await (await bApi('/qr/batches', { linkIds: ids, format: 'zip-png' })).json()) as { id: string }).id
 }
+const tracked = process.argv.includes('--tracked')
+if (tracked)
+  for (const s of [a, b]) {
+    const r = await fetch(`https://localhost:${s.httpsPort}/api/links/link`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${s.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        data: { url: 'https://example.com/landing?from=bench' },
+        linkOptions: { key: 'bench-tracked', utm: { source: 'qr' }, trackConversion: true },
+      }),
+      tls: { ca: s.ca },
+    } as RequestInit)
+    if (r.status !== 200) throw new Error(`tracked link: ${r.status}`)
+  }
+const path = tracked ? 'bench-tracked' : 'bench'
 const urls = {
-  a: `https://localhost:${a.httpsPort}/bench`,
-  b: `https://localhost:${b.httpsPort}/bench`,
+  a: `https://localhost:${a.httpsPort}/${path}`,
+  b: `https://localhost:${b.httpsPort}/${path}`,
   gs1: `https://localhost:${b.httpsPort}/01/09506000134352/10/L42?17=271231`,
 }
 console.log(`load ${(await Bun.file('/proc/loadavg').text()).trim()}; wrk -c${connections} -d${seconds}s; ${passes} alternating passes`)
