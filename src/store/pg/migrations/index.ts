@@ -13,6 +13,7 @@ import { abTests } from './0012_ab_tests'
 import { conversions } from './0013_conversions'
 import { conversionVariants } from './0014_conversion_variants'
 import { clickEventsLoadVariant } from './0015_click_events_load_variant'
+import { dropCountryIndex } from './0016_drop_country_index'
 
 /** A PostgreSQL migration: statements run as one script inside its own transaction. */
 export interface PgMigration {
@@ -38,4 +39,5 @@ export const pgMigrations: PgMigration[] = [
   conversions,
   conversionVariants,
   clickEventsLoadVariant,
+  dropCountryIndex,
 ]
