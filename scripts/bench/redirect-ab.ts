@@ -3,6 +3,7 @@
  * link, wrk over HTTPS on loopback, passes alternating A, B, B, A… in one run; and, on B, a GS1
  * Digital Link URI of a product. Both servers pinned to one core, wrk to the other.
  *   bun scripts/bench/redirect-ab.ts --a /path/to/main/dist/shortlink --b dist/shortlink [--passes 6] [--seconds 6] [--connections 64]
+ *   [--no-gs1]: no GS1 passes (they run on B only, so they may tilt an A/B of the ordinary link)
  *   [--tracked]: both sides visit a link with trackConversion on (a click id per visit) instead of the ordinary one
  *   [--b-print N]: B makes a print run of N codes (zip-png) while the passes go (A = B's build, to see what a run costs redirects)
  * Prints req/s and p99 per pass, then min | median | max per side.
@@ -54,6 +55,7 @@ if (printCodes) {
   runId = ((await (await bApi('/qr/batches', { linkIds: ids, format: 'zip-png' })).json()) as { id: string }).id
 }
 const tracked = process.argv.includes('--tracked')
+const withGs1 = !process.argv.includes('--no-gs1')
 if (tracked)
   for (const s of [a, b]) {
     const r = await fetch(`https://localhost:${s.httpsPort}/api/links/link`, {
@@ -74,7 +76,7 @@ const urls = {
   gs1: `https://localhost:${b.httpsPort}/01/09506000134352/10/L42?17=271231`,
 }
 console.log(`load ${(await Bun.file('/proc/loadavg').text()).trim()}; wrk -c${connections} -d${seconds}s; ${passes} alternating passes`)
-for (const u of Object.values(urls)) await wrk(u, 2) // warm-up
+for (const [side, u] of Object.entries(urls)) if (side !== 'gs1' || withGs1) await wrk(u, 2) // warm-up
 // CPU µs per request as well: on a loaded machine req/s measures the scheduler as much as the server.
 const pids = { a: a.pid, b: b.pid, gs1: b.pid }
 const res: Record<keyof typeof urls, { rps: number[]; p99: number[]; cpu: number[] }> = {
@@ -83,7 +85,7 @@ const res: Record<keyof typeof urls, { rps: number[]; p99: number[]; cpu: number
   gs1: { rps: [], p99: [], cpu: [] },
 }
 for (let i = 0; i < passes; i++) {
-  const order: (keyof typeof urls)[] = i % 2 ? ['gs1', 'b', 'a'] : ['a', 'b', 'gs1']
+  const order = ((i % 2 ? ['gs1', 'b', 'a'] : ['a', 'b', 'gs1']) as (keyof typeof urls)[]).filter((s) => s !== 'gs1' || withGs1)
   for (const side of order) {
     const cpuBefore = cpuSeconds(pids[side])
     const r = await wrk(urls[side])
@@ -99,9 +101,10 @@ for (const [side, label] of [
   ['b', 'B ordinary link'],
   ['gs1', 'B GS1 URI'],
 ] as const)
-  console.log(
-    `${label.padEnd(16)} req/s min|median|max ${minMedianMax(res[side].rps)}   p99 ms ${minMedianMax(res[side].p99)}   CPU µs/req ${minMedianMax(res[side].cpu)}`,
-  )
+  if (res[side].rps.length)
+    console.log(
+      `${label.padEnd(16)} req/s min|median|max ${minMedianMax(res[side].rps)}   p99 ms ${minMedianMax(res[side].p99)}   CPU µs/req ${minMedianMax(res[side].cpu)}`,
+    )
 if (runId) console.log(`B's print run after the passes: ${JSON.stringify(await (await bApi(`/qr/batches/${runId}`)).json(), ['status', 'done', 'total'])}`)
 await a.stop()
 await b.stop()
