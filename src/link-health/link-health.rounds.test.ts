@@ -45,7 +45,6 @@ test('a round walks every page; a host that hangs on 40 URLs holds back the 30 U
     rounds: { pageSize: 7, maxQueued: 20, spread: 0 },
     slowHostQueue: 5,
   })
-  const started = performance.now()
   health.start()
   try {
     const checked = db.query<{ n: number }, [string]>("SELECT count(*) AS n FROM health_urls WHERE url LIKE ? || '%' AND checked_at IS NOT NULL")
@@ -54,9 +53,10 @@ test('a round walks every page; a host that hangs on 40 URLs holds back the 30 U
       async () => checked.get(fast.origin)!.n,
       (n) => n === 30,
     )
-    // Queued behind the 40 hanging URLs, two at a time, the last would wait 20 deadlines (20 s);
-    // the hanging host is known slow after one deadline and keeps 5 URLs queued.
-    expect(performance.now() - started).toBeLessThan(6_000)
+    // Queued behind the 40 hanging URLs, two at a time, the fast host would come after all 40 were
+    // asked (20 deadlines); the hanging host is known slow after one deadline and keeps 5 URLs
+    // queued, so it was asked 2 or 4 times by then (12 leaves a busy machine five deadlines).
+    expect(slow.requests().length).toBeLessThanOrEqual(12)
     expect(fast.requests()).toHaveLength(30)
     expect(new Set(fast.requests().map((r) => r.path)).size).toBe(30)
     // Once its first checks ran out of time, the hanging host keeps 2 running and 5 queued, no more.
