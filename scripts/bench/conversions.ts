@@ -12,10 +12,10 @@
  * Prints min | median | max of each side.
  */
 import { resolve } from 'node:path'
-import { $ } from 'bun'
 import { minMedianMax } from './ab'
 import { arg } from './args'
 import { cpuSeconds, startBenchServer } from './redirect-server'
+import { BROWSER_UA, wrk } from './wrk'
 
 const ROOT = resolve(import.meta.dir, '../..')
 const passes = Number(arg('passes', '6'))
@@ -24,17 +24,8 @@ const connections = Number(arg('connections', '64'))
 const leads = Number(arg('leads', '2000'))
 const sales = Number(arg('sales', '1000'))
 const runs = Number(arg('runs', '9'))
-const BROWSER =
-  'User-Agent: Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1'
-const ms = (v: string) => (v.endsWith('us') ? Number.parseFloat(v) / 1000 : v.endsWith('ms') ? Number.parseFloat(v) : Number.parseFloat(v) * 1000)
-async function wrk(url: string, secs = seconds) {
-  const out = await $`taskset -c 0 wrk -t2 -c${connections} -d${secs}s --latency -H ${BROWSER} ${url}`.text()
-  return {
-    rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? 0),
-    p99: ms(/\s99%\s+(\S+)/.exec(out)?.[1] ?? 'NaN'),
-    requests: Number(/(\d+) requests in/.exec(out)?.[1] ?? 0),
-  }
-}
+/** wrk over HTTPS as every redirect bench runs it (wrk.ts: a browser User-Agent, --latency), on core 0. */
+const run = (url: string, secs = seconds) => wrk({ url, seconds: secs, connections, cpus: '0' })
 
 const server = await startBenchServer({ root: ROOT, bin: resolve(arg('bin', 'dist/shortlink')), cpus: '1' })
 const api = async (path: string, json?: unknown) => {
@@ -54,18 +45,18 @@ await api('/links/link', {
 
 const urls = { off: `https://localhost:${server.httpsPort}/bench`, on: `https://localhost:${server.httpsPort}/bench-tracked` }
 console.log(`load ${(await Bun.file('/proc/loadavg').text()).trim()}; wrk -c${connections} -d${seconds}s; ${passes} alternating passes`)
-for (const u of Object.values(urls)) await wrk(u, 2) // warm-up
+for (const u of Object.values(urls)) await run(u, 2) // warm-up
 // CPU µs per request as well: the server's CPU for the pass over the requests it answered, steadier than req/s on a shared machine.
 const res = { off: { rps: [] as number[], p99: [] as number[], cpu: [] as number[] }, on: { rps: [] as number[], p99: [] as number[], cpu: [] as number[] } }
 for (let i = 0; i < passes; i++) {
   for (const side of i % 2 ? (['on', 'off'] as const) : (['off', 'on'] as const)) {
     const cpuBefore = cpuSeconds(server.pid)
-    const r = await wrk(urls[side])
+    const r = await run(urls[side])
     const cpu = ((cpuSeconds(server.pid) - cpuBefore) * 1e6) / r.requests
     res[side].rps.push(r.rps)
-    res[side].p99.push(r.p99)
+    res[side].p99.push(r.p99ms)
     res[side].cpu.push(cpu)
-    console.log(`pass ${i + 1} ${side.padEnd(3)} ${r.rps.toFixed(0).padStart(7)} req/s  p99 ${r.p99.toFixed(2)} ms  ${cpu.toFixed(1)} CPU µs/req`)
+    console.log(`pass ${i + 1} ${side.padEnd(3)} ${r.rps.toFixed(0).padStart(7)} req/s  p99 ${r.p99ms.toFixed(2)} ms  ${cpu.toFixed(1)} CPU µs/req`)
   }
 }
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
@@ -82,7 +73,7 @@ console.log(
 // 2. Conversions on the clicks just written: ids read back from the tracked clicks through a few visits.
 const ids: string[] = []
 for (let i = 0; i < leads; i++) {
-  const r = await fetch(urls.on, { headers: { 'user-agent': BROWSER.slice(12) }, redirect: 'manual', tls: { ca: server.ca } } as RequestInit)
+  const r = await fetch(urls.on, { headers: { 'user-agent': BROWSER_UA }, redirect: 'manual', tls: { ca: server.ca } } as RequestInit)
   ids.push(new URL(r.headers.get('location')!).searchParams.get('sl_id')!)
 }
 let t = performance.now()

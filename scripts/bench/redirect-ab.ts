@@ -9,44 +9,35 @@
  * Prints req/s and p99 per pass, then min | median | max per side.
  */
 import { resolve } from 'node:path'
-import { $ } from 'bun'
 import { minMedianMax } from './ab'
 import { arg } from './args'
 import { cpuSeconds, startBenchServer } from './redirect-server'
+import { wrk } from './wrk'
 
 const ROOT = resolve(import.meta.dir, '../..')
 const passes = Number(arg('passes', '6'))
 const seconds = Number(arg('seconds', '6'))
 const connections = Number(arg('connections', '64'))
-const BROWSER =
-  'User-Agent: Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1'
-const ms = (v: string) => (v.endsWith('us') ? Number.parseFloat(v) / 1000 : v.endsWith('ms') ? Number.parseFloat(v) : Number.parseFloat(v) * 1000)
-async function wrk(url: string, secs = seconds) {
-  const out = await $`taskset -c 0 wrk -t2 -c${connections} -d${secs}s --latency -H ${BROWSER} ${url}`.text()
-  return {
-    rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? 0),
-    p99: ms(/\s99%\s+(\S+)/.exec(out)?.[1] ?? 'NaN'),
-    requests: Number(/(\d+) requests in/.exec(out)?.[1] ?? 0),
-  }
-}
+/** wrk over HTTPS as every redirect bench runs it (wrk.ts: a browser User-Agent, --latency), on core 0. */
+const run = (url: string, secs = seconds) => wrk({ url, seconds: secs, connections, cpus: '0' })
 
 const a = await startBenchServer({ root: ROOT, bin: resolve(arg('a', '')), cpus: '1' })
 const b = await startBenchServer({ root: ROOT, bin: resolve(arg('b', 'dist/shortlink')), cpus: '1' })
-const product = await fetch(`https://localhost:${b.httpsPort}/api/links/gs1`, {
-  method: 'POST',
-  headers: { authorization: `Bearer ${b.apiKey}`, 'content-type': 'application/json' },
-  body: JSON.stringify({ data: { gtin: '09506000134352', url: 'https://example.com/landing?from=bench' }, linkOptions: { utm: { source: 'qr' } } }),
-  tls: { ca: b.ca },
-} as RequestInit)
+/** The API of a bench server: GET without a body, POST with one. */
+const apiOf = (s: typeof b) => (path: string, json?: unknown) =>
+  fetch(`https://localhost:${s.httpsPort}/api${path}`, {
+    method: json === undefined ? 'GET' : 'POST',
+    headers: { authorization: `Bearer ${s.apiKey}`, 'content-type': 'application/json' },
+    body: json === undefined ? undefined : JSON.stringify(json),
+    tls: { ca: s.ca },
+  } as RequestInit)
+const bApi = apiOf(b)
+const product = await bApi('/links/gs1', {
+  data: { gtin: '09506000134352', url: 'https://example.com/landing?from=bench' },
+  linkOptions: { utm: { source: 'qr' } },
+})
 if (product.status !== 200) throw new Error(`product: ${product.status}`)
 const printCodes = Number(arg('b-print', '0'))
-const bApi = (path: string, json?: unknown) =>
-  fetch(`https://localhost:${b.httpsPort}/api${path}`, {
-    method: json === undefined ? 'GET' : 'POST',
-    headers: { authorization: `Bearer ${b.apiKey}`, 'content-type': 'application/json' },
-    body: json === undefined ? undefined : JSON.stringify(json),
-    tls: { ca: b.ca },
-  } as RequestInit)
 let runId = ''
 if (printCodes) {
   const ids: string[] = []
@@ -58,15 +49,10 @@ const tracked = process.argv.includes('--tracked')
 const withGs1 = !process.argv.includes('--no-gs1')
 if (tracked)
   for (const s of [a, b]) {
-    const r = await fetch(`https://localhost:${s.httpsPort}/api/links/link`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${s.apiKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        data: { url: 'https://example.com/landing?from=bench' },
-        linkOptions: { key: 'bench-tracked', utm: { source: 'qr' }, trackConversion: true },
-      }),
-      tls: { ca: s.ca },
-    } as RequestInit)
+    const r = await apiOf(s)('/links/link', {
+      data: { url: 'https://example.com/landing?from=bench' },
+      linkOptions: { key: 'bench-tracked', utm: { source: 'qr' }, trackConversion: true },
+    })
     if (r.status !== 200) throw new Error(`tracked link: ${r.status}`)
   }
 const path = tracked ? 'bench-tracked' : 'bench'
@@ -76,7 +62,7 @@ const urls = {
   gs1: `https://localhost:${b.httpsPort}/01/09506000134352/10/L42?17=271231`,
 }
 console.log(`load ${(await Bun.file('/proc/loadavg').text()).trim()}; wrk -c${connections} -d${seconds}s; ${passes} alternating passes`)
-for (const [side, u] of Object.entries(urls)) if (side !== 'gs1' || withGs1) await wrk(u, 2) // warm-up
+for (const [side, u] of Object.entries(urls)) if (side !== 'gs1' || withGs1) await run(u, 2) // warm-up
 // CPU µs per request as well: on a loaded machine req/s measures the scheduler as much as the server.
 const pids = { a: a.pid, b: b.pid, gs1: b.pid }
 const res: Record<keyof typeof urls, { rps: number[]; p99: number[]; cpu: number[] }> = {
@@ -88,17 +74,17 @@ for (let i = 0; i < passes; i++) {
   const order = ((i % 2 ? ['gs1', 'b', 'a'] : ['a', 'b', 'gs1']) as (keyof typeof urls)[]).filter((s) => s !== 'gs1' || withGs1)
   for (const side of order) {
     const cpuBefore = cpuSeconds(pids[side])
-    const r = await wrk(urls[side])
+    const r = await run(urls[side])
     const cpu = ((cpuSeconds(pids[side]) - cpuBefore) * 1e6) / r.requests
     res[side].rps.push(r.rps)
-    res[side].p99.push(r.p99)
+    res[side].p99.push(r.p99ms)
     res[side].cpu.push(cpu)
-    console.log(`pass ${i + 1} ${side.padEnd(3)} ${r.rps.toFixed(0).padStart(7)} req/s  p99 ${r.p99.toFixed(2)} ms  ${cpu.toFixed(1)} CPU µs/req`)
+    console.log(`pass ${i + 1} ${side.padEnd(3)} ${r.rps.toFixed(0).padStart(7)} req/s  p99 ${r.p99ms.toFixed(2)} ms  ${cpu.toFixed(1)} CPU µs/req`)
   }
 }
 for (const [side, label] of [
-  ['a', 'A ordinary link'],
-  ['b', 'B ordinary link'],
+  ['a', `A ${tracked ? 'tracked' : 'ordinary'} link`],
+  ['b', `B ${tracked ? 'tracked' : 'ordinary'} link`],
   ['gs1', 'B GS1 URI'],
 ] as const)
   if (res[side].rps.length)
