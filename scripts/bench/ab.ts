@@ -33,9 +33,9 @@ export async function alternate(runs: number, a: () => Promise<Timed>, b: (() =>
   return { aMs, bMs, body, same }
 }
 
-/** `min | median | max` of samples in ms, each padded to 6. */
-export function minMedianMax(samples: number[]): string {
+/** `min | median | max` of samples in ms, each padded to 6 (with `digits` decimals, 1 by default). */
+export function minMedianMax(samples: number[], digits = 1): string {
   const s = [...samples].sort((x, y) => x - y)
-  const ms = (i: number) => s[i]!.toFixed(1).padStart(6)
+  const ms = (i: number) => s[i]!.toFixed(digits).padStart(6)
   return `${ms(0)} | ${ms(s.length >> 1)} | ${ms(s.length - 1)}`
 }

@@ -98,6 +98,20 @@ export async function startBenchServer(opts: {
   }
 }
 
+/**
+ * A bare `Bun.serve` baseline in a process of its own, pinned like ours, over our server's certificate
+ * (`server.dir`): `fetchSource` defines `fetch` (it may import from the source tree by absolute path).
+ */
+export async function startBareServer(server: { dir: string }, name: string, fetchSource: string, cpus: string) {
+  const port = await freePort()
+  const script = join(server.dir, `${name}.ts`)
+  const tls = `tls: { cert: Bun.file(${JSON.stringify(`${server.dir}/data/tls/cert.pem`)}), key: Bun.file(${JSON.stringify(`${server.dir}/data/tls/key.pem`)}) }`
+  writeFileSync(script, `${fetchSource}\nBun.serve({ port: ${port}, hostname: '127.0.0.1', ${tls}, fetch })\nconsole.log('ready')\n`)
+  const proc = Bun.spawn(['taskset', '-c', cpus, process.execPath, script], { stdout: 'pipe', stderr: 'inherit' })
+  for await (const chunk of proc.stdout as ReadableStream<Uint8Array>) if (new TextDecoder().decode(chunk).includes('ready')) break
+  return { proc, origin: `https://127.0.0.1:${port}` }
+}
+
 /** Resident set size of a process in MB, and its anonymous (heaps) and file-backed (code, mapped files) parts (Linux /proc). */
 export function rssPartsMb(pid: number): { rss: number; anon: number; file: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8')

@@ -21,10 +21,9 @@
  * passes, 10 s after) and whether every click was stored (the link's clicks against the 302s
  * wrk received; wrk may drop up to --connections answers in flight when a run ends).
  */
-import { writeFileSync } from 'node:fs'
-import { join, resolve } from 'node:path'
+import { resolve } from 'node:path'
 import { arg } from './args'
-import { cpuSeconds, freePort, rssMb, rssPartsMb, startBenchServer } from './redirect-server'
+import { cpuSeconds, rssMb, rssPartsMb, startBareServer, startBenchServer } from './redirect-server'
 import { BOT_UA, BROWSER_UA, distinctVisitsScript, type WrkResult, wrk } from './wrk'
 
 const connections = Number(arg('connections', '64'))
@@ -48,24 +47,18 @@ const startOurs = (b: string) => startBenchServer({ root: ROOT, bin: b || undefi
 const compareBin = arg('compare-bin', '')
 const server = await startOurs(bin)
 const other = compareBin ? await startOurs(compareBin) : null
-const { dir } = server
 await Bun.sleep(2000) // let start-up work settle
 /** Our servers: this build, and the one compared with it. */
 const ours = { shortlink: server, ...(other ? { main: other } : {}) } as Record<Ours, typeof server>
 type Ours = 'shortlink' | 'main'
 const OURS = Object.keys(ours) as Ours[]
 const fresh = Object.fromEntries(OURS.map((t) => [t, rssMb(ours[t].pid)])) as Record<Ours, number>
-const tls = `tls: { cert: Bun.file(${JSON.stringify(`${dir}/data/tls/cert.pem`)}), key: Bun.file(${JSON.stringify(`${dir}/data/tls/key.pem`)}) }`
 const LOCATION = 'https://example.com/landing?from=bench&utm_source=qr'
 
-/** A baseline in a process of its own on the same core as ours. */
+/** A baseline in a process of its own on the same core as ours, over the same certificate. */
 async function baseline(name: string, fetchSource: string) {
-  const port = await freePort()
-  const script = join(dir, `${name}.ts`)
-  writeFileSync(script, `${fetchSource}\nBun.serve({ port: ${port}, hostname: '127.0.0.1', ${tls}, fetch })\nconsole.log('ready')\n`)
-  const proc = Bun.spawn(['taskset', '-c', serverCpu, process.execPath, script], { stdout: 'pipe', stderr: 'inherit' })
-  for await (const chunk of proc.stdout as ReadableStream<Uint8Array>) if (new TextDecoder().decode(chunk).includes('ready')) break
-  return { proc, url: `https://127.0.0.1:${port}/bench` }
+  const { proc, origin } = await startBareServer(server, name, fetchSource, serverCpu)
+  return { proc, url: `${origin}/bench` }
 }
 const bare = await baseline('bare', `const fetch = () => new Response(null, { status: 302, headers: { location: ${JSON.stringify(LOCATION)} } })`)
 // What every real handler pays before its own work: the URL string, the Host header, the peer address, a key lookup.
