@@ -50,3 +50,12 @@ test('rows through columns and a real postMessage come back equal, nulls, varian
 test('no rows', () => {
   expect(rowsOf(columnsOf([]))).toEqual([])
 })
+
+test('a column of repeated values travels as its distinct values once, and comes back row by row', () => {
+  const countries = ['DE', 'DE', 'US', null, 'DE', 'US', 'US', null, 'FR']
+  const rows = countries.map((country, i) => row(i, { country }))
+  const columns = columnsOf(rows)
+  expect(columns.coded.country.values).toEqual(['DE', 'US', null, 'FR'])
+  expect(structuredClone(rowsOf(columns))).toEqual(rows)
+  expect(rowsOf(columns).map((r) => r.country)).toEqual(countries)
+})
