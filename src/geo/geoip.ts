@@ -47,6 +47,8 @@ export function createGeoIp(databasePath: string) {
   let reader: Reader<any> | null = null
   let loading: Promise<void> | null = null
   let failed = false
+  /** The file's search tree, read for IPv4 lookups (set with the reader). */
+  let tree: SearchTree | null = null
   // Addresses that are not plain IPv4 (IPv6; IPv4 walks the tree itself, below), and those looked up while loading.
   // Bounded: every client address is a new entry (IPv6 gives one subscriber 2^64 of them).
   const cache = new LruCache<GeoLocation>({ maxEntries: 50_000, maxBytes: 16 * 2 ** 20, sizeOf: () => 160 })
@@ -58,7 +60,6 @@ export function createGeoIp(databasePath: string) {
     tree = searchTreeOf(bytes, reader.metadata)
     cache.clear() // the unresolved locations handed out while loading
   }
-  let tree: SearchTree | null = null
 
   function warm(): Promise<void> {
     loading ??= load().catch((e) => {
