@@ -3,7 +3,7 @@
  * from a temp dir on the embedded defaults plus random ports, with one short link
  * `/bench` created through the API. `root` picks the source tree (to compare commits).
  */
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 
@@ -123,6 +123,29 @@ export function rssPartsMb(pid: number): { rss: number; anon: number; file: numb
 export function rssMb(pid: number): number {
   const kb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN)
   return kb / 1024
+}
+
+/**
+ * CPU seconds a process's threads have used so far, by kind (Linux /proc/PID/task): `main` (the
+ * event loop: requests), `Worker` (JavaScript workers: the click writer), `Bun Pool` (Bun's thread
+ * pool, where DuckDB's queries run, and the threads DuckDB starts from it), `other` (JIT, GC, allocator).
+ * A thread gone since the last call drops out of its kind's sum; the writer's threads live as long as the server.
+ */
+export function threadCpuSeconds(pid: number): Record<string, number> {
+  const out: Record<string, number> = { main: 0, Worker: 0, 'Bun Pool': 0, other: 0 }
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    let stat: string
+    try {
+      stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8')
+    } catch {
+      continue // ended between the listing and the read
+    }
+    const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    const kind = tid === String(pid) ? 'main' : name === 'Worker' || name.startsWith('Bun Pool') ? name.replace(/ \d+$/, '') : 'other'
+    out[kind]! += (Number(fields[11]) + Number(fields[12])) / 100
+  }
+  return out
 }
 
 /** CPU time (user + system, all threads) a process has used so far, in seconds (Linux /proc). */

@@ -17,13 +17,14 @@
  *   --visits distinct --passes 1 --seconds 180 --targets shortlink (only ours: the soak is about its memory,
  *   latency and stored clicks; the ratios need the baselines).
  * Prints req/s and p99 per pass, min/median/max per target, the ratios of the medians (goal:
- * ≥ 0.85× bare and p99 ≤ 1.5× bare's), shortlink's RSS (idle, lowest and highest during its
+ * ≥ 0.85× bare and p99 ≤ 1.5× bare's), our servers' CPU per request by thread (the event loop, the
+ * click writer's worker, Bun's pool where DuckDB runs; redirect-server.ts threadCpuSeconds), their RSS (idle, lowest and highest during its
  * passes, 10 s after) and whether every click was stored (the link's clicks against the 302s
  * wrk received; wrk may drop up to --connections answers in flight when a run ends).
  */
 import { resolve } from 'node:path'
 import { arg } from './args'
-import { cpuSeconds, rssMb, rssPartsMb, startBareServer, startBenchServer } from './redirect-server'
+import { cpuSeconds, rssMb, rssPartsMb, startBareServer, startBenchServer, threadCpuSeconds } from './redirect-server'
 import { BOT_UA, BROWSER_UA, distinctVisitsScript, type WrkResult, wrk } from './wrk'
 
 const connections = Number(arg('connections', '64'))
@@ -107,6 +108,8 @@ for (const t of ORDER)
   else await run(t, 2)
 await Bun.sleep(1500)
 const idle = Object.fromEntries(OURS.map((t) => [t, rssMb(ours[t].pid)])) as Record<Ours, number>
+/** Per thread kind, from here to 10 s after the last pass (so the click writer's catch-up counts). */
+const threadsBefore = Object.fromEntries(OURS.map((t) => [t, threadCpuSeconds(ours[t].pid)])) as Record<Ours, Record<string, number>>
 const rss = Object.fromEntries(OURS.map((t) => [t, { low: Number.POSITIVE_INFINITY, high: idle[t], highParts: '' }])) as Record<
   Ours,
   { low: number; high: number; highParts: string }
@@ -154,6 +157,14 @@ bare.proc.kill()
 reads.proc.kill()
 await Bun.sleep(10_000)
 const after = Object.fromEntries(OURS.map((t) => [t, rssMb(ours[t].pid)])) as Record<Ours, number>
+const threadSplit = Object.fromEntries(
+  OURS.map((t) => {
+    const now = threadCpuSeconds(ours[t].pid)
+    const requests = results[t].reduce((sum, r) => sum + r.requests, 0)
+    const parts = Object.keys(now).map((k) => `${k} ${(((now[k]! - (threadsBefore[t][k] ?? 0)) * 1e6) / requests).toFixed(1)}`)
+    return [t, parts.join(', ')]
+  }),
+) as Record<Ours, string>
 
 const stat = (xs: number[], digits = 0) => {
   const s = [...xs].sort((a, b) => a - b)
@@ -183,7 +194,7 @@ if (ORDER.includes('bare') && ORDER.includes('reads')) {
 }
 for (const t of OURS)
   console.log(
-    `${t} RSS MB: fresh ${fresh[t].toFixed(0)}, after the warm-up ${idle[t].toFixed(0)}, during its passes ${rss[t].low.toFixed(0)}-${rss[t].high.toFixed(0)} (at the high: ${rss[t].highParts}), 10 s after ${after[t].toFixed(0)}`,
+    `${t} CPU µs per request by thread over its passes (to 10 s after them): ${threadSplit[t]}\n${t} RSS MB: fresh ${fresh[t].toFixed(0)}, after the warm-up ${idle[t].toFixed(0)}, during its passes ${rss[t].low.toFixed(0)}-${rss[t].high.toFixed(0)} (at the high: ${rss[t].highParts}), 10 s after ${after[t].toFixed(0)}`,
   )
 console.log(`load at the end ${loadAfter}`)
 
