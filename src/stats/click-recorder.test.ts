@@ -3,7 +3,7 @@ import { createHarness } from '../../test/helpers/in-process'
 import { until } from '../../test/helpers/poll'
 import type { Logger } from '../shared/log'
 import { newClickId } from './click-id'
-import { createClickRecorder, createEventsHandle, type Visit } from './click-recorder'
+import { createClickRecorder, createEventsHandle, type EventsHandle, type Visit } from './click-recorder'
 
 const warnings: Record<string, unknown>[] = []
 const log: Logger = { info() {}, error() {}, warn: (_m, fields) => void warnings.push(fields ?? {}) }
@@ -148,4 +148,45 @@ test('a write takes at most maxWriteRows rows, oldest first; the rest follow at 
     (n) => n === 0,
   )
   expect(h.deps.db.query('SELECT clicks FROM links WHERE seq = ?').get(seq)).toEqual({ clicks: 1000 })
+})
+
+test('drain() while a write is in flight also writes the visits recorded after it began (one write at a time)', async () => {
+  const h = createHarness()
+  const made = await h.call('POST', '/links/link', { json: { data: { url: 'https://d.example/' }, linkOptions: { key: 'drained' } } })
+  const seq = h.deps.links.findLiveRow('localhost', 'drained')!.seq
+  // The first write waits until the test lets it go: the drain starts while it is in flight.
+  let release = () => {}
+  const gate = new Promise<void>((r) => (release = r))
+  const writes: number[] = []
+  const held: EventsHandle = {
+    ...h.deps.events,
+    write: async (rows, mark) => {
+      writes.push(rows.length)
+      if (writes.length === 1) await gate
+      return h.deps.events.write(rows, mark)
+    },
+  }
+  const recorder = createClickRecorder(held, log)
+  const visit = (i: number): Visit => ({
+    linkSeq: seq,
+    domain: 'localhost',
+    at: Date.now() - 1000 + i,
+    scan: false,
+    referer: 'ref.example',
+    refererUrl: `https://ref.example/${i}`,
+    visitor: { id: 1, os: 'IOS', browser: 'Safari', device: 'Mobile' },
+    geo: { id: 0, continent: null, country: null, region: null, city: null },
+    utm: { id: 0, source: null, medium: null, campaign: null, term: null, content: null },
+  })
+  recorder.record(visit(0))
+  const first = recorder.flush()
+  expect(writes).toEqual([1])
+  recorder.record(visit(1))
+  recorder.record(visit(2))
+  const drained = recorder.drain()
+  release()
+  await Promise.all([first, drained])
+  expect(writes).toEqual([1, 2])
+  expect(recorder.pendingCount()).toBe(0)
+  expect((await h.call('GET', `/links/${made.body.id}`)).body.clicks).toBe(3)
 })

@@ -1062,8 +1062,14 @@ function recorderOver(
      * waiting in the journal included; it stops early when a write fails (the store is down).
      */
     async drain(): Promise<void> {
-      await flush()
-      await allDone()
+      // One write at a time: a flush while one is in flight only waits for it, so flush again until the
+      // rows held at the call are written (one more write per MAX_WRITE_ROWS of them), not while new ones keep coming.
+      const rounds = 2 + Math.ceil((pending.size + buffer.length) / maxWriteRows)
+      for (let round = 0; round < rounds; round++) {
+        await flush()
+        await allDone()
+        if ((pending.size === 0 && buffer.length === 0 && inFlight.size === 0) || failures > 0 || stopping) break
+      }
       for (let round = 0; round < 10_000 && (journal?.visits() ?? 0) > 0 && failures === 0 && !stopping; round++) {
         await flush()
         await allDone()
