@@ -4,6 +4,7 @@ import { until } from '../../test/helpers/poll'
 import type { Logger } from '../shared/log'
 import { newClickId } from './click-id'
 import { createClickRecorder, createEventsHandle, type EventsHandle, type Visit } from './click-recorder'
+import { visitFromPage } from './visit.test-fixtures'
 
 const warnings: Record<string, unknown>[] = []
 const log: Logger = { info() {}, error() {}, warn: (_m, fields) => void warnings.push(fields ?? {}) }
@@ -15,17 +16,7 @@ function setup(opts: { maxHeldRows?: number; maxHeldBytes?: number }) {
   // so every flush fails and its rows stay held.
   db.run(`CREATE TRIGGER refuse_clicks BEFORE INSERT ON stats_groups BEGIN SELECT RAISE(ABORT, 'store refuses'); END`)
   const recorder = createClickRecorder(createEventsHandle(db, ':memory:', log), log, { maxBatch: 1_000_000, ...opts })
-  const visit = (i: number, refererUrl: string): Visit => ({
-    linkSeq: 1,
-    domain: 'localhost',
-    at: 1_700_000_000_000 + i,
-    scan: false,
-    referer: 'ref.example',
-    refererUrl,
-    visitor: { id: 1, os: 'IOS', browser: 'Safari', device: 'Mobile' },
-    geo: { id: 0, continent: null, country: null, region: null, city: null },
-    utm: { id: 0, source: null, medium: null, campaign: null, term: null, content: null },
-  })
+  const visit = (i: number, refererUrl: string): Visit => ({ ...visitFromPage(1, 1_700_000_000_000 + i, i), refererUrl })
   return { recorder, visit, db }
 }
 
@@ -126,18 +117,7 @@ test('a write takes at most maxWriteRows rows, oldest first; the rest follow at 
   const { seq } = h.deps.db.query('SELECT seq FROM links WHERE id = ?').get(made.body.id) as { seq: number }
   const recorder = createClickRecorder(createEventsHandle(h.deps.db, ':memory:', log), log, { maxWriteRows: 100, maxBatch: 1_000_000 })
   const at = Date.now() - 60_000
-  for (let i = 0; i < 1000; i++)
-    recorder.record({
-      linkSeq: seq,
-      domain: 'localhost',
-      at: at + i,
-      scan: false,
-      referer: 'ref.example',
-      refererUrl: `https://ref.example/${i}`,
-      visitor: { id: 1, os: 'IOS', browser: 'Safari', device: 'Mobile' },
-      geo: { id: 0, continent: null, country: null, region: null, city: null },
-      utm: { id: 0, source: null, medium: null, campaign: null, term: null, content: null },
-    })
+  for (let i = 0; i < 1000; i++) recorder.record(visitFromPage(seq, at + i, i))
   await recorder.flush()
   // The counters of the first write: its 100 visits, the oldest (the last of them at + 99).
   const first = h.deps.db.query<{ n: number; last: number }, [number]>('SELECT clicks AS n, last_clicked AS last FROM links WHERE seq = ?').get(seq)!
@@ -167,17 +147,7 @@ test('drain() while a write is in flight also writes the visits recorded after i
     },
   }
   const recorder = createClickRecorder(held, log)
-  const visit = (i: number): Visit => ({
-    linkSeq: seq,
-    domain: 'localhost',
-    at: Date.now() - 1000 + i,
-    scan: false,
-    referer: 'ref.example',
-    refererUrl: `https://ref.example/${i}`,
-    visitor: { id: 1, os: 'IOS', browser: 'Safari', device: 'Mobile' },
-    geo: { id: 0, continent: null, country: null, region: null, city: null },
-    utm: { id: 0, source: null, medium: null, campaign: null, term: null, content: null },
-  })
+  const visit = (i: number) => visitFromPage(seq, Date.now() - 1000 + i, i)
   recorder.record(visit(0))
   const first = recorder.flush()
   expect(writes).toEqual([1])

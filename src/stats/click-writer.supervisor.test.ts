@@ -18,6 +18,7 @@ import { storePath } from '../store/db'
 import { createClickRecorder, createEventsHandle, eventsPathOf, type Visit } from './click-recorder'
 import { createSupervisedWriter, errorLine } from './click-writer.supervisor'
 import { inspectEventsStore } from './events.engine'
+import { visitFromPage } from './visit.test-fixtures'
 
 const root = mkdtempSync(join(tmpdir(), 'shortlink-writer-'))
 afterAll(() => rmSync(root, { recursive: true, force: true }))
@@ -72,19 +73,7 @@ async function setup(fault: string, writerStallMs?: number) {
   return { recorder, events, visitAndFlush, allStored, eventsStoredOnce, errors, lines, close: () => deps.db.close() }
 }
 
-function visit(linkSeq: number, i: number): Visit {
-  return {
-    linkSeq,
-    domain: 'localhost',
-    at: Date.now() - 60_000 + i,
-    scan: false,
-    referer: 'ref.example',
-    refererUrl: `https://ref.example/${i}`,
-    visitor: { id: 1, os: 'IOS', browser: 'Safari', device: 'Mobile' },
-    geo: { id: 0, continent: null, country: null, region: null, city: null },
-    utm: { id: 0, source: null, medium: null, campaign: null, term: null, content: null },
-  }
-}
+const visit = (linkSeq: number, i: number): Visit => visitFromPage(linkSeq, Date.now() - 60_000 + i, i)
 
 for (const [fault, said] of [
   ['crash@2', /^the click writer thread failed: test fault: the click writer crashes before write 3; starting a new one$/],
