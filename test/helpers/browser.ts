@@ -52,7 +52,10 @@ export async function watchedPage(context: BrowserContext, allowedOrigins: strin
   const errors: string[] = []
   const externalRequests: string[] = []
   page.on('console', (m) => {
-    if (m.type() === 'error') errors.push(m.text())
+    if (m.type() !== 'error') return
+    // Chromium's "Failed to load resource" names no URL in its text; its location is the resource.
+    const at = m.text().startsWith('Failed to load resource') ? m.location().url : ''
+    errors.push(at ? `${m.text()} (${at})` : m.text())
   })
   page.on('pageerror', (e) => errors.push(String(e)))
   page.on('request', (r) => {
