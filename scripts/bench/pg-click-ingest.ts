@@ -33,6 +33,7 @@ import { toRow, type Visit } from '../../src/stats/click-recorder'
 import { createPgValueIds, insertClickEvents } from '../../src/stats/click-writer.pg'
 import { startPostgres } from '../../test/helpers/postgres'
 import { arg, seededRandom } from './args'
+import { procStat } from './redirect-server'
 
 const runs = Number(arg('runs', '3'))
 const visitsPerFigure = Number(arg('visits', '200000'))
@@ -52,17 +53,7 @@ const pg = await startPostgres()
 /** CPU seconds used so far by this process and by the PostgreSQL cluster (its postmaster, its live children and the children it reaped). */
 function cpuSeconds(): { bun: number; pg: number } {
   /** proc(5)'s stat fields from the third on (state, ppid, …), or null for a process that has ended since the listing. */
-  const statOf = (pid: number | string): number[] | null => {
-    try {
-      const text = readFileSync(`/proc/${pid}/stat`, 'utf8')
-      return text
-        .slice(text.lastIndexOf(')') + 2)
-        .split(' ')
-        .map(Number)
-    } catch {
-      return null
-    }
-  }
+  const statOf = (pid: number | string) => procStat(`/proc/${pid}/stat`)?.fields ?? null
   // Fields 14-17: utime, stime, cutime, cstime, in clock ticks (100 a second).
   const ticks = (stat: number[] | null, withChildren: boolean) => (stat ? stat[11]! + stat[12]! + (withChildren ? stat[13]! + stat[14]! : 0) : 0)
   const postmaster = Number(readFileSync(join(pg.dir, 'data', 'postmaster.pid'), 'utf8').split('\n')[0])

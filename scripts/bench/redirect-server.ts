@@ -126,6 +126,30 @@ export function rssMb(pid: number): number {
 }
 
 /**
+ * A /proc/.../stat file: the command name (between the first '(' and the last ')': it may hold either)
+ * and the fields after it, numbered from 0 there (11 utime, 12 stime, in clock ticks of 1/100 s).
+ * Null when the process or thread has ended.
+ */
+export function procStat(path: string): { name: string; fields: number[] } | null {
+  let text: string
+  try {
+    text = readFileSync(path, 'utf8')
+  } catch {
+    return null
+  }
+  return {
+    name: text.slice(text.indexOf('(') + 1, text.lastIndexOf(')')),
+    fields: text
+      .slice(text.lastIndexOf(')') + 2)
+      .split(' ')
+      .map(Number),
+  }
+}
+
+/** User + system CPU seconds of a stat's fields (procStat). */
+const cpuOf = (fields: number[]) => (fields[11]! + fields[12]!) / 100
+
+/**
  * CPU seconds a process's threads have used so far, by kind (Linux /proc/PID/task): `main` (the
  * event loop: requests), `Worker` (JavaScript workers: the click writer), `Bun Pool` (Bun's thread
  * pool, where DuckDB's queries run, and the threads DuckDB starts from it), `other` (JIT, GC, allocator).
@@ -134,22 +158,18 @@ export function rssMb(pid: number): number {
 export function threadCpuSeconds(pid: number): Record<string, number> {
   const out: Record<string, number> = { main: 0, Worker: 0, 'Bun Pool': 0, other: 0 }
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    let stat: string
-    try {
-      stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8')
-    } catch {
-      continue // ended between the listing and the read
-    }
-    const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    const stat = procStat(`/proc/${pid}/task/${tid}/stat`)
+    if (!stat) continue // ended between the listing and the read
+    const { name } = stat
     const kind = tid === String(pid) ? 'main' : name === 'Worker' || name.startsWith('Bun Pool') ? name.replace(/ \d+$/, '') : 'other'
-    out[kind]! += (Number(fields[11]) + Number(fields[12])) / 100
+    out[kind]! += cpuOf(stat.fields)
   }
   return out
 }
 
 /** CPU time (user + system, all threads) a process has used so far, in seconds (Linux /proc). */
 export function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
-  return (Number(fields[11]) + Number(fields[12])) / 100 // utime, stime in clock ticks (USER_HZ 100)
+  const stat = procStat(`/proc/${pid}/stat`)
+  if (!stat) throw new Error(`process ${pid} has ended`)
+  return cpuOf(stat.fields)
 }

@@ -17,9 +17,9 @@
  *   --visits distinct --passes 1 --seconds 180 --targets shortlink (only ours: the soak is about its memory,
  *   latency and stored clicks; the ratios need the baselines).
  * Prints req/s and p99 per pass, min/median/max per target, the ratios of the medians (goal:
- * ≥ 0.85× bare and p99 ≤ 1.5× bare's), our servers' CPU per request by thread (the event loop, the
- * click writer's worker, Bun's pool where DuckDB runs; redirect-server.ts threadCpuSeconds), their RSS (idle, lowest and highest during its
- * passes, 10 s after) and whether every click was stored (the link's clicks against the 302s
+ * ≥ 0.85× bare and p99 ≤ 1.5× bare's), our servers' CPU per request by thread (the event loop,
+ * the click writer's worker, Bun's pool where DuckDB runs; redirect-server.ts threadCpuSeconds),
+ * their RSS (idle, lowest and highest during their passes, 10 s after) and whether every click was stored (the link's clicks against the 302s
  * wrk received; wrk may drop up to --connections answers in flight when a run ends).
  */
 import { resolve } from 'node:path'

@@ -531,7 +531,7 @@ export interface RecorderOptions {
  * createEventsHandle), which keeps a journal chunk's mark in DuckDB with its events. Its journal
  * in `journalDir` (the data dir; none for an in-memory store). One write at a time: DuckDB's cost
  * per batch (appender, commit, counters) is paid once for the rows of a whole write, not per
- * 1,000 rows queued behind it in the worker (distinct visits: its threads 12.0 -> 8.0 CPU us per visit).
+ * 1,000 rows queued behind it in the worker (figures: docs/bench/redirect.md, "Fifth step").
  */
 export function createClickRecorder(events: EventsHandle, log: Logger, opts: RecorderOptions = {}) {
   return recorderOver(
